@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+  .swiftLanguageMode(.v6)
+]
+
+let package = Package(
+  name: "SessionFetcher",
+  platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+  products: [
+    .library(name: "SessionFetcher", targets: ["SessionFetcher"]),
+    .library(name: "FetcherService", targets: ["FetcherService"]),
+    .library(name: "MIMEDocument", targets: ["MIMEDocument"]),
+    .library(name: "HTTPLogging", targets: ["HTTPLogging"]),
+    .library(name: "FetcherTesting", targets: ["FetcherTesting"]),
+  ],
+  targets: [
+    .target(name: "SessionFetcher", swiftSettings: strictSettings),
+    .target(name: "FetcherService", dependencies: ["SessionFetcher", "MIMEDocument"], swiftSettings: strictSettings),
+    .target(name: "MIMEDocument", swiftSettings: strictSettings),
+    .target(name: "HTTPLogging", dependencies: ["SessionFetcher"], swiftSettings: strictSettings),
+    .target(name: "FetcherTesting", dependencies: ["SessionFetcher"], swiftSettings: strictSettings),
+    .testTarget(
+      name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],
+      swiftSettings: strictSettings),
+    .testTarget(
+      name: "FetcherServiceTests", dependencies: ["FetcherService", "SessionFetcher", "FetcherTesting"],
+      swiftSettings: strictSettings),
+    .testTarget(
+      name: "MIMEDocumentTests", dependencies: ["MIMEDocument", "FetcherTesting", "SessionFetcher", "FetcherService"],
+      swiftSettings: strictSettings),
+    .testTarget(
+      name: "HTTPLoggingTests", dependencies: ["HTTPLogging", "SessionFetcher", "FetcherTesting"],
+      swiftSettings: strictSettings),
+    .testTarget(
+      name: "FetcherTestingTests", dependencies: ["FetcherTesting"], swiftSettings: strictSettings),
+  ]
+)

@@ -1,0 +1,1 @@
+// The MIMEDocument module.
