@@ -1,0 +1,45 @@
+import Foundation
+
+/// When a fetch ran and how much it moved, measured by the fetcher itself (URLSession's metrics
+/// never arrive on Linux).
+public struct FetchTiming: Sendable, Equatable, CustomStringConvertible {
+  /// When the fetch began (``SessionFetcher/beginFetch(completionHandler:)`` was called).
+  public var startDate: Date?
+  /// When the first response head of the fetch arrived.
+  public var firstResponseDate: Date?
+  /// When the first body byte of the fetch arrived.
+  public var firstByteDate: Date?
+  /// When the fetch ended (finished or stopped).
+  public var endDate: Date?
+  /// Attempts after the first.
+  public var retryCount = 0
+  /// Redirects followed, over all attempts.
+  public var redirectCount = 0
+  /// Request body bytes sent, over all attempts.
+  public var bytesSent: Int64 = 0
+  /// Response body bytes received, over all attempts and redirects.
+  public var bytesReceived: Int64 = 0
+
+  /// Creates an empty timing record.
+  public init() {}
+
+  /// Seconds from start to end, or nil while the fetch runs.
+  public var duration: TimeInterval? {
+    guard let startDate, let endDate else { return nil }
+    return endDate.timeIntervalSince(startDate)
+  }
+
+  /// Seconds from start to the first response head.
+  public var timeToFirstResponse: TimeInterval? {
+    guard let startDate, let firstResponseDate else { return nil }
+    return firstResponseDate.timeIntervalSince(startDate)
+  }
+
+  public var description: String {
+    let total = duration.map { String(format: "%.3fs", $0) } ?? "running"
+    let head = timeToFirstResponse.map { String(format: "%.3fs", $0) } ?? "-"
+    return
+      "duration \(total), first response \(head), retries \(retryCount), redirects \(redirectCount), "
+      + "sent \(bytesSent) B, received \(bytesReceived) B"
+  }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// Observes the life of fetches without the core knowing the observer (logging, metrics, tracing).
+///
+/// Register one for every fetcher of the process with ``SessionFetcher/addGlobalEventMonitor(_:)``
+/// or for one fetcher with ``SessionFetcher/eventMonitors``. Every method has an empty default.
+///
+/// Methods run synchronously on the fetcher's internal queues, never on the callback queue, and may
+/// run concurrently for different fetchers: implementations must be thread-safe and quick.
+public protocol FetcherEventMonitor: AnyObject, Sendable {
+  /// The fetch began (before validation; the request may still be refused).
+  func fetcherDidBegin(_ fetcher: SessionFetcher)
+  /// A request is about to go on the wire: each attempt, and each redirect hop.
+  func fetcher(_ fetcher: SessionFetcher, willSendRequest request: URLRequest)
+  /// A response head arrived (interim 1xx responses are not reported).
+  func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse)
+  /// A chunk of the response body arrived.
+  func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data)
+  /// A redirect is about to be followed.
+  func fetcher(_ fetcher: SessionFetcher, willRedirectFrom response: HTTPURLResponse, to request: URLRequest)
+  /// The attempt failed with `error` and another one starts after `delay` seconds.
+  func fetcher(_ fetcher: SessionFetcher, willRetryAfter delay: TimeInterval, error: any Error)
+  /// The fetch ended; runs before the completion handler. `error` is nil on success.
+  func fetcher(_ fetcher: SessionFetcher, didFinishWithData data: Data?, error: (any Error)?)
+}
+
+extension FetcherEventMonitor {
+  public func fetcherDidBegin(_ fetcher: SessionFetcher) {}
+  public func fetcher(_ fetcher: SessionFetcher, willSendRequest request: URLRequest) {}
+  public func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {}
+  public func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) {}
+  public func fetcher(
+    _ fetcher: SessionFetcher, willRedirectFrom response: HTTPURLResponse, to request: URLRequest
+  ) {}
+  public func fetcher(_ fetcher: SessionFetcher, willRetryAfter delay: TimeInterval, error: any Error) {}
+  public func fetcher(_ fetcher: SessionFetcher, didFinishWithData data: Data?, error: (any Error)?) {}
+}
+
+/// The hooks a fetcher service uses to throttle, decorate and cache its fetchers' requests.
+package protocol FetcherServiceHooks: AnyObject, Sendable {
+  /// Whether the fetcher may start now. When false, the service must later call
+  /// ``SessionFetcher/serviceDidGrantSlot()`` (or stop the fetcher).
+  func fetcherShouldBeginNow(_ fetcher: SessionFetcher) -> Bool
+  /// Last changes to an attempt's request (User-Agent, If-None-Match).
+  func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest)
+  /// Sees every final response; may replace it (a 304 answered from the ETag cache).
+  func fetcher(_ fetcher: SessionFetcher, finalResponse response: HTTPURLResponse, data: Data?)
+    -> (response: HTTPURLResponse, data: Data?)?
+  /// The fetcher waits in a retry delay (true) or left it (false).
+  func fetcher(_ fetcher: SessionFetcher, isWaitingToRetry: Bool)
+  /// The fetch ended (finished or stopped); `succeeded` is true for a successful fetch.
+  func fetcherDidStop(_ fetcher: SessionFetcher, succeeded: Bool)
+}

@@ -1,0 +1,166 @@
+import Foundation
+
+/// What the user configured; read once when the fetch begins.
+struct FetcherConfiguration {
+  var request: URLRequest?
+  var comment: String?
+  var userData: (any Sendable)?
+  var properties: [String: any Sendable] = [:]
+  var bodyData: Data?
+  var bodyFileURL: URL?
+  var bodyStreamProvider: SessionFetcher.BodyStreamProvider?
+  var bodyLength: Int64?
+  var destinationFileURL: URL?
+  var accumulateDataBlock: (@Sendable (Data?) -> Void)?
+  var sendProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
+  var receivedProgressBlock: (@Sendable (Int64, Int64) -> Void)?
+  var downloadProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
+  var isRetryEnabled = false
+  var retryBlock: SessionFetcher.RetryBlock?
+  var minRetryInterval: TimeInterval?
+  var maxRetryInterval: TimeInterval?
+  var retryFactor: Double = 2
+  var allowedInsecureSchemes: [String] = []
+  var allowLocalhostRequest = false
+  var credential: URLCredential?
+  var proxyCredential: URLCredential?
+  var authorizer: (any FetcherAuthorizer)?
+  var willRedirectBlock: SessionFetcher.WillRedirectBlock?
+  var cookieStorage: SessionCookieStorage = .shared
+  var shouldHandleCookies = true
+  var resourceTimeoutInterval: TimeInterval?
+  var sessionConfiguration: URLSessionConfiguration?
+  var configurationBlock: (@Sendable (URLSessionConfiguration) -> Void)?
+  var stopFetchingTriggersCompletionHandler = false
+  var callbackQueue: DispatchQueue = .main
+  var testBlock: SessionFetcher.TestBlock?
+  var eventMonitors: [any FetcherEventMonitor] = []
+  var serviceHooks: (any FetcherServiceHooks)?
+  var sessionProvider: (@Sendable () -> FetcherSession)?
+  var servicePriority = 0
+  /// The random first delay, chosen once per fetcher.
+  let randomMinRetryInterval = TimeInterval.random(in: 1...2)
+
+  var effectiveMinRetryInterval: TimeInterval { minRetryInterval ?? randomMinRetryInterval }
+
+  var effectiveMaxRetryInterval: TimeInterval {
+    if let maxRetryInterval { return maxRetryInterval }
+    let method = (request?.httpMethod ?? "GET").uppercased()
+    let hasBody = bodyData != nil || bodyStreamProvider != nil
+    return (method == "GET" || method == "HEAD") && !hasBody ? 60 : 600
+  }
+}
+
+/// Where the body of the current response goes.
+enum ResponseSink {
+  /// Kept in memory (the default, and every non-2xx body).
+  case memory
+  /// Handed to the accumulate block.
+  case accumulate
+  /// Written to a part file beside the destination.
+  case file
+  /// A redirect's own body: kept in memory in case the redirect is refused.
+  case redirect
+}
+
+/// Why the fetcher cancelled its own task.
+enum CancelReason {
+  case stopped
+  case timedOut
+  case failed(any Error)
+}
+
+/// The fetcher's whole mutable state, behind one lock.
+struct FetcherStorage {
+  var config: FetcherConfiguration
+  let urlString: String
+  var lifecycle = FetcherLifecycle()
+
+  // Fixed when the fetch begins.
+  var completion: FetcherCompletionHandler?
+  var forceCompletionOnStop = false
+  var retainedSelf: SessionFetcher?
+  var plan: FetchPlan?
+  var backoff: RetryBackoff?
+  var didRefreshAuthorization = false
+
+  // The current attempt / hop.
+  var currentRequest: URLRequest?
+  /// The hop's request before the jar's cookies were added: the base for the next redirect.
+  var hopRequest: URLRequest?
+  var hopKeepsBody = true
+  var task: URLSessionTask?
+  var ownSession: FetcherSession?
+  var response: URLResponse?
+  var sink: ResponseSink = .memory
+  var responseData = Data()
+  var responseBodyLength: Int64 = 0
+  var expectedContentLength: Int64 = -1
+  var accumulatedSinceResponse = false
+  var receivedPartialBody = false
+  var redirectTarget: URL?
+  var challengeCancelled = false
+  var cancelReason: CancelReason?
+  var lastActivity = Date()
+  var attemptStart = Date()
+  var timeoutWork: DispatchWorkItem?
+  var retryWork: DispatchWorkItem?
+  var partFile: PartFile?
+
+  // Results.
+  var downloadedData: Data?
+  var finalError: (any Error)?
+  var timing = FetchTiming()
+  var completionDelivered = false
+  /// Set by stopFetching: queued user callbacks must not run.
+  var callbacksSuppressed = false
+
+  init(request: URLRequest?, urlString: String) {
+    config = FetcherConfiguration(request: request)
+    self.urlString = urlString
+  }
+
+  /// The blocks and monitors of the fetch, released when it ends.
+  mutating func releaseBlocks() {
+    completion = nil
+    config.accumulateDataBlock = nil
+    config.sendProgressBlock = nil
+    config.receivedProgressBlock = nil
+    config.downloadProgressBlock = nil
+    config.retryBlock = nil
+    config.willRedirectBlock = nil
+    config.testBlock = nil
+    config.bodyStreamProvider = nil
+    plan?.body = .none
+  }
+}
+
+/// The body of each attempt.
+enum BodySource {
+  case none
+  case data(Data)
+  case file(URL)
+  case stream(SessionFetcher.BodyStreamProvider)
+
+  var isPresent: Bool {
+    if case .none = self { return false }
+    return true
+  }
+}
+
+/// What the fetch does, fixed when it begins.
+struct FetchPlan {
+  var baseRequest: URLRequest
+  var body: BodySource
+  var bodyLength: Int64?
+  var destination: URL?
+  var accumulates: Bool
+  var idleTimeout: TimeInterval
+  var resourceTimeout: TimeInterval?
+  var callbackQueue: DispatchQueue
+  var monitors: [any FetcherEventMonitor]
+  var cookieStorage: SessionCookieStorage?
+  var session: FetcherSession
+  var ownsSession: Bool
+  var testBlock: SessionFetcher.TestBlock?
+}

@@ -1,0 +1,316 @@
+import Foundation
+
+extension SessionFetcher {
+  // MARK: - Begin
+
+  /// Begins the fetch; `completionHandler` runs once on ``callbackQueue`` with the body (nil when it
+  /// went to a file or to ``accumulateDataBlock``) or the error. For an HTTP status error the body
+  /// is passed both as `data` and inside ``SessionFetcherError/status(code:data:)``.
+  ///
+  /// A fetcher begins once. If ``stopFetching()`` ran first, the fetch does not start (and completes
+  /// with `.cancelled` only when ``stopFetchingTriggersCompletionHandler`` is set).
+  public func beginFetch(completionHandler: @escaping FetcherCompletionHandler) {
+    begin(completion: completionHandler, forceCompletionOnStop: false)
+  }
+
+  func begin(completion: @escaping FetcherCompletionHandler, forceCompletionOnStop: Bool) {
+    enum Next {
+      case proceed
+      case cancelled(DispatchQueue)
+      case alreadyBegun(DispatchQueue)
+    }
+    let next: Next = storage.withLock { storage in
+      switch storage.lifecycle.begin() {
+      case .proceed:
+        storage.completion = completion
+        storage.forceCompletionOnStop = forceCompletionOnStop
+        storage.retainedSelf = self
+        storage.timing.startDate = Date()
+        return .proceed
+      case .stoppedBeforeBegin:
+        let notify = forceCompletionOnStop || storage.config.stopFetchingTriggersCompletionHandler
+        return notify ? .cancelled(storage.config.callbackQueue) : .proceed
+      case .alreadyBegun:
+        return .alreadyBegun(storage.config.callbackQueue)
+      }
+    }
+    switch next {
+    case .cancelled(let queue):
+      queue.async { completion(nil, SessionFetcherError.cancelled) }
+      return
+    case .alreadyBegun(let queue):
+      queue.async {
+        completion(nil, SessionFetcherError.invalidConfiguration("a fetcher can begin only once"))
+      }
+      return
+    case .proceed:
+      break
+    }
+    guard storage.withLock({ $0.lifecycle.state == .preparing }) else { return }
+    for monitor in allMonitors() { monitor.fetcherDidBegin(self) }
+    do {
+      let plan = try makePlan()
+      storage.withLock { $0.plan = plan }
+    } catch {
+      finish(data: nil, error: error)
+      return
+    }
+    if let hooks = serviceHooks, !hooks.fetcherShouldBeginNow(self) {
+      let waiting = storage.withLock { $0.lifecycle.delayForSlot() }
+      if waiting { return }
+    }
+    startAttempt()
+  }
+
+  /// The service freed a slot for this delayed fetcher.
+  package func serviceDidGrantSlot() {
+    guard storage.withLock({ $0.lifecycle.slotGranted() }) else { return }
+    startAttempt()
+  }
+
+  func allMonitors() -> [any FetcherEventMonitor] {
+    SessionFetcher.globalEventMonitors + storage.withLock { $0.plan?.monitors ?? $0.config.eventMonitors }
+  }
+
+  /// Validates the configuration and fixes what every attempt will do. Throws before any traffic
+  /// (and before any notification).
+  private func makePlan() throws -> FetchPlan {
+    let (config, urlString) = storage.withLock { ($0.config, $0.urlString) }
+    guard var request = config.request, let url = request.url, SessionFetcher.isFetchable(url) else {
+      throw SessionFetcherError.invalidURL(urlString)
+    }
+    let bodies = [config.bodyData != nil, config.bodyFileURL != nil, config.bodyStreamProvider != nil]
+    if bodies.filter({ $0 }).count > 1 {
+      throw SessionFetcherError.invalidConfiguration(
+        "set at most one of bodyData, bodyFileURL and bodyStreamProvider")
+    }
+    if config.destinationFileURL != nil && config.accumulateDataBlock != nil {
+      throw SessionFetcherError.invalidConfiguration("set at most one of destinationFileURL and accumulateDataBlock")
+    }
+    guard
+      SecurityPolicy.allows(
+        url, allowedInsecureSchemes: config.allowedInsecureSchemes,
+        allowLocalhostRequest: config.allowLocalhostRequest)
+    else {
+      throw SessionFetcherError.insecureRequest(url)
+    }
+
+    var body = BodySource.none
+    if let data = config.bodyData {
+      body = .data(data)
+    } else if let fileURL = config.bodyFileURL {
+      try SessionFetcher.checkReadableFile(fileURL)
+      body = .file(fileURL)
+    } else if let provider = config.bodyStreamProvider {
+      body = .stream(provider)
+    } else if let data = request.httpBody {
+      body = .data(data)
+    }
+    request.httpBody = nil
+    let method = (request.httpMethod ?? "GET").uppercased()
+    if method == "GET" && (config.bodyData != nil || config.bodyStreamProvider != nil) {
+      request.httpMethod = "POST"
+    }
+    if let destination = config.destinationFileURL {
+      try PartFile.prepareFolder(for: destination)
+    }
+
+    let session: FetcherSession
+    var ownsSession = false
+    if config.sessionConfiguration != nil || config.configurationBlock != nil {
+      let sessionConfiguration = config.sessionConfiguration ?? .ephemeral
+      config.configurationBlock?(sessionConfiguration)
+      session = FetcherSession(configuration: sessionConfiguration)
+      ownsSession = true
+    } else if let provider = config.sessionProvider {
+      session = provider()
+    } else {
+      session = .standalone
+    }
+    let idleTimeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
+    var resourceTimeout = config.resourceTimeoutInterval
+    if resourceTimeout == nil, ownsSession, session.configuration.timeoutIntervalForResource < 7 * 24 * 3600 {
+      resourceTimeout = session.configuration.timeoutIntervalForResource
+    }
+    return FetchPlan(
+      baseRequest: request, body: body, bodyLength: config.bodyLength,
+      destination: config.destinationFileURL, accumulates: config.accumulateDataBlock != nil,
+      idleTimeout: idleTimeout, resourceTimeout: resourceTimeout, callbackQueue: config.callbackQueue,
+      monitors: config.eventMonitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
+      session: session, ownsSession: ownsSession, testBlock: config.testBlock ?? SessionFetcher.globalTestBlock)
+  }
+
+  static func checkReadableFile(_ url: URL) throws {
+    var isDirectory: ObjCBool = false
+    guard url.isFileURL, FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+      throw SessionFetcherError.bodyUnavailable(description: "no file at \(url.path)")
+    }
+    guard !isDirectory.boolValue, FileManager.default.isReadableFile(atPath: url.path) else {
+      throw SessionFetcherError.bodyUnavailable(description: "cannot read \(url.path)")
+    }
+  }
+
+  // MARK: - Attempts
+
+  /// Starts the next attempt: authorize, then send.
+  func startAttempt() {
+    let (plan, authorizer) = storage.withLock { ($0.plan, $0.config.authorizer) }
+    guard let plan else { return }
+    var request = plan.baseRequest
+    if let authorizer {
+      let didRefresh = storage.withLock { $0.didRefreshAuthorization }
+      if didRefresh { request.setValue(nil, forHTTPHeaderField: "Authorization") }
+      Task {
+        do {
+          let authorized = try await authorizer.authorizeRequest(request)
+          self.launchAttempt(authorized)
+        } catch {
+          self.finish(
+            data: nil, error: SessionFetcherError.authorizationFailed(description: String(describing: error)))
+        }
+      }
+    } else {
+      launchAttempt(request)
+    }
+  }
+
+  private func launchAttempt(_ authorizedRequest: URLRequest) {
+    var request = authorizedRequest
+    serviceHooks?.fetcher(self, willSend: &request)
+    let started: (queue: DispatchQueue, body: BodySource)? = storage.withLock { storage in
+      guard storage.lifecycle.attemptStarted(), let plan = storage.plan else { return nil }
+      storage.hopKeepsBody = true
+      storage.attemptStart = Date()
+      return (plan.callbackQueue, plan.body)
+    }
+    guard let started else { return }
+    post(.sessionFetcherStarted, on: started.queue)
+    sendHop(request, body: started.body)
+  }
+
+  /// Sends one request of the current attempt (the first, or a redirect hop).
+  func sendHop(_ hopRequest: URLRequest, body: BodySource) {
+    var request = hopRequest
+    let (cookieStorage, plan) = storage.withLock { ($0.plan?.cookieStorage, $0.plan) }
+    guard let plan else { return }
+    if let cookieStorage, let url = request.url, let cookies = cookieStorage.cookieHeaderValue(for: url) {
+      let existing = request.value(forHTTPHeaderField: "Cookie")
+      request.setValue(existing.map { "\($0); \(cookies)" } ?? cookies, forHTTPHeaderField: "Cookie")
+    }
+    let proceed = storage.withLock { storage -> Bool in
+      guard storage.lifecycle.state == .running else { return false }
+      storage.hopRequest = hopRequest
+      storage.currentRequest = request
+      storage.response = nil
+      storage.responseData = Data()
+      storage.responseBodyLength = 0
+      storage.expectedContentLength = -1
+      storage.redirectTarget = nil
+      storage.challengeCancelled = false
+      storage.cancelReason = nil
+      storage.receivedPartialBody = false
+      storage.lastActivity = Date()
+      storage.hopKeepsBody = body.isPresent
+      return true
+    }
+    guard proceed else { return }
+    for monitor in allMonitors() { monitor.fetcher(self, willSendRequest: request) }
+
+    if let testBlock = plan.testBlock {
+      plan.callbackQueue.async {
+        testBlock(self) { response, data, error in
+          self.simulate(response: response, data: data, error: error)
+        }
+      }
+      return
+    }
+
+    var wireRequest = request
+    // The fetcher's own timer enforces the timeout with sub-second precision; URLSession's (whole
+    // seconds on Linux, sub-second values fire at once) is only a backstop behind it.
+    wireRequest.timeoutInterval = max(1, (plan.idleTimeout + 2).rounded(.up))
+    let task: URLSessionTask?
+    switch body {
+    case .none:
+      task = plan.session.makeTask(handler: self) { $0.dataTask(with: wireRequest) }
+    case .data(let data):
+      task = plan.session.makeTask(handler: self) { $0.uploadTask(with: wireRequest, from: data) }
+    case .file(let url):
+      do {
+        try SessionFetcher.checkReadableFile(url)
+      } catch {
+        attemptFailed(error: error)
+        return
+      }
+      task = plan.session.makeTask(handler: self) { $0.uploadTask(with: wireRequest, fromFile: url) }
+    case .stream(let provider):
+      do {
+        wireRequest.httpBodyStream = try provider()
+      } catch {
+        attemptFailed(
+          error: SessionFetcherError.bodyUnavailable(description: "the body stream provider threw: \(error)"))
+        return
+      }
+      // A stream goes chunked; a Content-Length as well would frame it twice (corelibs #4818).
+      wireRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
+      // No `Expect: 100-continue` round trip (and no fake 100 response on Linux).
+      wireRequest.setValue("", forHTTPHeaderField: "Expect")
+      task = plan.session.makeTask(handler: self) { $0.dataTask(with: wireRequest) }
+    }
+    guard let task else {
+      attemptFailed(error: SessionFetcherError.invalidConfiguration("the fetcher's session was invalidated"))
+      return
+    }
+    let stillRunning = storage.withLock { storage -> Bool in
+      guard storage.lifecycle.state == .running else { return false }
+      storage.task = task
+      return true
+    }
+    guard stillRunning else {
+      task.cancel()
+      return
+    }
+    scheduleTimeout(after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
+    task.resume()
+  }
+
+  // MARK: - Timeouts
+
+  /// Arms the timeout check: the idle timeout since the last activity, and the attempt's deadline.
+  func scheduleTimeout(after delay: TimeInterval) {
+    let work = DispatchWorkItem { [weak self] in self?.checkTimeout() }
+    let previous = storage.withLock { storage -> DispatchWorkItem? in
+      let previous = storage.timeoutWork
+      storage.timeoutWork = work
+      return previous
+    }
+    previous?.cancel()
+    DispatchQueue.global().asyncAfter(deadline: .now() + max(0, delay), execute: work)
+  }
+
+  private func checkTimeout() {
+    enum Check {
+      case none
+      case fire(URLSessionTask)
+      case later(TimeInterval)
+    }
+    let check: Check = storage.withLock { storage in
+      guard let task = storage.task, let plan = storage.plan, storage.lifecycle.state == .running else {
+        return .none
+      }
+      let now = Date()
+      let idleLeft = plan.idleTimeout - now.timeIntervalSince(storage.lastActivity)
+      let deadlineLeft = plan.resourceTimeout.map { $0 - now.timeIntervalSince(storage.attemptStart) } ?? .infinity
+      if idleLeft <= 0 || deadlineLeft <= 0 {
+        storage.cancelReason = .timedOut
+        return .fire(task)
+      }
+      return .later(min(idleLeft, deadlineLeft))
+    }
+    switch check {
+    case .none: break
+    case .fire(let task): task.cancel()
+    case .later(let delay): scheduleTimeout(after: delay)
+    }
+  }
+}

@@ -1,0 +1,503 @@
+import Foundation
+
+extension SessionFetcher {
+  /// The result of one attempt, before the retry decision.
+  struct AttemptFailure {
+    var error: any Error
+    var statusCode: Int?
+    var response: HTTPURLResponse?
+    var data: Data?
+  }
+
+  // MARK: - End of a hop
+
+  /// The current request ended (network or stub): follow a redirect, succeed, or fail the attempt.
+  func completeHop(error transportError: (any Error)?) {
+    enum Outcome {
+      case ignore
+      case redirect(HTTPURLResponse, URL, Data)
+      case success(URLResponse?)
+      case failure(AttemptFailure)
+    }
+    let outcome: Outcome = storage.withLock { storage in
+      guard storage.lifecycle.state == .running else { return .ignore }
+      storage.timeoutWork?.cancel()
+      storage.timeoutWork = nil
+      let response = storage.response
+      let http = response as? HTTPURLResponse
+      let body = storage.responseData
+      switch storage.cancelReason {
+      case .stopped?:
+        return .ignore
+      case .timedOut?:
+        var info: [String: Any] = [NSLocalizedDescriptionKey: "The request timed out."]
+        if let url = storage.currentRequest?.url {
+          info[NSURLErrorFailingURLErrorKey] = url
+        }
+        return .failure(AttemptFailure(error: URLError(.timedOut, userInfo: info), response: http))
+      case .failed(let error)?:
+        return .failure(AttemptFailure(error: error, response: http))
+      case nil:
+        break
+      }
+      if storage.challengeCancelled, let http, http.statusCode == 401 || http.statusCode == 407 {
+        let data = body.isEmpty ? nil : body
+        return .failure(
+          AttemptFailure(
+            error: SessionFetcherError.status(code: http.statusCode, data: data), statusCode: http.statusCode,
+            response: http, data: data))
+      }
+      if let transportError {
+        return .failure(AttemptFailure(error: transportError, statusCode: nil, response: http))
+      }
+      if let http, let target = storage.redirectTarget, RedirectPolicy.isRedirect(http.statusCode) {
+        return .redirect(http, target, body)
+      }
+      return .success(response)
+    }
+    switch outcome {
+    case .ignore:
+      return
+    case .redirect(let response, let target, let body):
+      followRedirect(response: response, target: target, body: body)
+    case .failure(let failure):
+      attemptFailed(failure)
+    case .success(let response):
+      completeResponse(response)
+    }
+  }
+
+  /// A response completed without a transport error: check the status (after the service's cache).
+  private func completeResponse(_ response: URLResponse?) {
+    var data: Data? = storage.withLock { $0.sink == .memory || $0.sink == .redirect ? $0.responseData : nil }
+    guard var http = response as? HTTPURLResponse else {
+      // Non-HTTP schemes (file:, data:) report status 0: success.
+      finishSuccessfully(data: data)
+      return
+    }
+    if let hooks = serviceHooks, let replaced = hooks.fetcher(self, finalResponse: http, data: data) {
+      http = replaced.response
+      data = replaced.data
+      storage.withLock { storage in
+        storage.response = replaced.response
+        storage.responseData = replaced.data ?? Data()
+        storage.responseBodyLength = Int64(replaced.data?.count ?? 0)
+      }
+    }
+    if (200..<300).contains(http.statusCode) {
+      finishSuccessfully(data: data)
+    } else {
+      let body = (data?.isEmpty ?? true) ? nil : data
+      attemptFailed(
+        AttemptFailure(
+          error: SessionFetcherError.status(code: http.statusCode, data: body), statusCode: http.statusCode,
+          response: http, data: body))
+    }
+  }
+
+  private func finishSuccessfully(data: Data?) {
+    let sink = storage.withLock { $0.sink }
+    switch sink {
+    case .file:
+      let commitError: Error? = storage.withLock { storage in
+        guard let partFile = storage.partFile else { return nil }
+        storage.partFile = nil
+        do {
+          try partFile.commit()
+          return nil
+        } catch {
+          return error
+        }
+      }
+      finish(data: nil, error: commitError)
+    case .accumulate:
+      finish(data: nil, error: nil)
+    case .memory, .redirect:
+      finish(data: data ?? Data(), error: nil)
+    }
+  }
+
+  // MARK: - Redirects
+
+  private func followRedirect(response: HTTPURLResponse, target: URL, body: Data) {
+    let context:
+      (
+        hop: URLRequest, insecure: [String], localhost: Bool, count: Int, queue: DispatchQueue,
+        block: WillRedirectBlock?, body: BodySource
+      )? = storage.withLock { storage in
+        guard let hop = storage.hopRequest, let plan = storage.plan else { return nil }
+        storage.timing.redirectCount += 1
+        return (
+          hop, storage.config.allowedInsecureSchemes, storage.config.allowLocalhostRequest,
+          storage.timing.redirectCount, plan.callbackQueue, storage.config.willRedirectBlock,
+          storage.hopKeepsBody ? plan.body : .none
+        )
+      }
+    guard let context else { return }
+    let refusal = SessionFetcherError.status(code: response.statusCode, data: body.isEmpty ? nil : body)
+    if context.count > RedirectPolicy.maximumRedirects {
+      attemptFailed(AttemptFailure(error: URLError(.httpTooManyRedirects), response: response))
+      return
+    }
+    switch RedirectPolicy.nextHop(
+      from: context.hop, response: response, target: target, allowedInsecureSchemes: context.insecure,
+      allowLocalhostRequest: context.localhost)
+    {
+    case .failure(.insecure(let url)):
+      finish(data: nil, error: SessionFetcherError.insecureRequest(url))
+    case .failure(.noLocation):
+      attemptFailed(
+        AttemptFailure(error: refusal, statusCode: response.statusCode, response: response, data: body))
+    case .success(let hop):
+      let nextBody = hop.keepsBody ? context.body : .none
+      guard let block = context.block else {
+        proceedWithRedirect(from: response, to: hop.request, body: nextBody)
+        return
+      }
+      deliver(on: context.queue) {
+        block(response, hop.request) { chosen in
+          guard let chosen else {
+            self.attemptFailed(
+              AttemptFailure(error: refusal, statusCode: response.statusCode, response: response, data: body))
+            return
+          }
+          // The block may point anywhere: the insecure-scheme gate still applies.
+          if let url = chosen.url, !self.isAllowed(url) {
+            self.finish(data: nil, error: SessionFetcherError.insecureRequest(url))
+            return
+          }
+          self.proceedWithRedirect(from: response, to: chosen, body: nextBody)
+        }
+      }
+    }
+  }
+
+  private func isAllowed(_ url: URL) -> Bool {
+    let (schemes, localhost) = storage.withLock {
+      ($0.config.allowedInsecureSchemes, $0.config.allowLocalhostRequest)
+    }
+    return SecurityPolicy.allows(url, allowedInsecureSchemes: schemes, allowLocalhostRequest: localhost)
+  }
+
+  private func proceedWithRedirect(from response: HTTPURLResponse, to request: URLRequest, body: BodySource) {
+    guard storage.withLock({ $0.lifecycle.state == .running }) else { return }
+    for monitor in allMonitors() { monitor.fetcher(self, willRedirectFrom: response, to: request) }
+    sendHop(request, body: body)
+  }
+
+  // MARK: - Failures and retries
+
+  /// An attempt failed before reaching the server (body unavailable, session gone).
+  func attemptFailed(error: any Error) {
+    attemptFailed(AttemptFailure(error: error))
+  }
+
+  func attemptFailed(_ failure: AttemptFailure) {
+    let context:
+      (
+        method: String, partial: Bool, enabled: Bool, authorizer: (any FetcherAuthorizer)?,
+        refreshed: Bool, queue: DispatchQueue, block: RetryBlock?, elapsed: TimeInterval,
+        backoff: RetryBackoff
+      )? = storage.withLock { storage in
+        guard storage.lifecycle.isFetching, let plan = storage.plan else { return nil }
+        if storage.backoff == nil {
+          storage.backoff = RetryBackoff(
+            minInterval: storage.config.effectiveMinRetryInterval,
+            maxInterval: storage.config.effectiveMaxRetryInterval, factor: storage.config.retryFactor)
+        }
+        return (
+          (plan.baseRequest.httpMethod ?? "GET").uppercased(), storage.receivedPartialBody,
+          storage.config.isRetryEnabled, storage.config.authorizer, storage.didRefreshAuthorization,
+          plan.callbackQueue, storage.config.retryBlock,
+          Date().timeIntervalSince(storage.timing.startDate ?? Date()), storage.backoff!
+        )
+      }
+    guard let context else { return }
+    discardPartFile()
+
+    if failure.statusCode == 401, let authorizer = context.authorizer, !context.refreshed {
+      storage.withLock { $0.didRefreshAuthorization = true }
+      Task {
+        if await authorizer.primeForRefresh() {
+          self.retryNow()
+        } else {
+          self.finishFailed(failure)
+        }
+      }
+      return
+    }
+    guard context.enabled else {
+      finishFailed(failure)
+      return
+    }
+    var delay = context.backoff.nextInterval
+    var hasRetryAfter = false
+    if let status = failure.statusCode, RetryPolicy.retryAfterStatuses.contains(status),
+      let value = failure.response.flatMap({ RedirectPolicy.headerValue("Retry-After", in: $0) }),
+      let serverDelay = RetryPolicy.retryAfterDelay(value)
+    {
+      // A server asking for more than the longest delay we accept ends the retries.
+      guard serverDelay <= context.backoff.maxInterval else {
+        finishFailed(failure)
+        return
+      }
+      delay = serverDelay
+      hasRetryAfter = true
+    }
+    guard context.backoff.allowsRetry(elapsedSinceFirstAttempt: context.elapsed, hasRetryAfter: hasRetryAfter)
+    else {
+      finishFailed(failure)
+      return
+    }
+    let retryDelay = delay
+    let suggested = RetryPolicy.isRetryable(
+      statusCode: failure.statusCode, error: failure.error, method: context.method,
+      receivedPartialBody: context.partial)
+    guard let block = context.block else {
+      if suggested {
+        retry(after: retryDelay, failure: failure)
+      } else {
+        finishFailed(failure)
+      }
+      return
+    }
+    deliver(on: context.queue) {
+      block(suggested, failure.error) { shouldRetry in
+        if shouldRetry {
+          self.retry(after: retryDelay, failure: failure)
+        } else {
+          self.finishFailed(failure)
+        }
+      }
+    }
+  }
+
+  private func discardPartFile() {
+    let partFile = storage.withLock { storage -> PartFile? in
+      defer { storage.partFile = nil }
+      return storage.partFile
+    }
+    partFile?.discard()
+  }
+
+  private func finishFailed(_ failure: AttemptFailure) {
+    finish(data: failure.data, error: failure.error)
+  }
+
+  /// Ends the attempt and waits `delay` before the next one.
+  private func retry(after delay: TimeInterval, failure: AttemptFailure) {
+    let work = DispatchWorkItem { [weak self] in self?.retryDelayEnded() }
+    let transition: (FetcherLifecycle.RetryTransition, DispatchQueue)? = storage.withLock { storage in
+      guard let plan = storage.plan, let transition = storage.lifecycle.attemptEndedForRetry() else { return nil }
+      storage.backoff?.recordRetry(after: delay)
+      storage.retryWork = work
+      return (transition, plan.callbackQueue)
+    }
+    guard let (transition, queue) = transition else { return }
+    for monitor in allMonitors() { monitor.fetcher(self, willRetryAfter: delay, error: failure.error) }
+    if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
+    post(.sessionFetcherRetryDelayStarted, on: queue)
+    serviceHooks?.fetcher(self, isWaitingToRetry: true)
+    DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: work)
+  }
+
+  private func retryDelayEnded() {
+    let queue: DispatchQueue? = storage.withLock { storage in
+      guard storage.lifecycle.retryDelayEnded(), let plan = storage.plan else { return nil }
+      storage.retryWork = nil
+      storage.timing.retryCount += 1
+      return plan.callbackQueue
+    }
+    guard let queue else { return }
+    post(.sessionFetcherRetryDelayStopped, on: queue)
+    serviceHooks?.fetcher(self, isWaitingToRetry: false)
+    startAttempt()
+  }
+
+  /// Cuts a pending retry delay short (the service's early retry after a success on the same host).
+  package func retryImmediatelyIfWaiting() {
+    let work = storage.withLock { $0.lifecycle.state == .waitingToRetry ? $0.retryWork : nil }
+    guard let work else { return }
+    work.cancel()
+    retryDelayEnded()
+  }
+
+  /// An authorization refresh: a new attempt at once, without a delay.
+  private func retryNow() {
+    let transition: (FetcherLifecycle.RetryTransition, DispatchQueue)? = storage.withLock { storage in
+      guard let plan = storage.plan, let transition = storage.lifecycle.attemptEndedForImmediateRetry() else {
+        return nil
+      }
+      storage.timing.retryCount += 1
+      return (transition, plan.callbackQueue)
+    }
+    guard let (transition, queue) = transition else { return }
+    if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
+    startAttempt()
+  }
+
+  // MARK: - Finish
+
+  /// Ends the fetch and delivers its result: Stopped, then the completion, then CompletionInvoked.
+  func finish(data: Data?, error: (any Error)?) {
+    let ending:
+      (
+        FetcherLifecycle.Finish, DispatchQueue, FetcherCompletionHandler?, FetcherSession?, PartFile?,
+        URLSessionTask?
+      )? = storage.withLock { storage in
+        guard let finish = storage.lifecycle.finish() else { return nil }
+        storage.timing.endDate = Date()
+        storage.finalError = error
+        if error == nil, storage.sink == .memory || storage.sink == .redirect {
+          storage.downloadedData = data
+        } else if let data, storage.sink == .memory {
+          storage.downloadedData = data
+        }
+        storage.timeoutWork?.cancel()
+        storage.retryWork?.cancel()
+        let partFile = storage.partFile
+        storage.partFile = nil
+        let task = storage.task
+        storage.task = nil
+        if task != nil { storage.cancelReason = .stopped }
+        let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
+        let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
+        return (finish, queue, storage.completion, ownSession, partFile, task)
+      }
+    guard let (transition, queue, completion, ownSession, partFile, task) = ending else { return }
+    task?.cancel()
+    partFile?.discard()
+    ownSession?.finishTasksAndInvalidate()
+    for monitor in allMonitors() { monitor.fetcher(self, didFinishWithData: data, error: error) }
+    serviceHooks?.fetcherDidStop(self, succeeded: error == nil)
+    if transition.postRetryDelayStopped { post(.sessionFetcherRetryDelayStopped, on: queue) }
+    if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
+    queue.async {
+      let run: (FetcherCompletionHandler?, Data?, (any Error)?) = self.storage.withLock { storage in
+        if storage.callbacksSuppressed {
+          let cancelled =
+            storage.config.stopFetchingTriggersCompletionHandler || storage.forceCompletionOnStop
+          return (cancelled ? completion : nil, nil, SessionFetcherError.cancelled)
+        }
+        return (completion, data, error)
+      }
+      if let handler = run.0 {
+        handler(run.1, run.2)
+        var info: [String: Any] = [:]
+        if let data = run.1 { info[SessionFetcher.completionDataKey] = data }
+        if let error = run.2 { info[SessionFetcher.completionErrorKey] = error }
+        NotificationCenter.default.post(name: .sessionFetcherCompletionInvoked, object: self, userInfo: info)
+      }
+      self.markCompletionDelivered()
+    }
+  }
+
+  private func markCompletionDelivered() {
+    completionCondition.lock()
+    storage.withLock { storage in
+      storage.completionDelivered = true
+      storage.releaseBlocks()
+      storage.retainedSelf = nil
+    }
+    completionCondition.broadcast()
+    completionCondition.unlock()
+  }
+
+  // MARK: - Stop
+
+  /// Stops the fetch: cancels the request or the pending retry delay, deletes any partial download,
+  /// posts Stopped if Started was posted, and runs no completion — unless
+  /// ``stopFetchingTriggersCompletionHandler`` is set, then exactly one completion with
+  /// ``SessionFetcherError/cancelled``. Callbacks already queued for this fetcher do not run.
+  /// Safe from any thread, at any time, any number of times.
+  public func stopFetching() {
+    stop(forceCompletion: false)
+  }
+
+  func stop(forceCompletion: Bool) {
+    let stopping:
+      (
+        FetcherLifecycle.Stop?, DispatchQueue, FetcherCompletionHandler?, URLSessionTask?, PartFile?,
+        FetcherSession?
+      ) = storage.withLock { storage in
+        if forceCompletion { storage.forceCompletionOnStop = true }
+        storage.callbacksSuppressed = true
+        let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
+        guard let stop = storage.lifecycle.stop() else { return (nil, queue, nil, nil, nil, nil) }
+        storage.timing.endDate = Date()
+        storage.finalError = SessionFetcherError.cancelled
+        storage.timeoutWork?.cancel()
+        storage.retryWork?.cancel()
+        let task = storage.task
+        storage.task = nil
+        storage.cancelReason = .stopped
+        let partFile = storage.partFile
+        storage.partFile = nil
+        let notify = storage.config.stopFetchingTriggersCompletionHandler || storage.forceCompletionOnStop
+        let completion = stop.mayCompleteAsCancelled && notify ? storage.completion : nil
+        let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
+        return (stop, queue, completion, task, partFile, ownSession)
+      }
+    let (transition, queue, completion, task, partFile, ownSession) = stopping
+    guard let transition else { return }
+    task?.cancel()
+    partFile?.discard()
+    ownSession?.invalidateAndCancel()
+    if transition.from != .idle {
+      for monitor in allMonitors() {
+        monitor.fetcher(self, didFinishWithData: nil, error: SessionFetcherError.cancelled)
+      }
+      serviceHooks?.fetcherDidStop(self, succeeded: false)
+    }
+    if transition.postRetryDelayStopped { post(.sessionFetcherRetryDelayStopped, on: queue) }
+    if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
+    queue.async {
+      if let completion {
+        completion(nil, SessionFetcherError.cancelled)
+        NotificationCenter.default.post(
+          name: .sessionFetcherCompletionInvoked, object: self,
+          userInfo: [SessionFetcher.completionErrorKey: SessionFetcherError.cancelled])
+      }
+      self.markCompletionDelivered()
+    }
+  }
+
+  /// Blocks until the completion handler has run (or the fetch was stopped), at most `timeout`
+  /// seconds. Returns false on timeout. On the main thread, the run loop keeps running meanwhile so
+  /// that main-queue callbacks can be delivered.
+  @discardableResult
+  public func waitForCompletion(timeout: TimeInterval) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    if Thread.isMainThread {
+      while !isCompletionDelivered {
+        if Date() >= deadline { return false }
+        _ = RunLoop.current.run(mode: .default, before: min(deadline, Date().addingTimeInterval(0.01)))
+      }
+      return true
+    }
+    completionCondition.lock()
+    defer { completionCondition.unlock() }
+    while !isCompletionDelivered {
+      if !completionCondition.wait(until: deadline) { return isCompletionDelivered }
+    }
+    return true
+  }
+
+  private var isCompletionDelivered: Bool {
+    storage.withLock { $0.completionDelivered || $0.lifecycle.state == .idle }
+  }
+
+  // MARK: - Delivery
+
+  /// Runs a user callback on `queue` unless the fetcher was stopped before it runs.
+  func deliver(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
+    queue.async {
+      guard !self.storage.withLock({ $0.callbacksSuppressed }) else { return }
+      body()
+    }
+  }
+
+  func post(_ name: Notification.Name, on queue: DispatchQueue) {
+    queue.async { NotificationCenter.default.post(name: name, object: self) }
+  }
+}

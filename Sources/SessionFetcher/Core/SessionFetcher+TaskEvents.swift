@@ -1,0 +1,249 @@
+import Foundation
+
+/// The URLSession callbacks of the current task, and the stubbed equivalent for test blocks.
+extension SessionFetcher: SessionTaskHandler {
+  private func isCurrent(_ task: URLSessionTask, _ storage: FetcherStorage) -> Bool {
+    storage.task === task && storage.lifecycle.state == .running
+  }
+
+  package func task(_ task: URLSessionTask, didReceive response: URLResponse) {
+    guard storage.withLock({ isCurrent(task, $0) }) else { return }
+    receive(response: response)
+  }
+
+  package func task(_ task: URLSessionTask, didReceive data: Data) {
+    guard storage.withLock({ isCurrent(task, $0) }) else { return }
+    receive(data: data)
+  }
+
+  package func task(
+    _ task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+    totalBytesExpectedToSend: Int64
+  ) {
+    let delivery: (DispatchQueue, @Sendable (Int64, Int64, Int64) -> Void, Int64)? = storage.withLock {
+      storage in
+      guard isCurrent(task, storage), let plan = storage.plan else { return nil }
+      storage.lastActivity = Date()
+      storage.timing.bytesSent += bytesSent
+      guard let block = storage.config.sendProgressBlock else { return nil }
+      // A stream body reports 0 expected bytes on Linux: use the declared length, else unknown.
+      let expected = totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : (plan.bodyLength ?? -1)
+      return (plan.callbackQueue, block, expected)
+    }
+    guard let (queue, block, expected) = delivery else { return }
+    deliver(on: queue) { block(bytesSent, totalBytesSent, expected) }
+  }
+
+  package func task(_ task: URLSessionTask, willRedirect response: HTTPURLResponse, to request: URLRequest)
+    -> URLRequest?
+  {
+    // Every redirect is refused here and re-issued by the fetcher once the 3xx completes: one path
+    // applies the method/body rules (307/308 lose the body on Linux), credential stripping, cookies,
+    // the https → http rule, the redirect limit and `willRedirectBlock`.
+    storage.withLock { storage in
+      guard isCurrent(task, storage) else { return }
+      storage.redirectTarget = request.url ?? RedirectPolicy.location(of: response)
+    }
+    return nil
+  }
+
+  package func task(_ task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge)
+    -> (URLSession.AuthChallengeDisposition, URLCredential?)
+  {
+    if SessionFetcher.isTransportSecurityChallenge(challenge) {
+      return (.performDefaultHandling, nil)
+    }
+    return storage.withLock { storage in
+      guard isCurrent(task, storage) else { return (.cancelAuthenticationChallenge, nil) }
+      let credential =
+        challenge.protectionSpace.isProxy() ? storage.config.proxyCredential : storage.config.credential
+      if let credential, challenge.previousFailureCount == 0 {
+        return (.useCredential, credential)
+      }
+      // No usable credential: cancel, and report the 401/407 as a status (default handling would
+      // hang forever on Swift 6.3.1, corelibs #5456).
+      storage.challengeCancelled = true
+      return (.cancelAuthenticationChallenge, nil)
+    }
+  }
+
+  package func taskNeedsNewBodyStream(_ task: URLSessionTask) -> InputStream? {
+    let provider: BodyStreamProvider? = storage.withLock { storage in
+      guard isCurrent(task, storage), case .stream(let provider)? = storage.plan?.body else { return nil }
+      return provider
+    }
+    return try? provider?()
+  }
+
+  package func task(_ task: URLSessionTask, didCompleteWithError error: Error?) {
+    let current = storage.withLock { storage -> Bool in
+      guard isCurrent(task, storage) else { return false }
+      storage.task = nil
+      if storage.response == nil, let response = task.response {
+        // A challenge cancelled before the response head was handed over.
+        storage.response = response
+      }
+      return true
+    }
+    guard current else { return }
+    completeHop(error: error)
+  }
+
+  // MARK: - Stubbed responses
+
+  /// Runs a test block's answer through the same path as a network response.
+  func simulate(response: HTTPURLResponse?, data: Data?, error: (any Error)?) {
+    guard storage.withLock({ $0.lifecycle.state == .running }) else { return }
+    if let response {
+      receive(response: response)
+    }
+    if let data, !data.isEmpty {
+      receive(data: data)
+    }
+    completeHop(error: error)
+  }
+
+  // MARK: - Response and body
+
+  func receive(response: URLResponse) {
+    let http = response as? HTTPURLResponse
+    // FoundationNetworking hands interim 1xx responses (a fake 100 for streamed uploads) to the delegate.
+    if let http, http.statusCode < 200 { return }
+    enum Restart {
+      case none
+      case accumulate(DispatchQueue, @Sendable (Data?) -> Void)
+    }
+    let outcome: (Restart, SessionCookieStorage?, URL?, Error?) = storage.withLock { storage in
+      guard storage.lifecycle.state == .running, let plan = storage.plan else { return (.none, nil, nil, nil) }
+      let now = Date()
+      storage.lastActivity = now
+      if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
+      storage.response = response
+      storage.responseData = Data()
+      storage.responseBodyLength = 0
+      storage.expectedContentLength = response.expectedContentLength
+      let status = http?.statusCode ?? 0
+      var restart = Restart.none
+      var sinkError: Error?
+      if storage.redirectTarget != nil, RedirectPolicy.isRedirect(status) {
+        storage.sink = .redirect
+      } else if (200..<300).contains(status) || http == nil {
+        if plan.accumulates {
+          storage.sink = .accumulate
+          if storage.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
+            restart = .accumulate(plan.callbackQueue, block)
+          }
+          storage.accumulatedSinceResponse = false
+        } else if let destination = plan.destination {
+          storage.sink = .file
+          do {
+            if let partFile = storage.partFile {
+              try partFile.truncate()
+            } else {
+              storage.partFile = try PartFile(destination: destination)
+            }
+          } catch {
+            sinkError = SessionFetcherError.downloadFailed(description: String(describing: error))
+          }
+        } else {
+          storage.sink = .memory
+        }
+      } else {
+        storage.sink = .memory
+      }
+      return (restart, plan.cookieStorage, response.url ?? storage.currentRequest?.url, sinkError)
+    }
+    let (restart, cookieStorage, url, sinkError) = outcome
+    if let http, let cookieStorage, let url {
+      cookieStorage.handleResponse(http, for: url)
+    }
+    if case .accumulate(let queue, let block) = restart {
+      deliver(on: queue) { block(nil) }
+    }
+    for monitor in allMonitors() { monitor.fetcher(self, didReceiveResponse: response) }
+    if let sinkError { cancelCurrentTask(failing: sinkError) }
+  }
+
+  func receive(data: Data) {
+    enum Delivery {
+      case none
+      case accumulate(@Sendable (Data?) -> Void)
+    }
+    var writeError: Error?
+    let result:
+      (
+        queue: DispatchQueue, delivery: Delivery, received: (@Sendable (Int64, Int64) -> Void)?,
+        download: (@Sendable (Int64, Int64, Int64) -> Void)?, total: Int64, expected: Int64
+      )? = storage.withLock { storage in
+        guard storage.lifecycle.state == .running, let plan = storage.plan else { return nil }
+        let count = Int64(data.count)
+        let now = Date()
+        storage.lastActivity = now
+        if storage.timing.firstByteDate == nil { storage.timing.firstByteDate = now }
+        storage.timing.bytesReceived += count
+        storage.responseBodyLength += count
+        storage.receivedPartialBody = true
+        var delivery = Delivery.none
+        var download: (@Sendable (Int64, Int64, Int64) -> Void)?
+        switch storage.sink {
+        case .memory, .redirect:
+          storage.responseData.append(data)
+        case .accumulate:
+          storage.accumulatedSinceResponse = true
+          if let block = storage.config.accumulateDataBlock { delivery = .accumulate(block) }
+        case .file:
+          do {
+            try storage.partFile?.write(data)
+          } catch {
+            writeError = SessionFetcherError.downloadFailed(description: String(describing: error))
+          }
+          download = storage.config.downloadProgressBlock
+        }
+        var expected = storage.expectedContentLength
+        if expected >= 0 && storage.responseBodyLength > expected { expected = -1 }
+        return (
+          plan.callbackQueue, delivery, storage.config.receivedProgressBlock, download,
+          storage.responseBodyLength, expected
+        )
+      }
+    if let writeError {
+      cancelCurrentTask(failing: writeError)
+      return
+    }
+    guard let result else { return }
+    let count = Int64(data.count)
+    if case .accumulate(let block) = result.delivery {
+      deliver(on: result.queue) { block(data) }
+    }
+    if let received = result.received {
+      deliver(on: result.queue) { received(count, result.total) }
+    }
+    if let download = result.download {
+      deliver(on: result.queue) { download(count, result.total, result.expected) }
+    }
+    for monitor in allMonitors() { monitor.fetcher(self, didReceiveData: data) }
+  }
+
+  /// Cancels the current task because the fetcher cannot go on (a download that cannot be written).
+  func cancelCurrentTask(failing error: any Error) {
+    let task = storage.withLock { storage -> URLSessionTask? in
+      storage.cancelReason = .failed(error)
+      return storage.task
+    }
+    task?.cancel()
+  }
+}
+
+extension SessionFetcher {
+  /// Server-trust and client-certificate challenges belong to TLS, not to HTTP authentication
+  /// (Apple platforms only; FoundationNetworking never sends them).
+  static func isTransportSecurityChallenge(_ challenge: URLAuthenticationChallenge) -> Bool {
+    #if canImport(FoundationNetworking)
+      return false
+    #else
+      let method = challenge.protectionSpace.authenticationMethod
+      return method == NSURLAuthenticationMethodServerTrust
+        || method == NSURLAuthenticationMethodClientCertificate
+    #endif
+  }
+}

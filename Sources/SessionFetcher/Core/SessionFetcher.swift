@@ -1,0 +1,448 @@
+import Foundation
+
+/// The completion handler of a fetch: the body (or nil) and the error (or nil on success).
+public typealias FetcherCompletionHandler = @Sendable (Data?, (any Error)?) -> Void
+
+/// A one-shot HTTP fetch: one request, its retries and redirects, one completion.
+///
+/// ```swift
+/// let fetcher = SessionFetcher.fetcher(urlString: "https://example.com/data.json")
+/// fetcher.isRetryEnabled = true
+/// let data = try await fetcher.beginFetch()
+/// ```
+///
+/// Configure a fetcher before beginning it; changes after `beginFetch` are ignored by the running
+/// fetch. A fetcher keeps itself alive while it runs, so it need not be stored.
+///
+/// **Threading.** Every property and method may be used from any thread. Every closure you give a
+/// fetcher (completion, progress, retry, redirect, accumulate, test blocks) runs on
+/// ``callbackQueue``, the main queue unless you set another, one at a time and in order.
+/// Notifications are posted on the callback queue too. ``FetcherEventMonitor``s run on internal queues.
+public final class SessionFetcher: @unchecked Sendable {
+  /// A stream for one attempt of the request body. Called again for every attempt and every
+  /// redirect that resends the body.
+  public typealias BodyStreamProvider = @Sendable () throws -> InputStream
+  /// Stubs a fetch: call `respond` with the response, body and error the fetch should see.
+  public typealias TestBlock =
+    @Sendable (SessionFetcher, @escaping @Sendable (HTTPURLResponse?, Data?, (any Error)?) -> Void) -> Void
+  /// Decides on a retry: `suggestedWillRetry` is the library's advice, `error` the failure;
+  /// call `response` with the decision.
+  public typealias RetryBlock =
+    @Sendable (_ suggestedWillRetry: Bool, _ error: (any Error)?, _ response: @escaping @Sendable (Bool) -> Void)
+      -> Void
+  /// Decides on a redirect: call `respond` with the request to follow (possibly changed) or nil to refuse.
+  public typealias WillRedirectBlock =
+    @Sendable (
+      _ response: HTTPURLResponse, _ newRequest: URLRequest, _ respond: @escaping @Sendable (URLRequest?) -> Void
+    ) -> Void
+
+  // `@unchecked Sendable`: all mutable state is in `storage`, behind its lock.
+  let storage: Locked<FetcherStorage>
+  /// Fired by `waitForCompletion(timeout:)` waiters; guarded by itself.
+  let completionCondition = NSCondition()
+
+  // MARK: - Creation
+
+  /// Creates a fetcher for `request`.
+  public init(request: URLRequest) {
+    storage = Locked(FetcherStorage(request: request, urlString: request.url?.absoluteString ?? ""))
+  }
+
+  init(invalidURLString: String) {
+    storage = Locked(FetcherStorage(request: nil, urlString: invalidURLString))
+  }
+
+  /// Creates a fetcher for a GET of `url`.
+  public static func fetcher(url: URL) -> SessionFetcher {
+    SessionFetcher(request: URLRequest(url: url))
+  }
+
+  /// Creates a fetcher for a GET of `urlString`. An invalid string still gives a fetcher, whose
+  /// ``request`` is nil and whose fetch fails with ``SessionFetcherError/invalidURL(_:)``.
+  public static func fetcher(urlString: String) -> SessionFetcher {
+    guard let url = SessionFetcher.validURL(urlString) else {
+      return SessionFetcher(invalidURLString: urlString)
+    }
+    return SessionFetcher(request: URLRequest(url: url))
+  }
+
+  /// `URL(string:)` accepts (and percent-encodes) strings that are not absolute URLs; a fetcher
+  /// needs a scheme, and a host for network schemes.
+  static func validURL(_ string: String) -> URL? {
+    guard let url = URL(string: string) else { return nil }
+    return isFetchable(url) ? url : nil
+  }
+
+  static func isFetchable(_ url: URL) -> Bool {
+    guard let scheme = url.scheme?.lowercased(), !scheme.isEmpty else { return false }
+    if scheme == "http" || scheme == "https" {
+      return !(url.host ?? "").isEmpty
+    }
+    return true
+  }
+
+  // MARK: - Configuration accessors
+
+  subscript<Value>(config keyPath: WritableKeyPath<FetcherConfiguration, Value>) -> Value {
+    get { storage.withLock { $0.config[keyPath: keyPath] } }
+    set { storage.withLock { $0.config[keyPath: keyPath] = newValue } }
+  }
+
+  // MARK: - Request
+
+  /// The request. Settable before the fetch begins; while it runs, the request of the current
+  /// attempt or redirect hop. `nil` only for a fetcher made from an invalid URL string.
+  public var request: URLRequest? {
+    get { storage.withLock { $0.currentRequest ?? $0.config.request } }
+    set {
+      storage.withLock {
+        guard $0.lifecycle.state == .idle else { return }
+        $0.config.request = newValue
+      }
+    }
+  }
+
+  /// Sets a header of ``request`` (nil removes it). Ignored once the fetch began.
+  public func setRequestValue(_ value: String?, forHTTPHeaderField field: String) {
+    storage.withLock {
+      guard $0.lifecycle.state == .idle else { return }
+      $0.config.request?.setValue(value, forHTTPHeaderField: field)
+    }
+  }
+
+  /// A description of the fetch for logs.
+  public var comment: String? {
+    get { self[config: \.comment] }
+    set { self[config: \.comment] = newValue }
+  }
+
+  /// Anything the caller wants to keep with the fetcher.
+  public var userData: (any Sendable)? {
+    get { self[config: \.userData] }
+    set { self[config: \.userData] = newValue }
+  }
+
+  /// Named values kept with the fetcher (a service copies its own into each fetcher).
+  public var properties: [String: any Sendable] {
+    get { self[config: \.properties] }
+    set { self[config: \.properties] = newValue }
+  }
+
+  /// Sets one of ``properties``.
+  public func setProperty(_ value: (any Sendable)?, forKey key: String) {
+    storage.withLock { $0.config.properties[key] = value }
+  }
+
+  /// One of ``properties``.
+  public func property(forKey key: String) -> (any Sendable)? {
+    storage.withLock { $0.config.properties[key] }
+  }
+
+  // MARK: - Body (at most one)
+
+  /// The request body, sent with a Content-Length. A GET with a body is sent as POST.
+  public var bodyData: Data? {
+    get { self[config: \.bodyData] }
+    set { self[config: \.bodyData] = newValue }
+  }
+
+  /// A file streamed from disk as the request body, with a Content-Length.
+  public var bodyFileURL: URL? {
+    get { self[config: \.bodyFileURL] }
+    set { self[config: \.bodyFileURL] = newValue }
+  }
+
+  /// Makes a fresh stream of the request body for every attempt and for every redirect that
+  /// resends the body. The body is sent with chunked transfer encoding (never with a Content-Length
+  /// as well: FoundationNetworking would frame it twice). A GET with a body is sent as POST.
+  public var bodyStreamProvider: BodyStreamProvider? {
+    get { self[config: \.bodyStreamProvider] }
+    set { self[config: \.bodyStreamProvider] = newValue }
+  }
+
+  /// The length of the ``bodyStreamProvider``'s stream, if known: used for send progress.
+  public var bodyLength: Int64? {
+    get { self[config: \.bodyLength] }
+    set { self[config: \.bodyLength] = newValue }
+  }
+
+  // MARK: - Download (at most one; default: in memory)
+
+  /// Where a successful response body is saved. The file appears only when the fetch succeeds
+  /// (written beside it and renamed into place); parent folders are created; an existing file is
+  /// replaced; nothing partial is left behind on failure or stop. The completion's data is nil.
+  public var destinationFileURL: URL? {
+    get { self[config: \.destinationFileURL] }
+    set { self[config: \.destinationFileURL] = newValue }
+  }
+
+  /// Receives a successful response body chunk by chunk instead of keeping it, and `nil` when a
+  /// new response (a retry) restarts the body. The completion's data is nil.
+  public var accumulateDataBlock: (@Sendable (Data?) -> Void)? {
+    get { self[config: \.accumulateDataBlock] }
+    set { self[config: \.accumulateDataBlock] = newValue }
+  }
+
+  // MARK: - Progress
+
+  /// Upload progress: bytes sent now, in total, and expected in total (-1 when unknown).
+  public var sendProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)? {
+    get { self[config: \.sendProgressBlock] }
+    set { self[config: \.sendProgressBlock] = newValue }
+  }
+
+  /// Response body progress: bytes received now and in total.
+  public var receivedProgressBlock: (@Sendable (Int64, Int64) -> Void)? {
+    get { self[config: \.receivedProgressBlock] }
+    set { self[config: \.receivedProgressBlock] = newValue }
+  }
+
+  /// Download-to-file progress: bytes written now, in total, and expected (-1 when unknown).
+  public var downloadProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)? {
+    get { self[config: \.downloadProgressBlock] }
+    set { self[config: \.downloadProgressBlock] = newValue }
+  }
+
+  // MARK: - Retry
+
+  /// Whether failed attempts are retried (default false). Retried: 408, 429, 502, 503, 504 and
+  /// transient transport errors; for POST and other non-idempotent methods only failures that prove
+  /// the request was not processed (connection refused, 408, 429, 503). ``retryBlock`` decides
+  /// otherwise.
+  public var isRetryEnabled: Bool {
+    get { self[config: \.isRetryEnabled] }
+    set { self[config: \.isRetryEnabled] = newValue }
+  }
+
+  /// Decides whether to retry; called only while the backoff allows another retry.
+  public var retryBlock: RetryBlock? {
+    get { self[config: \.retryBlock] }
+    set { self[config: \.retryBlock] = newValue }
+  }
+
+  /// The first retry delay: a random 1–2 s unless set (values ≤ 0 restore the random default).
+  public var minRetryInterval: TimeInterval {
+    get { storage.withLock { $0.config.effectiveMinRetryInterval } }
+    set { self[config: \.minRetryInterval] = newValue > 0 ? newValue : nil }
+  }
+
+  /// The longest retry delay: 60 s for GET and HEAD, 600 s otherwise, unless set (values ≤ 0
+  /// restore the default). Retrying ends when the next delay reaches it, or after three times it.
+  public var maxRetryInterval: TimeInterval {
+    get { storage.withLock { $0.config.effectiveMaxRetryInterval } }
+    set { self[config: \.maxRetryInterval] = newValue > 0 ? newValue : nil }
+  }
+
+  /// The factor between consecutive retry delays (default 2).
+  public var retryFactor: Double {
+    get { self[config: \.retryFactor] }
+    set { self[config: \.retryFactor] = newValue > 0 ? newValue : 2 }
+  }
+
+  /// Retries done so far.
+  public var retryCount: Int { storage.withLock { $0.timing.retryCount } }
+
+  /// The delay the next retry would wait.
+  public var nextRetryInterval: TimeInterval {
+    storage.withLock { $0.backoff?.nextInterval ?? $0.config.effectiveMinRetryInterval }
+  }
+
+  // MARK: - Security
+
+  /// Schemes allowed besides https (for example `["http"]`). Default: none.
+  public var allowedInsecureSchemes: [String] {
+    get { self[config: \.allowedInsecureSchemes] }
+    set { self[config: \.allowedInsecureSchemes] = newValue }
+  }
+
+  /// Whether http (or any scheme) to localhost, 127.0.0.1 and ::1 is allowed. Default false.
+  public var allowLocalhostRequest: Bool {
+    get { self[config: \.allowLocalhostRequest] }
+    set { self[config: \.allowLocalhostRequest] = newValue }
+  }
+
+  /// Answers the server's authentication challenge (Basic), once. Without it, or when the server
+  /// rejects it, the fetch completes promptly with ``SessionFetcherError/status(code:data:)`` 401.
+  public var credential: URLCredential? {
+    get { self[config: \.credential] }
+    set { self[config: \.credential] = newValue }
+  }
+
+  /// Answers a proxy's authentication challenge, once. On Linux, proxies come only from the
+  /// `http_proxy`/`https_proxy`/`no_proxy` environment variables (process-wide), and proxy
+  /// credentials are best given in the proxy URL (`http://user:pass@proxy:3128`).
+  public var proxyCredential: URLCredential? {
+    get { self[config: \.proxyCredential] }
+    set { self[config: \.proxyCredential] = newValue }
+  }
+
+  /// Authorizes each attempt's request; see ``FetcherAuthorizer``.
+  public var authorizer: (any FetcherAuthorizer)? {
+    get { self[config: \.authorizer] }
+    set { self[config: \.authorizer] = newValue }
+  }
+
+  /// Sees every redirect before it is followed and may change or refuse it (a refusal completes with
+  /// the 3xx status error). Credentials were already removed for another origin.
+  public var willRedirectBlock: WillRedirectBlock? {
+    get { self[config: \.willRedirectBlock] }
+    set { self[config: \.willRedirectBlock] = newValue }
+  }
+
+  /// The cookie jar: cookies for the request are added from it, cookies set by responses (redirects
+  /// included) go into it. Default: ``SessionCookieStorage/shared``, shared by fetchers made outside
+  /// a service; each service has its own.
+  public var cookieStorage: SessionCookieStorage {
+    get { self[config: \.cookieStorage] }
+    set { self[config: \.cookieStorage] = newValue }
+  }
+
+  /// Whether the fetch sends and stores cookies (default true).
+  public var shouldHandleCookies: Bool {
+    get { self[config: \.shouldHandleCookies] }
+    set { self[config: \.shouldHandleCookies] = newValue }
+  }
+
+  // MARK: - Timeouts and session
+
+  /// A deadline for each attempt as a whole, enforced by the fetcher (URLSession's resource timeout
+  /// is ignored on Linux). `nil` (the default) means none. The request's `timeoutInterval` is the
+  /// idle timeout, also enforced by the fetcher, sub-second values included.
+  public var resourceTimeoutInterval: TimeInterval? {
+    get { self[config: \.resourceTimeoutInterval] }
+    set { self[config: \.resourceTimeoutInterval] = newValue }
+  }
+
+  /// A session configuration for this fetcher alone (it then gets its own URLSession, closed when
+  /// the fetch ends). Default: the process-wide session shared by standalone fetchers.
+  public var configuration: URLSessionConfiguration? {
+    get { self[config: \.sessionConfiguration] }
+    set { self[config: \.sessionConfiguration] = newValue }
+  }
+
+  /// Adjusts the session configuration before this fetcher's own session is made.
+  public var configurationBlock: (@Sendable (URLSessionConfiguration) -> Void)? {
+    get { self[config: \.configurationBlock] }
+    set { self[config: \.configurationBlock] = newValue }
+  }
+
+  // MARK: - Control
+
+  /// Whether ``stopFetching()`` calls the completion handler with ``SessionFetcherError/cancelled``
+  /// (default false: a stopped fetch calls nothing).
+  public var stopFetchingTriggersCompletionHandler: Bool {
+    get { self[config: \.stopFetchingTriggersCompletionHandler] }
+    set { self[config: \.stopFetchingTriggersCompletionHandler] = newValue }
+  }
+
+  /// The queue every callback and notification runs on. Default: the main queue.
+  public var callbackQueue: DispatchQueue {
+    get { self[config: \.callbackQueue] }
+    set { self[config: \.callbackQueue] = newValue }
+  }
+
+  /// Stubs this fetcher's responses without the network (see ``TestBlock``). Overrides
+  /// ``globalTestBlock``.
+  public var testBlock: TestBlock? {
+    get { self[config: \.testBlock] }
+    set { self[config: \.testBlock] = newValue }
+  }
+
+  private static let globalTestBlockStorage = Locked<TestBlock?>(nil)
+
+  /// Stubs the responses of every fetcher of the process that has no ``testBlock``.
+  public static var globalTestBlock: TestBlock? {
+    get { globalTestBlockStorage.withLock { $0 } }
+    set { globalTestBlockStorage.withLock { $0 = newValue } }
+  }
+
+  /// Monitors of this fetcher's events, in addition to the global ones.
+  public var eventMonitors: [any FetcherEventMonitor] {
+    get { self[config: \.eventMonitors] }
+    set { self[config: \.eventMonitors] = newValue }
+  }
+
+  private static let globalMonitors = Locked<[any FetcherEventMonitor]>([])
+
+  /// Adds a monitor of every fetcher's events.
+  public static func addGlobalEventMonitor(_ monitor: any FetcherEventMonitor) {
+    globalMonitors.withLock { $0.append(monitor) }
+  }
+
+  /// Removes a monitor added with ``addGlobalEventMonitor(_:)``.
+  public static func removeGlobalEventMonitor(_ monitor: any FetcherEventMonitor) {
+    globalMonitors.withLock { $0.removeAll { $0 === monitor } }
+  }
+
+  static var globalEventMonitors: [any FetcherEventMonitor] { globalMonitors.withLock { $0 } }
+
+  /// Whether the fetch has begun and not ended.
+  public var isFetching: Bool { storage.withLock { $0.lifecycle.isFetching } }
+
+  // MARK: - Results
+
+  /// The final response (or the latest one while the fetch runs).
+  public var response: URLResponse? { storage.withLock { $0.response } }
+
+  /// The HTTP status of ``response``; 0 before a response and for non-HTTP schemes.
+  public var statusCode: Int { storage.withLock { ($0.response as? HTTPURLResponse)?.statusCode ?? 0 } }
+
+  /// The headers of ``response``.
+  public var responseHeaders: [String: String]? {
+    storage.withLock { storage in
+      guard let http = storage.response as? HTTPURLResponse else { return nil }
+      var headers: [String: String] = [:]
+      for (key, value) in http.allHeaderFields {
+        if let key = key as? String, let value = value as? String { headers[key] = value }
+      }
+      return headers
+    }
+  }
+
+  /// The body received in memory so far (nil when it goes to a file or to ``accumulateDataBlock``).
+  public var downloadedData: Data? { storage.withLock { $0.downloadedData } }
+
+  /// Bytes of the final response body received (in memory, to the file, or accumulated).
+  public var downloadedLength: Int64 { storage.withLock { $0.responseBodyLength } }
+
+  /// When the fetch ran and how much it moved.
+  public var timing: FetchTiming { storage.withLock { $0.timing } }
+
+  /// The error the fetch ended with, once it ended (nil on success).
+  public var error: (any Error)? { storage.withLock { $0.finalError } }
+
+  /// The hooks of the service that made this fetcher.
+  package var serviceHooks: (any FetcherServiceHooks)? {
+    get { self[config: \.serviceHooks] }
+    set { self[config: \.serviceHooks] = newValue }
+  }
+
+  /// Gives the URLSession wrapper for the next task (a service's shared one).
+  package var sessionProvider: (@Sendable () -> FetcherSession)? {
+    get { self[config: \.sessionProvider] }
+    set { self[config: \.sessionProvider] = newValue }
+  }
+
+  /// Lower numbers start first when a service delays fetchers of a busy host.
+  public var servicePriority: Int {
+    get { self[config: \.servicePriority] }
+    set { self[config: \.servicePriority] = newValue }
+  }
+}
+
+extension SessionFetcher: Hashable {
+  public static func == (lhs: SessionFetcher, rhs: SessionFetcher) -> Bool { lhs === rhs }
+  public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+extension SessionFetcher: CustomStringConvertible {
+  public var description: String {
+    let (method, url, comment) = storage.withLock {
+      (
+        ($0.currentRequest ?? $0.config.request)?.httpMethod ?? "GET",
+        ($0.currentRequest ?? $0.config.request)?.url?.absoluteString ?? $0.urlString, $0.config.comment
+      )
+    }
+    return "SessionFetcher(\(method) \(url)\(comment.map { " — \($0)" } ?? ""))"
+  }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// The errors a ``SessionFetcher`` reports itself.
+///
+/// Transport failures are not wrapped: they arrive as `URLError` exactly as URLSession reported
+/// them (and a fetch that exceeds its timeout arrives as `URLError(.timedOut)`).
+public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The final response had an HTTP status outside 200–299.
+  ///
+  /// `data` is the response body (also passed as the completion's data), or `nil` when it was empty.
+  case status(code: Int, data: Data?)
+  /// The URL's scheme is not allowed: only https passes unless the scheme is listed in
+  /// ``SessionFetcher/allowedInsecureSchemes`` or the host is localhost and
+  /// ``SessionFetcher/allowLocalhostRequest`` is set. Also reported for an https → http redirect.
+  case insecureRequest(URL)
+  /// The fetcher was made from a string that is not a valid URL (or has no request at all).
+  case invalidURL(String)
+  /// The fetch was stopped, by ``SessionFetcher/stopFetching()`` or by cancelling the `Task`
+  /// awaiting ``SessionFetcher/beginFetch()``.
+  case cancelled
+  /// The body could not be read: a missing or unreadable ``SessionFetcher/bodyFileURL``, or a
+  /// ``SessionFetcher/bodyStreamProvider`` that threw.
+  case bodyUnavailable(description: String)
+  /// The download could not be written to ``SessionFetcher/destinationFileURL`` (for example, the
+  /// folder cannot be created).
+  case downloadFailed(description: String)
+  /// The fetcher was configured inconsistently (for example, both `bodyData` and `bodyFileURL`).
+  case invalidConfiguration(String)
+  /// The ``FetcherAuthorizer`` failed to authorize the request.
+  case authorizationFailed(description: String)
+
+  /// The HTTP status code for `.status` errors, otherwise `nil`.
+  public var statusCode: Int? {
+    if case .status(let code, _) = self { return code }
+    return nil
+  }
+
+  /// The response body carried by a `.status` error.
+  public var data: Data? {
+    if case .status(_, let data) = self { return data }
+    return nil
+  }
+
+  public var description: String {
+    switch self {
+    case .status(let code, let data):
+      let size = data.map { ", \($0.count) body bytes" } ?? ""
+      return "HTTP status \(code) (\(HTTPURLResponse.localizedString(forStatusCode: code))\(size))"
+    case .insecureRequest(let url):
+      return "Insecure request refused: \(url.absoluteString) (allow the scheme or localhost explicitly)"
+    case .invalidURL(let string):
+      return "Invalid URL: \(string)"
+    case .cancelled:
+      return "The fetch was cancelled"
+    case .bodyUnavailable(let text):
+      return "The request body is unavailable: \(text)"
+    case .downloadFailed(let text):
+      return "The download could not be saved: \(text)"
+    case .invalidConfiguration(let text):
+      return "Invalid fetcher configuration: \(text)"
+    case .authorizationFailed(let text):
+      return "Authorization failed: \(text)"
+    }
+  }
+}
+
+extension SessionFetcherError: LocalizedError {
+  public var errorDescription: String? { description }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// Which failures are worth another attempt, and when the next attempt may start.
+///
+/// Pure logic: the fetcher feeds it the outcome of an attempt and the time, and acts on the answer.
+package enum RetryPolicy {
+  /// Statuses retried for idempotent requests.
+  package static let retryableStatuses: Set<Int> = [408, 429, 502, 503, 504]
+  /// Statuses that prove a non-idempotent request was not processed.
+  package static let unprocessedStatuses: Set<Int> = [408, 429, 503]
+  /// Statuses whose `Retry-After` header replaces the computed delay.
+  package static let retryAfterStatuses: Set<Int> = [429, 503]
+
+  /// The methods RFC 9110 calls idempotent; others (POST, PATCH, …) are retried only when the
+  /// failure proves the server did not process the request.
+  package static func isIdempotent(_ method: String) -> Bool {
+    ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method.uppercased())
+  }
+
+  /// The transport error codes that mean "try again": Apple's names and the codes libcurl-based
+  /// FoundationNetworking reports for the same conditions (`-1` for a truncated body, `-1011` for an
+  /// empty reply).
+  package static func isTransientTransportError(_ error: URLError, receivedPartialBody: Bool) -> Bool {
+    switch error.code {
+    case .timedOut, .networkConnectionLost, .cannotConnectToHost:
+      return true
+    case .badServerResponse:
+      // FoundationNetworking: "Empty reply from server" (the connection closed before a response).
+      return true
+    case .unknown:
+      // FoundationNetworking: "transfer closed with N bytes remaining to read" is -1; a TLS
+      // handshake failure is -1 too, and is not retried.
+      return receivedPartialBody || error.localizedDescription.contains("transfer closed")
+        || String(describing: error).contains("transfer closed")
+    default:
+      return false
+    }
+  }
+
+  /// The default suggestion for `retryBlock`: whether this failure is worth retrying.
+  package static func isRetryable(
+    statusCode: Int?, error: Error?, method: String, receivedPartialBody: Bool = false
+  ) -> Bool {
+    let idempotent = isIdempotent(method)
+    if let statusCode, statusCode >= 300 {
+      return idempotent ? retryableStatuses.contains(statusCode) : unprocessedStatuses.contains(statusCode)
+    }
+    guard let urlError = error as? URLError else { return false }
+    if !idempotent { return urlError.code == .cannotConnectToHost }
+    return isTransientTransportError(urlError, receivedPartialBody: receivedPartialBody)
+  }
+
+  /// The delay a `Retry-After` value asks for: delta-seconds or an HTTP date; `nil` if malformed.
+  package static func retryAfterDelay(_ value: String, now: Date = Date()) -> TimeInterval? {
+    let trimmed = value.trimmingCharacters(in: .whitespaces)
+    if let seconds = Int(trimmed) { return seconds >= 0 ? TimeInterval(seconds) : nil }
+    guard let date = HTTPDate.parse(trimmed) else { return nil }
+    return max(0, date.timeIntervalSince(now))
+  }
+}
+
+/// The exponential backoff of a fetcher's retries (the original's rules).
+///
+/// The first delay is `minInterval`; each next one is the previous times `factor`, capped by
+/// `maxInterval`. Retrying ends once the next delay would reach the cap, or once three times the cap
+/// has passed since the first attempt.
+package struct RetryBackoff: Sendable, Equatable {
+  package var minInterval: TimeInterval
+  package var maxInterval: TimeInterval
+  package var factor: Double
+  /// The delay used before the latest retry, 0 before any.
+  package private(set) var lastInterval: TimeInterval = 0
+
+  package init(minInterval: TimeInterval, maxInterval: TimeInterval, factor: Double) {
+    self.minInterval = minInterval
+    self.maxInterval = maxInterval
+    self.factor = factor
+  }
+
+  /// The delay the next retry would wait.
+  package var nextInterval: TimeInterval {
+    max(min(lastInterval * factor, maxInterval), minInterval)
+  }
+
+  /// Whether another retry may be attempted, given the time since the first attempt began.
+  /// A server-given `Retry-After` skips the "next delay reaches the cap" rule.
+  package func allowsRetry(elapsedSinceFirstAttempt elapsed: TimeInterval, hasRetryAfter: Bool) -> Bool {
+    if !hasRetryAfter && nextInterval >= maxInterval { return false }
+    return elapsed <= 3 * maxInterval
+  }
+
+  /// Records that a retry is about to wait `interval` (the computed one, or a `Retry-After`).
+  package mutating func recordRetry(after interval: TimeInterval) {
+    lastInterval = interval
+  }
+}
+
+/// HTTP-date parsing (RFC 9110 §5.6.7: IMF-fixdate, obsolete RFC 850 and asctime forms).
+package enum HTTPDate {
+  private static let formats = [
+    "EEE, dd MMM yyyy HH:mm:ss zzz",
+    "EEEE, dd-MMM-yy HH:mm:ss zzz",
+    "EEE MMM d HH:mm:ss yyyy",
+  ]
+
+  package static func parse(_ string: String) -> Date? {
+    for format in formats {
+      let formatter = DateFormatter()
+      formatter.locale = Locale(identifier: "en_US_POSIX")
+      formatter.timeZone = TimeZone(identifier: "GMT")
+      formatter.dateFormat = format
+      if let date = formatter.date(from: string) { return date }
+    }
+    return nil
+  }
+
+  package static func format(_ date: Date) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+    return formatter.string(from: date)
+  }
+}
