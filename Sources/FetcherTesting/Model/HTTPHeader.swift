@@ -1,0 +1,48 @@
+/// One header field as it appeared on the wire: original name case, value without surrounding
+/// whitespace.
+public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
+  /// The field name, in the case the peer sent it.
+  public var name: String
+  /// The field value, with leading and trailing spaces and tabs removed.
+  public var value: String
+
+  /// Creates a header field.
+  public init(name: String, value: String) {
+    self.name = name
+    self.value = value
+  }
+
+  /// `Name: value`.
+  public var description: String { "\(name): \(value)" }
+}
+
+extension Array where Element == HTTPHeader {
+  /// The value of the first field named `name`, compared case-insensitively.
+  func first(named name: String) -> String? {
+    first { $0.name.caseInsensitiveEquals(name) }?.value
+  }
+
+  /// Every value of the fields named `name`, in order.
+  func values(named name: String) -> [String] {
+    filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+  }
+
+  /// Whether a field named `name` is present.
+  func contains(named name: String) -> Bool {
+    contains { $0.name.caseInsensitiveEquals(name) }
+  }
+}
+
+extension String {
+  /// ASCII case-insensitive equality, as header names and tokens compare.
+  func caseInsensitiveEquals(_ other: String) -> Bool {
+    let left = utf8
+    let right = other.utf8
+    guard left.count == right.count else { return false }
+    return zip(left, right).allSatisfy { lowerASCII($0) == lowerASCII($1) }
+  }
+}
+
+private func lowerASCII(_ byte: UInt8) -> UInt8 {
+  (byte >= 65 && byte <= 90) ? byte + 32 : byte
+}

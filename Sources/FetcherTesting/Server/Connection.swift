@@ -1,0 +1,111 @@
+import Foundation
+
+/// Serves the requests of one TCP connection, one after another, on the connection's own thread.
+struct Connection {
+  let core: ServerCore
+  let socket: ConnectionSocket
+  let connectionID: Int
+
+  /// Serves requests until the client closes, a response closes the connection, the request is
+  /// malformed (400, then close) or the server stops. Always closes the socket.
+  func serve() {
+    let reader = RequestReader(socket: socket)
+    let writer = ResponseWriter(socket: socket, stopSignal: core.stopSignal)
+    while true {
+      do {
+        guard let keepOpen = try serveOneRequest(reader: reader, writer: writer), keepOpen else { return }
+      } catch .badRequest(let reason) {
+        let plan = BuiltInRoutes.badRequest(reason)
+        try? writer.write(plan, omitBody: false, connectionHeader: "close")
+        socket.close(.graceful)
+        return
+      } catch {
+        socket.close(.graceful)
+        return
+      }
+    }
+  }
+
+  /// Reads one request and answers it.
+  ///
+  /// - Returns: `true` to read another request from the connection, `false` when the connection
+  ///   was closed (by the client or by the response), `nil` likewise.
+  private func serveOneRequest(reader: RequestReader, writer: ResponseWriter) throws(ConnectionError) -> Bool?
+  {
+    guard let headBytes = try reader.readHead() else {
+      socket.close(.graceful)
+      return nil
+    }
+    let head = try RequestHead(parsing: headBytes)
+    let framing = try head.bodyFraming()
+    let target = RequestTarget(head.target)
+
+    if head.expectsContinue && framing != .none {
+      try writer.writeRaw(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
+    }
+    var sink: BodySink
+    switch framing {
+    case .none:
+      sink = BodySink(keepsBytes: true)
+    case .contentLength(let length):
+      sink = BodySink(keepsBytes: core.keepsBody(of: target), expectedLength: length)
+      try reader.readBody(count: length, into: &sink)
+    case .chunked:
+      sink = BodySink(keepsBytes: core.keepsBody(of: target))
+      try reader.readChunkedBody(into: &sink)
+    }
+
+    var request = RecordedRequest(
+      method: head.method, target: head.target, version: head.version, headers: head.headers,
+      wasChunked: framing == .chunked, connectionID: connectionID)
+    request.body = sink.data
+    request.bodyLength = sink.length
+    request.bodyChecksum = sink.hash.hexDigest
+    request = core.record(request)
+
+    let action = core.action(for: request)
+    let keepAlive = head.wantsKeepAlive && !core.stopSignal.isFired
+    switch action {
+    case .respond(let plan):
+      let closesAfter =
+        !keepAlive || plan.ending != .complete
+        || plan.headers.values(named: "Connection").contains { $0.caseInsensitiveEquals("close") }
+      var connectionHeader: String?
+      if plan.ending == .complete {
+        if closesAfter {
+          connectionHeader = "close"
+        } else if head.version == "HTTP/1.0" {
+          connectionHeader = "keep-alive"
+        }
+      }
+      try writer.write(plan, omitBody: head.method == "HEAD", connectionHeader: connectionHeader)
+      switch plan.ending {
+      case .complete:
+        if closesAfter {
+          socket.close(.graceful)
+          return false
+        }
+        return true
+      case .close:
+        socket.close(.graceful)
+      case .reset:
+        socket.close(.reset)
+      case .stall:
+        socket.waitForPeerToLeave()
+        socket.close(.graceful)
+      }
+      return false
+    case .hang:
+      socket.waitForPeerToLeave()
+      socket.close(.graceful)
+      return false
+    case .closeWithoutResponse:
+      socket.close(.graceful)
+      return false
+    case .garbage(let bytes):
+      try writer.writeRaw(bytes)
+      socket.close(.graceful)
+      return false
+    }
+  }
+}
