@@ -1,0 +1,72 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+@Suite("async/await")
+struct AsyncTests {
+  @Test func beginFetchReturnsTheBody() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let data = try await server.fetcher("/bytes/1234").beginFetch()
+    #expect(data == TestServer.patternBytes(count: 1234))
+  }
+
+  @Test func beginFetchThrowsStatusErrorsWithTheBody() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    do {
+      _ = try await server.fetcher("/status/404").beginFetch()
+      Issue.record("expected an error")
+    } catch let error as SessionFetcherError {
+      #expect(error.statusCode == 404)
+      #expect(error.data?.isEmpty == false)
+    }
+  }
+
+  @Test func cancellingTheTaskStopsTheFetch() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/hang")
+    let counter = NotificationCounter([fetcher])
+    let task = Task { try await fetcher.beginFetch() }
+    #expect(await eventually { server.requestCount(path: "/hang") == 1 })
+    task.cancel()
+    let result = await task.result
+    #expect((result.error as? SessionFetcherError) == .cancelled)
+    #expect(!fetcher.isFetching)
+    #expect(await eventually { counter.stopped == 1 })
+  }
+
+  @Test func cancellationBeforeTheRequestExistsSendsNothing() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/bytes/1")
+    let task = Task {
+      withUnsafeCurrentTask { task in task?.cancel() }
+      return try await fetcher.beginFetch()
+    }
+    let result = await task.result
+    #expect((result.error as? SessionFetcherError) == .cancelled)
+    try await Task.sleep(nanoseconds: 100_000_000)
+    #expect(server.requests.isEmpty)
+  }
+
+  @Test func stopFetchingEndsTheAwaitEvenWithoutTheFlag() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/hang")
+    #expect(!fetcher.stopFetchingTriggersCompletionHandler)
+    let task = Task { try await fetcher.beginFetch() }
+    #expect(await eventually { server.requestCount(path: "/hang") == 1 })
+    fetcher.stopFetching()
+    #expect((await task.result.error as? SessionFetcherError) == .cancelled)
+  }
+}
+
+extension Result {
+  var error: Failure? {
+    if case .failure(let error) = self { return error }
+    return nil
+  }
+}

@@ -1,0 +1,135 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+@Suite("Authentication")
+struct AuthTests {
+  @Test func basicChallengeIsAnsweredFromTheCredential() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/basic-auth/user/pa55")
+    fetcher.credential = URLCredential(user: "user", password: "pa55", persistence: .none)
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    // Workaround pinned: the 401 body is not glued in front of the 200 body (buffer reset per response).
+    #expect(result.data == Data(#"{"authenticated":true,"user":"user"}"#.utf8))
+  }
+
+  @Test func missingCredentialCompletesPromptlyWith401() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    // Workaround pinned: default handling would hang forever on Swift 6.3.1 (corelibs #5456).
+    let fetcher = server.fetcher("/basic-auth/user/pa55")
+    let counter = NotificationCounter([fetcher])
+    let result = await fetcher.fetchResult(timeout: 10)
+    #expect(result.fetcherError?.statusCode == 401)
+    #expect(fetcher.statusCode == 401)
+    #expect(await eventually { counter.completionInvoked == 1 })
+    #expect(counter.started == 1 && counter.stopped == 1)
+  }
+
+  @Test func wrongCredentialIsTriedOnceThen401() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/basic-auth/user/pa55")
+    fetcher.credential = URLCredential(user: "user", password: "wrong", persistence: .none)
+    let result = await fetcher.fetchResult(timeout: 10)
+    #expect(result.fetcherError?.statusCode == 401)
+    #expect(server.requestCount(path: "/basic-auth/user/pa55") == 2)
+  }
+
+  @Test func bearer401WithoutChallengeIsAStatusError() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let result = await server.fetcher("/bearer/token").fetchResult()
+    #expect(result.fetcherError?.statusCode == 401)
+  }
+
+  final class Authorizer: FetcherAuthorizer, @unchecked Sendable {
+    // `@unchecked Sendable`: `tokens`, `refreshes` and `authorized` are only touched under `lock`.
+    private let lock = NSLock()
+    private var tokens: [String]
+    private(set) var refreshes = 0
+    private(set) var authorized = 0
+    let allowRefresh: Bool
+
+    init(tokens: [String], allowRefresh: Bool) {
+      self.tokens = tokens
+      self.allowRefresh = allowRefresh
+    }
+
+    func authorizeRequest(_ request: URLRequest) async throws -> URLRequest {
+      #expect(request.value(forHTTPHeaderField: "Authorization") == nil)
+      return lock.withLock {
+        authorized += 1
+        var request = request
+        request.setValue("Bearer \(tokens.first ?? "none")", forHTTPHeaderField: "Authorization")
+        return request
+      }
+    }
+
+    func primeForRefresh() async -> Bool {
+      lock.withLock {
+        refreshes += 1
+        if allowRefresh && tokens.count > 1 { tokens.removeFirst() }
+        return allowRefresh
+      }
+    }
+  }
+
+  @Test func authorizerRefreshesOnceAfter401() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let authorizer = Authorizer(tokens: ["expired", "fresh"], allowRefresh: true)
+    let fetcher = server.fetcher("/bearer/fresh")
+    fetcher.authorizer = authorizer
+    let counter = NotificationCounter([fetcher])
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(authorizer.refreshes == 1)
+    #expect(authorizer.authorized == 2)
+    #expect(server.requests.map { $0.header("Authorization") } == ["Bearer expired", "Bearer fresh"])
+    #expect(await eventually { counter.completionInvoked == 1 })
+    #expect(counter.started == 2 && counter.stopped == 2)
+  }
+
+  @Test func authorizerRefusingRefreshGives401() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let authorizer = Authorizer(tokens: ["expired"], allowRefresh: false)
+    let fetcher = server.fetcher("/bearer/fresh")
+    fetcher.authorizer = authorizer
+    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 401)
+    #expect(server.requests.count == 1)
+  }
+
+  @Test func authorizerIsAskedOnlyOnceForRefreshEvenIfStill401() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let authorizer = Authorizer(tokens: ["a", "b"], allowRefresh: true)
+    let fetcher = server.fetcher("/bearer/never")
+    fetcher.authorizer = authorizer
+    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 401)
+    #expect(authorizer.refreshes == 1)
+    #expect(server.requests.count == 2)
+  }
+
+  struct FailingAuthorizer: FetcherAuthorizer {
+    struct NoToken: Error {}
+    func authorizeRequest(_ request: URLRequest) async throws -> URLRequest { throw NoToken() }
+  }
+
+  @Test func authorizerErrorFailsTheFetchWithoutTraffic() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/bytes/1")
+    fetcher.authorizer = FailingAuthorizer()
+    let result = await fetcher.fetchResult()
+    guard case .authorizationFailed? = result.fetcherError else {
+      Issue.record("expected authorizationFailed, got \(String(describing: result.error))")
+      return
+    }
+    #expect(server.requests.isEmpty)
+  }
+}

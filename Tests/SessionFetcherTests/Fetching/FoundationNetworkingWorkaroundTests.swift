@@ -1,0 +1,145 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+@testable import SessionFetcher
+
+/// Each test pins one workaround for a FoundationNetworking gap (SPEC §4). They pass on Apple
+/// platforms and on toolchains where the gap is fixed, because they test the library's behaviour,
+/// not the bug.
+@Suite("FoundationNetworking workarounds")
+struct FoundationNetworkingWorkaroundTests {
+  @Test func subSecondIdleTimeoutIsHonoured() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    // On Linux a 0.5 s request timeout fires after ~1 ms; the fetcher's own timer does not.
+    var request = URLRequest(url: server.url("/delay/0.05"))
+    request.timeoutInterval = 0.5
+    let quick = SessionFetcher(request: request)
+    quick.allowLocalhostRequest = true
+    quick.callbackQueue = makeCallbackQueue()
+    #expect(await quick.fetchResult().data == Data("delayed".utf8))
+
+    request.url = server.url("/hang")
+    let hanging = SessionFetcher(request: request)
+    hanging.allowLocalhostRequest = true
+    hanging.callbackQueue = makeCallbackQueue()
+    let start = Date()
+    let result = await hanging.fetchResult()
+    #expect(result.urlError?.code == .timedOut)
+    #expect(Date().timeIntervalSince(start) >= 0.45)
+  }
+
+  @Test func idleTimeoutIsResetByProgress() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    // 25 pieces 100 ms apart: never idle for 1.5 s, though the whole takes about 2.5 s.
+    var request = URLRequest(url: server.url("/drip?bytes=1000&chunks=25&interval=100"))
+    request.timeoutInterval = 1.5
+    let fetcher = SessionFetcher(request: request)
+    fetcher.allowLocalhostRequest = true
+    fetcher.callbackQueue = makeCallbackQueue()
+    #expect(await fetcher.fetchResult().data == TestServer.patternBytes(count: 1000))
+  }
+
+  @Test func resourceTimeoutIsEnforced() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    // URLSession ignores timeoutIntervalForResource on Linux.
+    let fetcher = server.fetcher("/drip?bytes=1000&chunks=20&interval=100")
+    fetcher.resourceTimeoutInterval = 0.3
+    let result = await fetcher.fetchResult()
+    #expect(result.urlError?.code == .timedOut)
+  }
+
+  @Test func streamedUploadIgnoresInterimResponses() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    // A streamed upload may get a (fake, on Linux) 100 response first; the fetcher must only see the 200.
+    let responses = Recorder<Int>()
+    final class StatusMonitor: FetcherEventMonitor, @unchecked Sendable {
+      let statuses: Recorder<Int>
+      init(_ statuses: Recorder<Int>) { self.statuses = statuses }
+      func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {
+        statuses.append((response as? HTTPURLResponse)?.statusCode ?? 0)
+      }
+    }
+    let fetcher = server.fetcher("/upload")
+    fetcher.eventMonitors = [StatusMonitor(responses)]
+    fetcher.bodyStreamProvider = { InputStream(data: Data(repeating: 7, count: 200_000)) }
+    #expect(await fetcher.fetchResult().error == nil)
+    #expect(responses.values == [200])
+  }
+
+  @Test func platformCookieStoreIsNotUsed() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let jar = SessionCookieStorage()
+    let fetcher = server.fetcher("/set-cookie?c=private%3D1")
+    fetcher.cookieStorage = jar
+    #expect(await fetcher.fetchResult().error == nil)
+    #expect(jar.cookies.map(\.name) == ["private"])
+    let shared = HTTPCookieStorage.shared.cookies(for: server.url("/")) ?? []
+    #expect(!shared.contains { $0.name == "private" })
+    // And the jar's cookie goes back to the server.
+    let again = server.fetcher("/cookies")
+    again.cookieStorage = jar
+    #expect(String(decoding: await again.fetchResult().data ?? Data(), as: UTF8.self).contains("private=1"))
+  }
+
+  @Test func cookieHandlingCanBeTurnedOff() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let jar = SessionCookieStorage()
+    let fetcher = server.fetcher("/set-cookie?c=off%3D1")
+    fetcher.cookieStorage = jar
+    fetcher.shouldHandleCookies = false
+    #expect(await fetcher.fetchResult().error == nil)
+    #expect(jar.cookies.isEmpty)
+  }
+
+  @Test func invalidatedSessionFailsTheFetchInsteadOfCrashing() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let session = FetcherSession(configuration: nil)
+    session.finishTasksAndInvalidate()
+    let fetcher = server.fetcher("/bytes/1")
+    fetcher.sessionProvider = { session }
+    let result = await fetcher.fetchResult()
+    #expect(result.error != nil)
+    #expect(server.requests.isEmpty)
+  }
+
+  @Test func noTemporaryFilesLeak() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    // FoundationNetworking never deletes download temp files; the fetcher never makes any.
+    let before = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    for path in ["/bytes/100000", "/status/500", "/truncate?length=100000&send=10"] {
+      let fetcher = server.fetcher(path)
+      fetcher.destinationFileURL = folder.appendingPathComponent("x.bin")
+      _ = await fetcher.fetchResult()
+    }
+    let after = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+    let leaked = after.subtracting(before).filter { $0.hasSuffix(".tmp") }
+    #expect(leaked.isEmpty)
+  }
+
+  @Test func timingIsRecordedByTheFetcher() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    // URLSession metrics never arrive on Linux.
+    let fetcher = server.fetcher("/bytes/100")
+    fetcher.bodyData = Data(count: 50)
+    _ = await fetcher.fetchResult()
+    let timing = fetcher.timing
+    #expect(timing.startDate != nil && timing.endDate != nil && timing.firstResponseDate != nil)
+    #expect(timing.firstByteDate != nil)
+    #expect(timing.bytesSent == 50)
+    #expect(timing.bytesReceived == 100)
+    #expect((timing.duration ?? -1) >= 0)
+  }
+}

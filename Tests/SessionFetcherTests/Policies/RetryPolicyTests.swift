@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+@testable import SessionFetcher
+
+@Suite("Retry policy and backoff")
+struct RetryPolicyTests {
+  struct Case: Sendable, CustomTestStringConvertible {
+    var status: Int?
+    var error: URLError.Code?
+    var method: String
+    var partial = false
+    var retryable: Bool
+    var testDescription: String { "\(method) status=\(status.map(String.init) ?? "-") error=\(error.map { "\($0.rawValue)" } ?? "-") → \(retryable)" }
+  }
+
+  static let cases: [Case] = [
+    Case(status: 408, method: "GET", retryable: true),
+    Case(status: 429, method: "GET", retryable: true),
+    Case(status: 502, method: "GET", retryable: true),
+    Case(status: 503, method: "GET", retryable: true),
+    Case(status: 504, method: "GET", retryable: true),
+    Case(status: 500, method: "GET", retryable: false),
+    Case(status: 404, method: "GET", retryable: false),
+    Case(status: 401, method: "GET", retryable: false),
+    Case(status: 304, method: "GET", retryable: false),
+    Case(status: 503, method: "PUT", retryable: true),
+    Case(status: 502, method: "DELETE", retryable: true),
+    // Non-idempotent: only failures that prove the request was not processed.
+    Case(status: 408, method: "POST", retryable: true),
+    Case(status: 429, method: "POST", retryable: true),
+    Case(status: 503, method: "POST", retryable: true),
+    Case(status: 502, method: "POST", retryable: false),
+    Case(status: 504, method: "PATCH", retryable: false),
+    Case(error: .cannotConnectToHost, method: "POST", retryable: true),
+    Case(error: .timedOut, method: "POST", retryable: false),
+    Case(error: .networkConnectionLost, method: "POST", retryable: false),
+    Case(error: .timedOut, method: "GET", retryable: true),
+    Case(error: .networkConnectionLost, method: "GET", retryable: true),
+    Case(error: .cannotConnectToHost, method: "GET", retryable: true),
+    // FoundationNetworking's codes: an empty reply is -1011, a truncated body -1.
+    Case(error: .badServerResponse, method: "GET", retryable: true),
+    Case(error: .unknown, method: "GET", partial: true, retryable: true),
+    Case(error: .unknown, method: "GET", partial: false, retryable: false),
+    Case(error: .cancelled, method: "GET", retryable: false),
+    Case(error: .badURL, method: "GET", retryable: false),
+  ]
+
+  @Test(arguments: cases)
+  func suggestion(_ c: Case) {
+    let error: (any Error)? = c.error.map { URLError($0) }
+    #expect(
+      RetryPolicy.isRetryable(statusCode: c.status, error: error, method: c.method, receivedPartialBody: c.partial)
+        == c.retryable)
+  }
+
+  @Test func transferClosedMessageIsTransient() {
+    let error = URLError(
+      .unknown, userInfo: [NSLocalizedDescriptionKey: "transfer closed with 99000 bytes remaining to read"])
+    #expect(RetryPolicy.isRetryable(statusCode: nil, error: error, method: "GET"))
+  }
+
+  @Test func nonURLErrorsAreNotRetried() {
+    #expect(!RetryPolicy.isRetryable(statusCode: nil, error: SessionFetcherError.cancelled, method: "GET"))
+  }
+
+  /// Runs the backoff as the fetcher does and returns the delays it waits.
+  static func delays(min: TimeInterval, max: TimeInterval, factor: Double = 2) -> [TimeInterval] {
+    var backoff = RetryBackoff(minInterval: min, maxInterval: max, factor: factor)
+    var delays: [TimeInterval] = []
+    var elapsed: TimeInterval = 0
+    while backoff.allowsRetry(elapsedSinceFirstAttempt: elapsed, hasRetryAfter: false), delays.count < 100 {
+      let delay = backoff.nextInterval
+      delays.append(delay)
+      backoff.recordRetry(after: delay)
+      elapsed += delay
+    }
+    return delays
+  }
+
+  // The original's testRetryFetches sequences.
+  @Test func backoffSequences() {
+    #expect(Self.delays(min: 1, max: 5) == [1, 2, 4])
+    #expect(Self.delays(min: 1, max: 10) == [1, 2, 4, 8])
+    #expect(Self.delays(min: 0.1, max: 1) == [0.1, 0.2, 0.4, 0.8])
+    #expect(Self.delays(min: 1, max: 60, factor: 3) == [1, 3, 9, 27])
+    #expect(Self.delays(min: 5, max: 5) == [])
+  }
+
+  @Test func elapsedBeyondThreeTimesTheCapStopsRetrying() {
+    let backoff = RetryBackoff(minInterval: 1, maxInterval: 10, factor: 2)
+    #expect(backoff.allowsRetry(elapsedSinceFirstAttempt: 30, hasRetryAfter: false))
+    #expect(!backoff.allowsRetry(elapsedSinceFirstAttempt: 30.5, hasRetryAfter: false))
+    #expect(!backoff.allowsRetry(elapsedSinceFirstAttempt: 31, hasRetryAfter: true))
+  }
+
+  @Test func retryAfterSkipsTheCapRule() {
+    var backoff = RetryBackoff(minInterval: 4, maxInterval: 5, factor: 2)
+    backoff.recordRetry(after: 4)
+    #expect(!backoff.allowsRetry(elapsedSinceFirstAttempt: 4, hasRetryAfter: false))
+    #expect(backoff.allowsRetry(elapsedSinceFirstAttempt: 4, hasRetryAfter: true))
+  }
+
+  @Test(arguments: [
+    ("0", 0.0), ("2", 2.0), (" 120 ", 120.0), ("-1", nil), ("soon", nil), ("", nil),
+  ] as [(String, Double?)])
+  func retryAfterSeconds(_ value: String, _ expected: Double?) {
+    #expect(RetryPolicy.retryAfterDelay(value) == expected)
+  }
+
+  @Test func retryAfterHTTPDates() throws {
+    let now = try #require(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT"))
+    #expect(RetryPolicy.retryAfterDelay("Sun, 06 Nov 1994 08:49:47 GMT", now: now) == 10)
+    #expect(RetryPolicy.retryAfterDelay("Sunday, 06-Nov-94 08:50:37 GMT", now: now) == 60)
+    #expect(RetryPolicy.retryAfterDelay("Sun Nov  6 08:49:40 1994", now: now) == 3)
+    // A date in the past means "now".
+    #expect(RetryPolicy.retryAfterDelay("Sun, 06 Nov 1994 08:00:00 GMT", now: now) == 0)
+    #expect(HTTPDate.format(now) == "Sun, 06 Nov 1994 08:49:37 GMT")
+  }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+
+@testable import SessionFetcher
+
+@Suite("Insecure-scheme gate")
+struct SecurityPolicyTests {
+  struct Case: Sendable, CustomTestStringConvertible {
+    var url: String
+    var schemes: [String]
+    var localhost: Bool
+    var allowed: Bool
+    var testDescription: String { "\(url) schemes=\(schemes) localhost=\(localhost) → \(allowed)" }
+  }
+
+  // The original's testInsecureRequests table, plus IPv6 and case variations.
+  static let cases: [Case] = [
+    Case(url: "http://example.com", schemes: [], localhost: false, allowed: false),
+    Case(url: "http://example.com", schemes: ["http"], localhost: false, allowed: true),
+    Case(url: "https://example.com", schemes: [], localhost: false, allowed: true),
+    Case(url: "HTTPS://example.com", schemes: [], localhost: false, allowed: true),
+    Case(url: "http://localhost", schemes: [], localhost: false, allowed: false),
+    Case(url: "http://localhost:8080/x", schemes: [], localhost: true, allowed: true),
+    Case(url: "http://127.0.0.1:9/x", schemes: [], localhost: true, allowed: true),
+    Case(url: "http://[::1]:9/x", schemes: [], localhost: true, allowed: true),
+    Case(url: "http://127.0.0.2/x", schemes: [], localhost: true, allowed: false),
+    Case(url: "http://example.com", schemes: [], localhost: true, allowed: false),
+    Case(url: "file:///tmp", schemes: [], localhost: false, allowed: false),
+    Case(url: "file:///tmp", schemes: ["http"], localhost: false, allowed: false),
+    Case(url: "file:///tmp", schemes: ["file"], localhost: false, allowed: true),
+    Case(url: "file:///tmp", schemes: [], localhost: true, allowed: true),
+    Case(url: "ftp://example.com/f", schemes: ["FTP"], localhost: false, allowed: true),
+  ]
+
+  @Test(arguments: cases)
+  func gate(_ c: Case) throws {
+    let url = try #require(URL(string: c.url))
+    #expect(SecurityPolicy.allows(url, allowedInsecureSchemes: c.schemes, allowLocalhostRequest: c.localhost) == c.allowed)
+  }
+}
