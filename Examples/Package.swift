@@ -1,26 +1,35 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The demo depends only on the modules its live sections use, so that work in progress on the
+// others cannot break it; add FetcherService, MIMEDocument or HTTPLogging with their sections.
 let package = Package(
   name: "SessionFetcherExamples",
   platforms: [.macOS(.v13)],
   products: [
-    .executable(name: "demo", targets: ["demo"])
+    .executable(name: "demo", targets: ["demo"]),
+    .executable(name: "fetch", targets: ["fetch"]),
   ],
   dependencies: [
-    .package(name: "SessionFetcher", path: "..")
+    .package(name: "SessionFetcher", path: ".."),
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
   ],
   targets: [
     .executableTarget(
       name: "demo",
       dependencies: [
         .product(name: "SessionFetcher", package: "SessionFetcher"),
-        .product(name: "FetcherService", package: "SessionFetcher"),
-        .product(name: "MIMEDocument", package: "SessionFetcher"),
-        .product(name: "HTTPLogging", package: "SessionFetcher"),
         .product(name: "FetcherTesting", package: "SessionFetcher"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
-    )
+    ),
+    .executableTarget(
+      name: "fetch",
+      dependencies: [
+        .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
   ]
 )
