@@ -17,7 +17,8 @@ let package = Package(
   ],
   targets: [
     .target(name: "SessionFetcher", swiftSettings: strictSettings),
-    .target(name: "FetcherService", dependencies: ["SessionFetcher", "MIMEDocument"], swiftSettings: strictSettings),
+    .target(
+      name: "FetcherService", dependencies: ["SessionFetcher", "MIMEDocument"], swiftSettings: strictSettings),
     .target(name: "MIMEDocument", swiftSettings: strictSettings),
     .target(name: "HTTPLogging", dependencies: ["SessionFetcher"], swiftSettings: strictSettings),
     .target(name: "FetcherTesting", dependencies: ["SessionFetcher"], swiftSettings: strictSettings),
@@ -28,7 +29,8 @@ let package = Package(
       name: "FetcherServiceTests", dependencies: ["FetcherService", "SessionFetcher", "FetcherTesting"],
       swiftSettings: strictSettings),
     .testTarget(
-      name: "MIMEDocumentTests", dependencies: ["MIMEDocument", "FetcherTesting", "SessionFetcher", "FetcherService"],
+      name: "MIMEDocumentTests",
+      dependencies: ["MIMEDocument", "FetcherTesting", "SessionFetcher", "FetcherService"],
       swiftSettings: strictSettings),
     .testTarget(
       name: "HTTPLoggingTests", dependencies: ["HTTPLogging", "SessionFetcher", "FetcherTesting"],

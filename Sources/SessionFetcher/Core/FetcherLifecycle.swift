@@ -157,7 +157,8 @@ package struct FetcherLifecycle: Sendable, Equatable {
     case .idle:
       // Remember the stop so that a begin racing behind it completes as cancelled.
       state = .stopped
-      return Stop(from: .idle, postStopped: false, postRetryDelayStopped: false, mayCompleteAsCancelled: false)
+      return Stop(
+        from: .idle, postStopped: false, postRetryDelayStopped: false, mayCompleteAsCancelled: false)
     case .preparing, .waitingForSlot, .running, .waitingToRetry:
       let result = Stop(
         from: state, postStopped: isStartedNotificationOutstanding,

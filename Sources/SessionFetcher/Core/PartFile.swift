@@ -65,7 +65,9 @@ final class PartFile {
         description: "cannot create the folder \(folder.path): \(error.localizedDescription)")
     }
     var isDirectory: ObjCBool = false
-    if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory), isDirectory.boolValue {
+    if FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory),
+      isDirectory.boolValue
+    {
       throw SessionFetcherError.downloadFailed(description: "\(destination.path) is a folder")
     }
     guard FileManager.default.isWritableFile(atPath: folder.path) else {

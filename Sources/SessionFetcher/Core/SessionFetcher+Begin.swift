@@ -55,9 +55,11 @@ extension SessionFetcher {
       finish(data: nil, error: error)
       return
     }
-    if let hooks = serviceHooks, !hooks.fetcherShouldBeginNow(self) {
-      let waiting = storage.withLock { $0.lifecycle.delayForSlot() }
-      if waiting { return }
+    if let hooks = serviceHooks {
+      // Wait for a slot before asking the service, so that a grant racing its answer is not lost.
+      guard storage.withLock({ $0.lifecycle.delayForSlot() }) else { return }
+      guard hooks.fetcherShouldBeginNow(self) else { return }
+      guard storage.withLock({ $0.lifecycle.slotGranted() }) else { return }
     }
     startAttempt()
   }
@@ -85,7 +87,8 @@ extension SessionFetcher {
         "set at most one of bodyData, bodyFileURL and bodyStreamProvider")
     }
     if config.destinationFileURL != nil && config.accumulateDataBlock != nil {
-      throw SessionFetcherError.invalidConfiguration("set at most one of destinationFileURL and accumulateDataBlock")
+      throw SessionFetcherError.invalidConfiguration(
+        "set at most one of destinationFileURL and accumulateDataBlock")
     }
     guard
       SecurityPolicy.allows(
@@ -137,7 +140,8 @@ extension SessionFetcher {
       destination: config.destinationFileURL, accumulates: config.accumulateDataBlock != nil,
       idleTimeout: idleTimeout, resourceTimeout: resourceTimeout, callbackQueue: config.callbackQueue,
       monitors: config.eventMonitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
-      session: session, ownsSession: ownsSession, testBlock: config.testBlock ?? SessionFetcher.globalTestBlock)
+      session: session, ownsSession: ownsSession,
+      testBlock: config.testBlock ?? SessionFetcher.globalTestBlock)
   }
 
   static func checkReadableFile(_ url: URL) throws {
@@ -300,7 +304,8 @@ extension SessionFetcher {
       }
       let now = Date()
       let idleLeft = plan.idleTimeout - now.timeIntervalSince(storage.lastActivity)
-      let deadlineLeft = plan.resourceTimeout.map { $0 - now.timeIntervalSince(storage.attemptStart) } ?? .infinity
+      let deadlineLeft =
+        plan.resourceTimeout.map { $0 - now.timeIntervalSince(storage.attemptStart) } ?? .infinity
       if idleLeft <= 0 || deadlineLeft <= 0 {
         storage.cancelReason = .timedOut
         return .fire(task)

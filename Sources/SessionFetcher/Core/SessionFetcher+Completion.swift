@@ -288,7 +288,9 @@ extension SessionFetcher {
   private func retry(after delay: TimeInterval, failure: AttemptFailure) {
     let work = DispatchWorkItem { [weak self] in self?.retryDelayEnded() }
     let transition: (FetcherLifecycle.RetryTransition, DispatchQueue)? = storage.withLock { storage in
-      guard let plan = storage.plan, let transition = storage.lifecycle.attemptEndedForRetry() else { return nil }
+      guard let plan = storage.plan, let transition = storage.lifecycle.attemptEndedForRetry() else {
+        return nil
+      }
       storage.backoff?.recordRetry(after: delay)
       storage.retryWork = work
       return (transition, plan.callbackQueue)

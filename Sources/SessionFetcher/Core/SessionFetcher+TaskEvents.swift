@@ -114,7 +114,9 @@ extension SessionFetcher: SessionTaskHandler {
       case accumulate(DispatchQueue, @Sendable (Data?) -> Void)
     }
     let outcome: (Restart, SessionCookieStorage?, URL?, Error?) = storage.withLock { storage in
-      guard storage.lifecycle.state == .running, let plan = storage.plan else { return (.none, nil, nil, nil) }
+      guard storage.lifecycle.state == .running, let plan = storage.plan else {
+        return (.none, nil, nil, nil)
+      }
       let now = Date()
       storage.lastActivity = now
       if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }

@@ -28,12 +28,15 @@ public final class SessionFetcher: @unchecked Sendable {
   /// Decides on a retry: `suggestedWillRetry` is the library's advice, `error` the failure;
   /// call `response` with the decision.
   public typealias RetryBlock =
-    @Sendable (_ suggestedWillRetry: Bool, _ error: (any Error)?, _ response: @escaping @Sendable (Bool) -> Void)
-      -> Void
+    @Sendable (
+      _ suggestedWillRetry: Bool, _ error: (any Error)?, _ response: @escaping @Sendable (Bool) -> Void
+    )
+    -> Void
   /// Decides on a redirect: call `respond` with the request to follow (possibly changed) or nil to refuse.
   public typealias WillRedirectBlock =
     @Sendable (
-      _ response: HTTPURLResponse, _ newRequest: URLRequest, _ respond: @escaping @Sendable (URLRequest?) -> Void
+      _ response: HTTPURLResponse, _ newRequest: URLRequest,
+      _ respond: @escaping @Sendable (URLRequest?) -> Void
     ) -> Void
 
   // `@unchecked Sendable`: all mutable state is in `storage`, behind its lock.

@@ -5,7 +5,9 @@ import Testing
 
 @Suite("Redirects")
 struct RedirectTests {
-  @Test(arguments: ["/redirect/3", "/redirect/3?absolute=1", "/redirect?to=/bytes/7", "/redirect?to=bytes/7&status=301"])
+  @Test(arguments: [
+    "/redirect/3", "/redirect/3?absolute=1", "/redirect?to=/bytes/7", "/redirect?to=bytes/7&status=301",
+  ])
   func redirectsAreFollowed(_ path: String) async throws {
     let server = try TestServer()
     defer { server.stop() }
@@ -59,7 +61,8 @@ struct RedirectTests {
     let other = try TestServer()
     defer { other.stop() }
     let target = other.url("/headers").absoluteString
-    let fetcher = server.fetcher("/redirect?to=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+    let fetcher = server.fetcher(
+      "/redirect?to=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
     fetcher.setRequestValue("Bearer secret", forHTTPHeaderField: "Authorization")
     fetcher.setRequestValue("Basic proxy", forHTTPHeaderField: "Proxy-Authorization")
     fetcher.setRequestValue("user=cookie", forHTTPHeaderField: "Cookie")

@@ -33,7 +33,9 @@ struct FetcherLifecycleTests {
     return m
   }
 
-  static let allStates: [State] = [.idle, .preparing, .waitingForSlot, .running, .waitingToRetry, .finished, .stopped]
+  static let allStates: [State] = [
+    .idle, .preparing, .waitingForSlot, .running, .waitingToRetry, .finished, .stopped,
+  ]
 
   @Test(arguments: allStates)
   func begin(_ state: State) {
@@ -61,12 +63,21 @@ struct FetcherLifecycleTests {
       #expect(result?.mayCompleteAsCancelled == false)
       #expect(m.state == .stopped)
     case .running:
-      #expect(result == .init(from: .running, postStopped: true, postRetryDelayStopped: false, mayCompleteAsCancelled: true))
+      #expect(
+        result
+          == .init(
+            from: .running, postStopped: true, postRetryDelayStopped: false, mayCompleteAsCancelled: true))
     case .waitingToRetry:
       #expect(
-        result == .init(from: .waitingToRetry, postStopped: false, postRetryDelayStopped: true, mayCompleteAsCancelled: true))
+        result
+          == .init(
+            from: .waitingToRetry, postStopped: false, postRetryDelayStopped: true,
+            mayCompleteAsCancelled: true))
     case .preparing, .waitingForSlot:
-      #expect(result == .init(from: state, postStopped: false, postRetryDelayStopped: false, mayCompleteAsCancelled: true))
+      #expect(
+        result
+          == .init(
+            from: state, postStopped: false, postRetryDelayStopped: false, mayCompleteAsCancelled: true))
     }
     // A second stop never posts anything.
     let r2 = m.stop()

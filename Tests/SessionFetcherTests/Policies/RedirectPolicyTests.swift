@@ -7,7 +7,8 @@ import Testing
 struct RedirectPolicyTests {
   static func response(_ status: Int, from url: String, location: String) -> HTTPURLResponse {
     HTTPURLResponse(
-      url: URL(string: url)!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Location": location])!
+      url: URL(string: url)!, statusCode: status, httpVersion: "HTTP/1.1",
+      headerFields: ["Location": location])!
   }
 
   static func request(_ method: String, _ url: String, body: Bool) -> URLRequest {
@@ -57,7 +58,9 @@ struct RedirectPolicyTests {
       target: target, allowedInsecureSchemes: ["http"], allowLocalhostRequest: false
     ).get()
     #expect(hop.request.httpMethod == c.expectedMethod)
-    #expect(hop.keepsBody == (c.keepsBody && c.method != "GET" && c.method != "HEAD") || (c.keepsBody && hop.keepsBody))
+    #expect(
+      hop.keepsBody == (c.keepsBody && c.method != "GET" && c.method != "HEAD")
+        || (c.keepsBody && hop.keepsBody))
     if !hop.keepsBody {
       #expect(hop.request.httpBody == nil)
       #expect(hop.request.value(forHTTPHeaderField: "Content-Type") == nil)
@@ -121,7 +124,9 @@ struct RedirectPolicyTests {
     ("http://h.test/a/b", "https://x.test/", "https://x.test/"),
   ])
   func locationResolution(_ from: String, _ location: String, _ expected: String) {
-    #expect(RedirectPolicy.location(of: Self.response(302, from: from, location: location))?.absoluteString == expected)
+    #expect(
+      RedirectPolicy.location(of: Self.response(302, from: from, location: location))?.absoluteString
+        == expected)
   }
 
   @Test func redirectStatuses() {

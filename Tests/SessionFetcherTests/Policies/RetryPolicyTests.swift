@@ -11,7 +11,9 @@ struct RetryPolicyTests {
     var method: String
     var partial = false
     var retryable: Bool
-    var testDescription: String { "\(method) status=\(status.map(String.init) ?? "-") error=\(error.map { "\($0.rawValue)" } ?? "-") → \(retryable)" }
+    var testDescription: String {
+      "\(method) status=\(status.map(String.init) ?? "-") error=\(error.map { "\($0.rawValue)" } ?? "-") → \(retryable)"
+    }
   }
 
   static let cases: [Case] = [
@@ -50,7 +52,8 @@ struct RetryPolicyTests {
   func suggestion(_ c: Case) {
     let error: (any Error)? = c.error.map { URLError($0) }
     #expect(
-      RetryPolicy.isRetryable(statusCode: c.status, error: error, method: c.method, receivedPartialBody: c.partial)
+      RetryPolicy.isRetryable(
+        statusCode: c.status, error: error, method: c.method, receivedPartialBody: c.partial)
         == c.retryable)
   }
 
@@ -101,9 +104,10 @@ struct RetryPolicyTests {
     #expect(backoff.allowsRetry(elapsedSinceFirstAttempt: 4, hasRetryAfter: true))
   }
 
-  @Test(arguments: [
-    ("0", 0.0), ("2", 2.0), (" 120 ", 120.0), ("-1", nil), ("soon", nil), ("", nil),
-  ] as [(String, Double?)])
+  @Test(
+    arguments: [
+      ("0", 0.0), ("2", 2.0), (" 120 ", 120.0), ("-1", nil), ("soon", nil), ("", nil),
+    ] as [(String, Double?)])
   func retryAfterSeconds(_ value: String, _ expected: Double?) {
     #expect(RetryPolicy.retryAfterDelay(value) == expected)
   }

@@ -35,6 +35,8 @@ struct SecurityPolicyTests {
   @Test(arguments: cases)
   func gate(_ c: Case) throws {
     let url = try #require(URL(string: c.url))
-    #expect(SecurityPolicy.allows(url, allowedInsecureSchemes: c.schemes, allowLocalhostRequest: c.localhost) == c.allowed)
+    #expect(
+      SecurityPolicy.allows(url, allowedInsecureSchemes: c.schemes, allowLocalhostRequest: c.localhost)
+        == c.allowed)
   }
 }

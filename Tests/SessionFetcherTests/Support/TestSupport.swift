@@ -135,7 +135,8 @@ func drain(_ queue: DispatchQueue) async {
 
 /// A fresh empty folder under the temporary directory.
 func makeTemporaryFolder() throws -> URL {
-  let url = FileManager.default.temporaryDirectory.appendingPathComponent("sessionfetcher-tests-\(UUID().uuidString)")
+  let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "sessionfetcher-tests-\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   return url
 }
