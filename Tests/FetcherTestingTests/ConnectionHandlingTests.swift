@@ -204,4 +204,23 @@ struct ConnectionHandlingTests {
     #expect(response.header("Content-Length") == "1000")
     #expect(try client.request("GET", "/text?value=next").text == "next")
   }
+
+  @Test("connections that come and go leave no server thread behind")
+  func churn() throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    for index in 0..<200 {
+      let client = try RawHTTPClient(port: server.port)
+      switch index % 4 {
+      case 0: client.close()
+      case 1: try client.send("GET /bytes/100000 HTTP/1.1\r\n\r\n")
+      case 2: try client.sendRequest("POST", "/upload", headers: ["Content-Length: 1000"])
+      default: _ = try client.request("GET", "/bytes/10")
+      }
+    }
+    let deadline = Date().addingTimeInterval(10)
+    while server.core.workers.liveCount > 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    #expect(server.core.workers.liveCount == 1)
+    #expect(try RawHTTPClient(port: server.port).request("GET", "/text?value=ok").text == "ok")
+  }
 }

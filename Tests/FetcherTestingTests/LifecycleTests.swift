@@ -137,7 +137,32 @@ struct LifecycleTests {
     let chunky = try client.request("GET", "/chunky")
     #expect(chunky.wasChunked)
     #expect(chunky.text == "chunked custom")
+    #expect(server.requests(path: "/custom").map(\.method) == ["PATCH"])
     server.removeRoute("/bytes/3")
     #expect(try client.request("GET", "/bytes/3").body == TestServer.patternBytes(count: 3))
+  }
+
+  @Test("custom routes can delay and break connections")
+  func customFaults() throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    server.route("/slow") { _ in TestResponse.text("late").delayed(by: 0.05) }
+    server.route("/drop") { _ in .fault(.closeWithoutResponse) }
+    server.route("/cut") { _ in .fault(.truncate(announcedLength: 100), body: Data(count: 10)) }
+    server.route("/rst") { _ in .fault(.reset(announcedLength: 100), body: Data(count: 10)) }
+    #expect(try RawHTTPClient(port: server.port).request("GET", "/slow").text == "late")
+
+    let drop = try RawHTTPClient(port: server.port)
+    try drop.sendRequest("GET", "/drop")
+    #expect(drop.readUntilEnd() == (Data(), .closed))
+
+    let cut = try RawHTTPClient(port: server.port)
+    try cut.sendRequest("GET", "/cut")
+    #expect(try cut.readHead().header("Content-Length") == "100")
+    #expect(cut.readUntilEnd() == (Data(count: 10), .closed))
+
+    let rst = try RawHTTPClient(port: server.port)
+    try rst.sendRequest("GET", "/rst")
+    #expect(rst.readUntilEnd().1 == .reset)
   }
 }

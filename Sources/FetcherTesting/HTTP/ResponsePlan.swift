@@ -67,6 +67,19 @@ struct ResponsePlan {
     if encodings.contains(where: { $0.lowercased().contains("chunked") }) {
       chunkSize = 16_384
     }
+    switch response.fault {
+    case nil, .closeWithoutResponse:
+      break
+    case .truncate(let length):
+      announcedLength = length
+      ending = .close
+    case .reset(let length):
+      announcedLength = length
+      ending = .reset
+    case .stall(let length):
+      announcedLength = length
+      ending = .stall
+    }
   }
 
   /// Whether the status forbids a body (RFC 9110 §6.4.1).

@@ -14,12 +14,35 @@ import Foundation
 /// }
 /// ```
 public struct TestResponse: Sendable {
+  /// A transport-level misbehaviour, to test how clients cope with broken connections.
+  public enum Fault: Sendable, Hashable {
+    /// Close the connection without sending anything.
+    ///
+    /// libcurl (so URLSession on Linux) silently retries a request once on a new connection when
+    /// a *reused* connection closes without any response; only a fresh connection shows the
+    /// failure to the caller.
+    case closeWithoutResponse
+    /// Announce `announcedLength` body bytes, send the (shorter) ``TestResponse/body``, then close
+    /// with a FIN.
+    case truncate(announcedLength: Int)
+    /// Like ``truncate(announcedLength:)``, then close with a RST.
+    case reset(announcedLength: Int)
+    /// Like ``truncate(announcedLength:)``, then send nothing more until the client leaves or the
+    /// server stops.
+    case stall(announcedLength: Int)
+  }
+
   /// The status code.
   public var status: Int
   /// The header fields, sent in this order after the status line.
   public var headers: [HTTPHeader]
   /// The body.
   public var body: Data
+  /// Seconds to wait before answering (interrupted when the server stops). Unlike sleeping in
+  /// the handler, this does not delay ``TestServer/stop()``.
+  public var delay: Double = 0
+  /// Misbehave instead of answering normally; `nil` (the default) answers normally.
+  public var fault: Fault?
 
   /// Creates a response.
   public init(status: Int = 200, headers: [(String, String)] = [], body: Data = Data()) {
@@ -72,6 +95,25 @@ public struct TestResponse: Sendable {
   /// A response with only a status, and an empty body.
   public static func status(_ status: Int) -> TestResponse {
     TestResponse(status: status)
+  }
+
+  /// A `200` response that misbehaves as `fault` says; `body` is what is sent before the
+  /// connection breaks (for the faults that send a head).
+  ///
+  /// ```swift
+  /// server.route("/flaky") { _ in .fault(.reset(announcedLength: 1000), body: Data(count: 10)) }
+  /// ```
+  public static func fault(_ fault: Fault, body: Data = Data()) -> TestResponse {
+    var response = TestResponse(headers: [("Content-Type", "application/octet-stream")], body: body)
+    response.fault = fault
+    return response
+  }
+
+  /// Returns a copy that is sent after waiting `seconds` (see ``delay``).
+  public func delayed(by seconds: Double) -> TestResponse {
+    var copy = self
+    copy.delay = seconds
+    return copy
   }
 
   /// Returns a copy with one more header field.

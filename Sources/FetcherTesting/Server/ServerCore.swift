@@ -49,7 +49,6 @@ final class ServerCore: Sendable {
       workers.finished(worker)
     }
     thread.name = name
-    thread.stackSize = 1 << 20
     thread.start()
   }
 
@@ -117,7 +116,12 @@ final class ServerCore: Sendable {
   /// Decides the answer: a custom route for the exact path, else a built-in route, else 404.
   func action(for request: RecordedRequest) -> ResponseAction {
     if let handler = state.withLock({ $0.routes[request.path] }) {
-      return .respond(ResponsePlan(handler(request)))
+      let response = handler(request)
+      if response.delay > 0 && !stopSignal.sleep(seconds: response.delay) {
+        return .closeWithoutResponse
+      }
+      if response.fault == .closeWithoutResponse { return .closeWithoutResponse }
+      return .respond(ResponsePlan(response))
     }
     let context = RouteContext(
       baseURL: baseURL, stopSignal: stopSignal,

@@ -123,8 +123,18 @@ public final class TestServer: Sendable {
   }
 
   /// The number of recorded requests whose path (without the query) equals `path`.
+  ///
+  /// A query in `path` is ignored: `requestCount(path: "/bytes/1?x=1")` counts `/bytes/1`.
   public func requestCount(path: String) -> Int {
-    core.state.withLock { state in state.requests.lazy.filter { $0.path == path }.count }
+    let path = RequestTarget(path).path
+    return core.state.withLock { state in state.requests.lazy.filter { $0.path == path }.count }
+  }
+
+  /// The recorded requests whose path (without the query) equals `path`, in arrival order.
+  /// A query in `path` is ignored.
+  public func requests(path: String) -> [RecordedRequest] {
+    let path = RequestTarget(path).path
+    return core.state.withLock { state in state.requests.filter { $0.path == path } }
   }
 
   /// Forgets the recorded requests and resets the `/fail-first` counters. Custom routes stay.
