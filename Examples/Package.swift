@@ -2,7 +2,7 @@
 import PackageDescription
 
 // The demo depends only on the modules its live sections use, so that work in progress on the
-// others cannot break it; add FetcherService, MIMEDocument or HTTPLogging with their sections.
+// others cannot break it; add MIMEDocument or HTTPLogging with their sections.
 let package = Package(
   name: "SessionFetcherExamples",
   platforms: [.macOS(.v13)],
@@ -19,6 +19,7 @@ let package = Package(
       name: "demo",
       dependencies: [
         .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherService", package: "SessionFetcher"),
         .product(name: "FetcherTesting", package: "SessionFetcher"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]

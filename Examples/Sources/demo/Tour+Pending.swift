@@ -4,14 +4,6 @@ import Foundation
 // skipped; they become live as the modules land.
 
 extension Tour {
-  func showThrottledBurst() async throws -> SectionOutcome {
-    .skipped("the FetcherService module has no public API yet")
-  }
-
-  func showETagCache() async throws -> SectionOutcome {
-    .skipped("the FetcherService module (and its ETag cache) has no public API yet")
-  }
-
   func showMultipartUpload() async throws -> SectionOutcome {
     .skipped("the MIMEDocument module has no public API yet")
   }
