@@ -5,10 +5,10 @@ import Foundation
 
 extension Tour {
   func showMultipartUpload() async throws -> SectionOutcome {
-    .skipped("the MIMEDocument module has no public API yet")
+    .skipped("not in the tour yet: MIMEDocument was still being written when the demo was")
   }
 
   func showLogs() async throws -> SectionOutcome {
-    .skipped("the HTTPLogging module has no public API yet")
+    .skipped("not in the tour yet: HTTPLogging was still being written when the demo was")
   }
 }
