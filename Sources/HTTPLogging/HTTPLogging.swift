@@ -1,1 +1,146 @@
-// The HTTPLogging module.
+import Foundation
+import SessionFetcher
+
+/// Logging of every fetch of the process to files, and of each fetch to ``SessionFetcher/log``.
+///
+/// ```swift
+/// import HTTPLogging
+///
+/// SessionFetcher.isLoggingEnabled = true   // debug builds; release builds also need
+///                                          // `isLoggingAllowedInReleaseBuilds = true`
+/// ```
+///
+/// All settings are process-wide and may be read and changed from any thread.
+extension SessionFetcher {
+  /// The key under which a finished fetch's text log is kept in ``SessionFetcher/properties``.
+  public static let logPropertyKey = "SessionFetcher.HTTPLogging.log"
+
+  /// Whether every fetch of the process is logged (default false).
+  ///
+  /// Turning it on registers the logging ``FetcherEventMonitor`` (once per process). A debug build
+  /// (`DEBUG` defined) then logs; a release build logs only when
+  /// ``isLoggingAllowedInReleaseBuilds`` is also true. Fetches that began while logging was off
+  /// are not logged. The run folder's path is printed on standard error when the first fetch is
+  /// logged to files.
+  public static var isLoggingEnabled: Bool {
+    get { LoggingSettings.shared.withLock { $0.isEnabled } }
+    set {
+      if newValue { LoggingMonitor.registerOnce() }
+      LoggingSettings.shared.withLock { $0.isEnabled = newValue }
+    }
+  }
+
+  /// The explicit opt-in a release build needs to log (default false). Logs hold URLs, headers and
+  /// bodies; even redacted, they are for debugging, not for production.
+  public static var isLoggingAllowedInReleaseBuilds: Bool {
+    get { LoggingSettings.shared.withLock { $0.isAllowedInReleaseBuilds } }
+    set { LoggingSettings.shared.withLock { $0.isAllowedInReleaseBuilds = newValue } }
+  }
+
+  /// Whether fetches are being logged now: ``isLoggingEnabled``, and in a release build
+  /// ``isLoggingAllowedInReleaseBuilds`` as well.
+  public static var isLoggingActive: Bool {
+    LoggingSettings.shared.withLock { $0.isActive }
+  }
+
+  /// The folder that holds one folder per run (default below). Setting it ends the current run:
+  /// the next logged fetch begins a new run folder there.
+  ///
+  /// Default:
+  /// - Linux: `$XDG_STATE_HOME/SessionFetcherLogs` when `XDG_STATE_HOME` is an absolute path, else
+  ///   `~/.local/state/SessionFetcherLogs`, else (no `HOME`) `<temporary directory>/SessionFetcherLogs`.
+  /// - macOS: `~/Desktop/SessionFetcherLogs`, like the original's `~/Desktop/GTMHTTPDebugLogs`.
+  ///
+  /// Each run folder, `<process>_log_<yyyy-MM-dd_HH-mm-ss>` (`_2`, `_3`… when taken), holds
+  /// `index.html` (one entry per fetch), `fetch_<N>.txt` (the text log of fetch N),
+  /// `fetch_<N>_request.<ext>` and `fetch_<N>_response.<ext>` (bodies; earlier redirect hops and
+  /// attempts `fetch_<N>_<K>_response.<ext>`) and `log.har` (HAR 1.2, one entry per attempt and
+  /// redirect hop, valid JSON after every fetch). `<process>_log_newest.html` beside the run
+  /// folders links to the newest run's index.
+  public static var loggingDirectory: URL {
+    get { LoggingSettings.shared.withLock { $0.effectiveDirectory } }
+    set {
+      LoggingSettings.shared.withLock {
+        $0.directory = newValue
+        $0.runGeneration += 1
+      }
+    }
+  }
+
+  /// The process name used in run folder and symlink names. Default: the process's name with
+  /// spaces replaced by `_`. Setting it ends the current run.
+  public static var loggingProcessName: String {
+    get { LoggingSettings.shared.withLock { $0.effectiveProcessName } }
+    set {
+      LoggingSettings.shared.withLock {
+        $0.processName = LoggingSettings.cleanedProcessName(newValue)
+        $0.runGeneration += 1
+      }
+    }
+  }
+
+  /// Whether logged fetches are written to files (default true). When false, only
+  /// ``SessionFetcher/log`` is produced.
+  public static var isLoggingToFileEnabled: Bool {
+    get { LoggingSettings.shared.withLock { $0.isToFileEnabled } }
+    set { LoggingSettings.shared.withLock { $0.isToFileEnabled = newValue } }
+  }
+
+  /// Whether secrets are redacted from every log output (default true; see ``LogRedactor``).
+  ///
+  /// Turning it off is unsafe — logs then hold credentials, cookies and tokens — and prints a
+  /// warning on standard error once per process.
+  public static var isLogRedactionEnabled: Bool {
+    get { LoggingSettings.shared.withLock { $0.isRedactionEnabled } }
+    set {
+      LoggingSettings.shared.withLock { $0.isRedactionEnabled = newValue }
+      guard !newValue else { return }
+      let warn = LoggingSettings.warnedAboutRedaction.withLock { warned -> Bool in
+        defer { warned = true }
+        return !warned
+      }
+      if warn {
+        printLoggingNotice(
+          "WARNING: log redaction is off; logs will contain credentials, cookies and tokens in clear.")
+      }
+    }
+  }
+
+  /// What counts as a secret in logs, and the marker that replaces it. Change its sets to add your
+  /// own sensitive headers or parameter names:
+  ///
+  /// ```swift
+  /// SessionFetcher.logRedactor.sensitiveHeaderNames.insert("x-my-session")
+  /// ```
+  public static var logRedactor: LogRedactor {
+    get { LoggingSettings.shared.withLock { $0.redactor } }
+    set { LoggingSettings.shared.withLock { $0.redactor = newValue } }
+  }
+
+  /// The most bytes of each request and response body kept in memory and logged (default
+  /// 1,000,000). Longer bodies are logged up to the cap with a "truncated" note.
+  public static var loggingMaximumBodySize: Int {
+    get { LoggingSettings.shared.withLock { $0.maximumBodySize } }
+    set { LoggingSettings.shared.withLock { $0.maximumBodySize = max(0, newValue) } }
+  }
+
+  /// The current run's folder, once a fetch has been logged to files in it; nil before.
+  /// Waits for queued log writes.
+  public static var loggingRunDirectory: URL? {
+    LoggingMonitor.shared.writer.currentRunFolder
+  }
+
+  /// Waits until the files of every fetch that has finished are written. File writes happen on a
+  /// background queue; call this before reading the log files.
+  public static func flushLogs() {
+    LoggingMonitor.shared.writer.flush()
+  }
+
+  /// The text log of this fetch, once it has finished while logging was active; nil otherwise.
+  ///
+  /// Available in the completion handler, and also when ``isLoggingToFileEnabled`` is false.
+  /// Redacted like every other log output.
+  public var log: String? {
+    property(forKey: SessionFetcher.logPropertyKey) as? String
+  }
+}

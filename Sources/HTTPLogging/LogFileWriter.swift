@@ -1,0 +1,174 @@
+import Foundation
+import SessionFetcher
+
+/// Writes the files of the current run on a serial queue, off the fetcher's path.
+///
+/// A run begins at the first fetch logged to files (or after the directory or process name
+/// changed): a new folder `<process>_log_<yyyy-MM-dd_HH-mm-ss>` (with `_2`, `_3`… when that name is
+/// taken), `index.html` and `log.har` in it, and the `<process>_log_newest.html` symlink beside it.
+/// A write failure prints once and turns file output off until the next run; the fetch is never
+/// affected.
+final class LogFileWriter: @unchecked Sendable {
+  // `@unchecked Sendable`: `run` and `failedKey` are only touched on `queue`.
+  private let queue = DispatchQueue(label: "SessionFetcher.HTTPLogging.writer")
+  private var run: LogRun?
+  private var failedKey: RunKey?
+
+  struct RunKey: Equatable {
+    var directory: URL
+    var processName: String
+    var generation: Int
+  }
+
+  final class LogRun {
+    let key: RunKey
+    let folder: URL
+    let harHandle: FileHandle
+    let htmlHandle: FileHandle
+    var fetchCount = 0
+    var harEntryCount = 0
+
+    init(key: RunKey, folder: URL, harHandle: FileHandle, htmlHandle: FileHandle) {
+      self.key = key
+      self.folder = folder
+      self.harHandle = harHandle
+      self.htmlHandle = htmlHandle
+    }
+
+    deinit {
+      try? harHandle.close()
+      try? htmlHandle.close()
+    }
+  }
+
+  static let indexFileName = "index.html"
+  static let harFileName = "log.har"
+
+  /// Queues the files of one fetch.
+  func write(_ prepared: PreparedRecord, settings: LoggingSettings) {
+    let key = RunKey(
+      directory: settings.effectiveDirectory, processName: settings.effectiveProcessName,
+      generation: settings.runGeneration)
+    queue.async { self.writeNow(prepared, key: key) }
+  }
+
+  /// Waits until every queued write is done.
+  func flush() {
+    queue.sync {}
+  }
+
+  /// The current run's folder, once a fetch was logged to files.
+  var currentRunFolder: URL? {
+    queue.sync { run?.folder }
+  }
+
+  /// Ends the current run; the next fetch logged to files begins a new one.
+  func endRun() {
+    queue.sync {
+      run = nil
+      failedKey = nil
+    }
+  }
+
+  private func writeNow(_ prepared: PreparedRecord, key: RunKey) {
+    if failedKey == key { return }
+    do {
+      let run = try currentRun(for: key)
+      run.fetchCount += 1
+      let number = run.fetchCount
+      let files = BodyFileNames.make(number: number, prepared: prepared)
+      try writeBodies(prepared, files: files, in: run.folder)
+      let textFile = "fetch_\(number).txt"
+      let text = TextLogFormatter.format(prepared, files: files) + String(repeating: "-", count: 72) + "\n"
+      try Data(text.utf8).write(to: run.folder.appendingPathComponent(textFile), options: .atomic)
+      let entry = HTMLLogFormatter.entry(number: number, prepared: prepared, textFile: textFile, files: files)
+      try run.htmlHandle.seekToEnd()
+      try run.htmlHandle.write(contentsOf: Data(entry.utf8))
+      try appendHAREntries(HARFormatter.entries(prepared, files: files), to: run)
+    } catch {
+      failedKey = key
+      run = nil
+      printLoggingNotice(
+        "cannot write logs in \(key.directory.path) (\(error)); file logging is off until the logging "
+          + "directory changes. The fetches are not affected.")
+    }
+  }
+
+  private func currentRun(for key: RunKey) throws -> LogRun {
+    if let run, run.key == key { return run }
+    run = nil
+    let manager = FileManager.default
+    try manager.createDirectory(at: key.directory, withIntermediateDirectories: true)
+    let base = "\(key.processName)_log_\(LogDates.runStamp(Date()))"
+    var folder = key.directory.appendingPathComponent(base, isDirectory: true)
+    var suffix = 1
+    while true {
+      do {
+        // Creation fails when the name exists: claiming the folder is atomic, also across processes.
+        try manager.createDirectory(at: folder, withIntermediateDirectories: false)
+        break
+      } catch {
+        suffix += 1
+        guard manager.fileExists(atPath: folder.path), suffix < 10_000 else { throw error }
+        folder = key.directory.appendingPathComponent("\(base)_\(suffix)", isDirectory: true)
+      }
+    }
+    let htmlURL = folder.appendingPathComponent(Self.indexFileName)
+    let head = HTMLLogFormatter.head(processName: key.processName, stamp: folder.lastPathComponent)
+    try Data(head.utf8).write(to: htmlURL)
+    let harURL = folder.appendingPathComponent(Self.harFileName)
+    try Data((HARFormatter.prefix + HARFormatter.suffix).utf8).write(to: harURL)
+    let run = LogRun(
+      key: key, folder: folder, harHandle: try FileHandle(forUpdating: harURL),
+      htmlHandle: try FileHandle(forWritingTo: htmlURL))
+    linkNewest(to: folder, key: key)
+    printLoggingNotice("logging fetches to \(folder.path)")
+    self.run = run
+    return run
+  }
+
+  /// Points `<process>_log_newest.html` at the run's index (best effort).
+  private func linkNewest(to folder: URL, key: RunKey) {
+    let link = key.directory.appendingPathComponent("\(key.processName)_log_newest.html")
+    let manager = FileManager.default
+    try? manager.removeItem(at: link)
+    try? manager.createSymbolicLink(
+      atPath: link.path, withDestinationPath: folder.lastPathComponent + "/" + Self.indexFileName)
+  }
+
+  private func writeBodies(_ prepared: PreparedRecord, files: BodyFileNames, in folder: URL) throws {
+    for (index, exchange) in prepared.record.exchanges.enumerated() {
+      if let name = files.request[index], let body = exchange.requestBody {
+        try bodyFileData(body).write(to: folder.appendingPathComponent(name), options: .atomic)
+      }
+      if let name = files.response[index] {
+        try bodyFileData(exchange.responseBody).write(
+          to: folder.appendingPathComponent(name), options: .atomic)
+      }
+    }
+  }
+
+  /// A capped body gets a note after its bytes (text) or in a companion line (binary: none, the
+  /// size is in the logs).
+  private func bodyFileData(_ body: LoggedBody) -> Data {
+    guard body.isTruncated, String(data: body.data, encoding: .utf8) != nil else { return body.data }
+    return body.data + Data("\n\n[truncated: \(body.data.count) of \(body.length) bytes logged]\n".utf8)
+  }
+
+  /// Rewrites the tail of the HAR file: the new entries, then the closing brackets again, so the
+  /// file is valid JSON after every fetch.
+  private func appendHAREntries(_ entries: [Data], to run: LogRun) throws {
+    guard !entries.isEmpty else { return }
+    var chunk = Data()
+    for entry in entries {
+      if run.harEntryCount > 0 { chunk.append(Data(",\n".utf8)) }
+      chunk.append(Data("      ".utf8))
+      chunk.append(entry)
+      run.harEntryCount += 1
+    }
+    chunk.append(Data(HARFormatter.suffix.utf8))
+    let end = try run.harHandle.seekToEnd()
+    try run.harHandle.seek(toOffset: end - UInt64(HARFormatter.suffix.utf8.count))
+    try run.harHandle.write(contentsOf: chunk)
+  }
+}

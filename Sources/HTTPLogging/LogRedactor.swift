@@ -1,0 +1,408 @@
+import Foundation
+
+/// Decides which parts of a logged fetch are secrets and replaces them with a marker.
+///
+/// Redaction works in two passes over one fetch:
+/// 1. **Find and replace by name**: values of sensitive headers (``sensitiveHeaderNames``, and any
+///    header whose name looks like a secret), query items, `application/x-www-form-urlencoded`
+///    fields and JSON keys (at any depth) whose names look like secrets (see ``isSensitiveName(_:)``).
+///    `Authorization` keeps its scheme (`Bearer _snip_`), `Cookie` and `Set-Cookie` keep cookie
+///    names and attributes.
+/// 2. **Scrub**: every secret value found in pass 1 (at least ``minimumScrubbedLength`` characters)
+///    is replaced wherever else it appears in that fetch's output — URLs, other headers, request and
+///    response bodies, error text — because servers echo what they are sent.
+///
+/// A value type without I/O; ``SessionFetcher/logRedactor`` holds the one logging uses.
+public struct LogRedactor: Sendable, Equatable {
+  /// What replaces a secret. Default `_snip_`, as in the original GTMSessionFetcher logs.
+  public var marker: String = "_snip_"
+
+  /// Header names (case-insensitive) whose values are always secrets. Default: `Authorization`,
+  /// `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`, `X-Auth-Token`, `X-Access-Token`,
+  /// `X-CSRF-Token`, `X-XSRF-Token`, `X-Goog-Api-Key`, `X-Amz-Security-Token`, `Api-Key`.
+  public var sensitiveHeaderNames: Set<String> = [
+    "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token",
+    "x-access-token", "x-csrf-token", "x-xsrf-token", "x-goog-api-key", "x-amz-security-token", "api-key",
+  ]
+
+  /// Name parts that mark a query item, form field, JSON key or header as secret (lowercase).
+  ///
+  /// An entry of five or more characters matches anywhere in the name with separators removed
+  /// (`token` matches `access_token` and `idToken`); a shorter entry must be a whole word of the
+  /// name (`key` matches `api_key` and `apiKey`, not `monkey`). See ``isSensitiveName(_:)``.
+  public var sensitiveNames: Set<String> = [
+    "token", "secret", "password", "passwd", "pwd", "pass", "key", "apikey", "auth", "authorization",
+    "signature", "sig", "credential", "cookie", "sessionid", "otp", "assertion", "privatekey",
+    "codeverifier",
+  ]
+
+  /// Secrets shorter than this are replaced where they were found but not scrubbed from the rest of
+  /// the output (a cookie value `1` would otherwise erase every `1`). Default 4.
+  public var minimumScrubbedLength: Int = 4
+
+  /// The default redactor.
+  public init() {}
+
+  // MARK: - Names
+
+  /// Whether `name` (a header name, case-insensitive) always holds a secret: it is one of
+  /// ``sensitiveHeaderNames`` or looks like a secret by ``isSensitiveName(_:)``.
+  public func isSensitiveHeader(_ name: String) -> Bool {
+    sensitiveHeaderNames.contains(name.lowercased()) || isSensitiveName(name)
+  }
+
+  /// Whether a parameter or key called `name` looks like it holds a secret (see ``sensitiveNames``).
+  ///
+  /// The name is split into words at `_`, `-`, `.`, spaces and lower-to-upper case changes.
+  public func isSensitiveName(_ name: String) -> Bool {
+    let words = Self.words(of: name)
+    let joined = words.joined()
+    for entry in sensitiveNames {
+      if entry.count >= 5 {
+        if joined.contains(entry) { return true }
+      } else if words.contains(entry) || joined == entry {
+        return true
+      }
+    }
+    return false
+  }
+
+  static func words(of name: String) -> [String] {
+    var words: [String] = []
+    var current = ""
+    var previousWasLower = false
+    for character in name {
+      if character.isLetter || character.isNumber {
+        if character.isUppercase && previousWasLower && !current.isEmpty {
+          words.append(current)
+          current = ""
+        }
+        current.append(contentsOf: character.lowercased())
+        previousWasLower = character.isLowercase || character.isNumber
+      } else {
+        if !current.isEmpty { words.append(current) }
+        current = ""
+        previousWasLower = false
+      }
+    }
+    if !current.isEmpty { words.append(current) }
+    return words
+  }
+
+  // MARK: - The original's snipping
+
+  /// The original's `snipSubstringOfString`: replaces the part of `string` between the first
+  /// `start` and the next `end` with `marker`; without `end`, up to the end; without `start`,
+  /// `string` is unchanged.
+  ///
+  /// `snipSubstring(of: "abcdefg", between: "abcd", and: "fg")` is `"abcd_snip_fg"`.
+  static func snipSubstring(of string: String, between start: String, and end: String?, marker: String)
+    -> String
+  {
+    guard let startRange = string.range(of: start) else { return string }
+    let tail = string[startRange.upperBound...]
+    let endIndex = end.flatMap { tail.range(of: $0)?.lowerBound } ?? string.endIndex
+    return String(string[..<startRange.upperBound]) + marker + String(string[endIndex...])
+  }
+}
+
+// MARK: - Pass 1: values by name
+
+/// Secrets found in one fetch; they are scrubbed from all of its output.
+struct SecretSet: Sendable, Equatable {
+  private(set) var values: Set<String> = []
+
+  mutating func insert(_ value: String) {
+    let trimmed = value.trimmingCharacters(in: .whitespaces)
+    guard !trimmed.isEmpty else { return }
+    values.insert(trimmed)
+  }
+
+  mutating func formUnion(_ other: SecretSet) {
+    values.formUnion(other.values)
+  }
+}
+
+extension LogRedactor {
+  /// The redacted value of header `name`, adding its secrets to `secrets`. Values of other headers
+  /// are returned unchanged (they are scrubbed later).
+  func redactHeader(name: String, value: String, secrets: inout SecretSet) -> String {
+    let lower = name.lowercased()
+    if lower == "cookie" {
+      return redactCookiePairs(value, separators: [";"], attributeNames: [], secrets: &secrets)
+    }
+    if lower == "set-cookie" {
+      return redactCookiePairs(
+        value, separators: [";", ","], attributeNames: Self.cookieAttributes, secrets: &secrets)
+    }
+    if lower == "location" || lower == "content-location",
+      let redacted = redactURLString(value, secrets: &secrets)
+    {
+      return redacted
+    }
+    guard isSensitiveHeader(name) else { return value }
+    return redactCredentials(value, secrets: &secrets)
+  }
+
+  /// `Scheme credentials` keeps the scheme; Basic credentials add the decoded password as a secret;
+  /// OAuth 1 parameters add each quoted value.
+  func redactCredentials(_ value: String, secrets: inout SecretSet) -> String {
+    let trimmed = value.trimmingCharacters(in: .whitespaces)
+    guard !trimmed.isEmpty else { return value }
+    secrets.insert(trimmed)
+    guard let space = trimmed.firstIndex(of: " ") else { return marker }
+    let scheme = String(trimmed[..<space])
+    guard scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else { return marker }
+    let credentials = trimmed[trimmed.index(after: space)...].trimmingCharacters(in: .whitespaces)
+    secrets.insert(credentials)
+    if scheme.lowercased() == "basic", let data = Data(base64Encoded: credentials),
+      let decoded = String(data: data, encoding: .utf8)
+    {
+      secrets.insert(decoded)
+      if let colon = decoded.firstIndex(of: ":") {
+        secrets.insert(String(decoded[decoded.index(after: colon)...]))
+      }
+    }
+    // OAuth 1 / GoogleLogin: `k="v", k2="v2"` or `auth=v`.
+    for part in credentials.split(separator: ",") {
+      guard let equals = part.firstIndex(of: "=") else { continue }
+      let raw = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+      let unquoted = raw.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+      secrets.insert(unquoted)
+      secrets.insert(unquoted.removingPercentEncoding ?? unquoted)
+    }
+    return scheme + " " + marker
+  }
+
+  static let cookieAttributes: Set<String> = [
+    "path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority", "partitioned",
+    "version", "comment",
+  ]
+
+  /// `a=1; b=2` → `a=_snip_; b=_snip_`; with `Set-Cookie` attributes kept.
+  func redactCookiePairs(
+    _ value: String, separators: Set<Character>, attributeNames: Set<String>, secrets: inout SecretSet
+  ) -> String {
+    var output = ""
+    var segment = ""
+    func flush() {
+      if let equals = segment.firstIndex(of: "=") {
+        let name = segment[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+        if !attributeNames.contains(name) {
+          let cookieValue = String(segment[segment.index(after: equals)...])
+          secrets.insert(cookieValue.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")))
+          segment = String(segment[...equals]) + marker
+        }
+      }
+      output += segment
+      segment = ""
+    }
+    for character in value {
+      if separators.contains(character) {
+        flush()
+        output.append(character)
+      } else {
+        segment.append(character)
+      }
+    }
+    flush()
+    return output
+  }
+
+  /// Query items, fragment parameters and the password of the user info whose names look like
+  /// secrets. nil when `string` is not a URL.
+  func redactURLString(_ string: String, secrets: inout SecretSet) -> String? {
+    guard var components = URLComponents(string: string) else { return nil }
+    var changed = false
+    if let password = components.password, !password.isEmpty {
+      secrets.insert(password)
+      secrets.insert(components.percentEncodedPassword ?? password)
+      components.password = marker
+      changed = true
+    }
+    if let query = components.percentEncodedQuery {
+      let redacted = redactFormEncoded(query, secrets: &secrets)
+      if redacted != query {
+        components.percentEncodedQuery = redacted
+        changed = true
+      }
+    }
+    if let fragment = components.percentEncodedFragment, fragment.contains("=") {
+      let redacted = redactFormEncoded(fragment, secrets: &secrets)
+      if redacted != fragment {
+        components.percentEncodedFragment = redacted
+        changed = true
+      }
+    }
+    guard changed else { return string }
+    return components.string ?? string
+  }
+
+  /// `a=1&token=xyz` → `a=1&token=_snip_` (names decoded before matching, `+` as space).
+  func redactFormEncoded(_ text: String, secrets: inout SecretSet) -> String {
+    let fields = text.split(separator: "&", omittingEmptySubsequences: false)
+    let redacted = fields.map { field -> String in
+      guard let equals = field.firstIndex(of: "=") else { return String(field) }
+      let rawName = String(field[..<equals])
+      let name = Self.formDecoded(rawName)
+      guard isSensitiveName(name) else { return String(field) }
+      let rawValue = String(field[field.index(after: equals)...])
+      guard !rawValue.isEmpty else { return String(field) }
+      secrets.insert(rawValue)
+      secrets.insert(Self.formDecoded(rawValue))
+      return rawName + "=" + marker
+    }
+    return redacted.joined(separator: "&")
+  }
+
+  static func formDecoded(_ text: String) -> String {
+    let spaced = text.replacingOccurrences(of: "+", with: " ")
+    return spaced.removingPercentEncoding ?? spaced
+  }
+
+  /// Whether `text` has the shape of a form body (`name=value&…`, no whitespace).
+  static func looksFormEncoded(_ text: String) -> Bool {
+    guard !text.isEmpty, text.contains("="), text.count < 1_000_000 else { return false }
+    if text.contains(where: { $0.isWhitespace || $0 == "<" || $0 == "{" || $0 == "\"" }) { return false }
+    return text.split(separator: "&").allSatisfy { field in
+      guard let equals = field.firstIndex(of: "=") else { return false }
+      return equals != field.startIndex
+    }
+  }
+
+  /// Replaces the values of secret-looking keys at any depth of a parsed JSON value.
+  func redactJSON(_ value: Any, secrets: inout SecretSet) -> Any {
+    if let dictionary = value as? [String: Any] {
+      var result: [String: Any] = [:]
+      for (key, element) in dictionary {
+        if isSensitiveName(key) {
+          result[key] = redactJSONSecret(element, secrets: &secrets)
+        } else {
+          result[key] = redactJSON(element, secrets: &secrets)
+        }
+      }
+      return result
+    }
+    if let array = value as? [Any] {
+      return array.map { redactJSON($0, secrets: &secrets) }
+    }
+    return value
+  }
+
+  /// Everything under a secret key is secret; `null` and booleans say nothing and are kept.
+  private func redactJSONSecret(_ value: Any, secrets: inout SecretSet) -> Any {
+    if let string = value as? String {
+      if string.isEmpty { return string }
+      secrets.insert(string)
+      if string.contains(" ") { _ = redactCredentials(string, secrets: &secrets) }
+      return marker
+    }
+    if let dictionary = value as? [String: Any] {
+      return dictionary.mapValues { redactJSONSecret($0, secrets: &secrets) }
+    }
+    if let array = value as? [Any] {
+      return array.map { redactJSONSecret($0, secrets: &secrets) }
+    }
+    if value is NSNull { return value }
+    if let number = value as? NSNumber {
+      if Self.isBoolean(number) { return value }
+      secrets.insert(number.stringValue)
+      return marker
+    }
+    return marker
+  }
+
+  static func isBoolean(_ number: NSNumber) -> Bool {
+    #if canImport(Darwin)
+      return CFGetTypeID(number) == CFBooleanGetTypeID()
+    #else
+      return String(cString: number.objCType) == "c"
+        && (number == NSNumber(value: true) || number == NSNumber(value: false))
+    #endif
+  }
+
+  /// In free text: `name=value` pairs and `"name": "value"` pairs with secret-looking names, and
+  /// `Bearer`/`OAuth`/`Basic` credentials.
+  func redactFreeText(_ text: String, secrets: inout SecretSet) -> String {
+    var output = text
+    for match in text.matches(of: /([A-Za-z0-9_.\-]+)=([^&\s"'<>;,]+)/) {
+      let name = String(match.output.1)
+      if isSensitiveName(name) {
+        secrets.insert(String(match.output.2))
+        secrets.insert(Self.formDecoded(String(match.output.2)))
+      }
+    }
+    for match in text.matches(of: /"([^"\\]{1,100})"\s*:\s*"((?:[^"\\]|\\.)*)"/) {
+      if isSensitiveName(String(match.output.1)) { secrets.insert(String(match.output.2)) }
+    }
+    for match in text.matches(
+      of: /(?i:\b(?:Bearer|OAuth|Basic|GoogleLogin\s+auth=))\s*([A-Za-z0-9._~+\/=\-]{4,})/)
+    {
+      secrets.insert(String(match.output.1))
+    }
+    output = scrub(output, secrets: secrets)
+    return output
+  }
+
+  // MARK: - Pass 2: scrubbing
+
+  /// The forms a secret may take in output: as is, percent-encoded, form-encoded, JSON-escaped.
+  func scrubPatterns(_ secrets: SecretSet) -> [String] {
+    var patterns: Set<String> = []
+    for secret in secrets.values where secret.count >= minimumScrubbedLength && !marker.contains(secret) {
+      patterns.insert(secret)
+      if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics) {
+        patterns.insert(encoded)
+      }
+      if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) {
+        patterns.insert(encoded)
+      }
+      patterns.insert(secret.replacingOccurrences(of: "/", with: "\\/"))
+      patterns.insert(secret.replacingOccurrences(of: " ", with: "+"))
+    }
+    // Longest first, so a secret containing another is replaced whole.
+    return patterns.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
+  }
+
+  /// `text` with every secret (and its encoded forms) replaced by ``marker``.
+  func scrub(_ text: String, secrets: SecretSet) -> String {
+    scrub(text, patterns: scrubPatterns(secrets))
+  }
+
+  func scrub(_ text: String, patterns: [String]) -> String {
+    var output = text
+    for pattern in patterns where output.contains(pattern) {
+      output = output.replacingOccurrences(of: pattern, with: marker)
+    }
+    return output
+  }
+
+  /// `data` with every secret's bytes replaced by the marker's; when `truncated`, a tail that
+  /// begins a secret is replaced as well.
+  func scrub(_ data: Data, patterns: [String], truncated: Bool) -> Data {
+    var output = data
+    let markerBytes = Data(marker.utf8)
+    for pattern in patterns {
+      let needle = Data(pattern.utf8)
+      var searchStart = output.startIndex
+      while searchStart < output.endIndex,
+        let range = output.range(of: needle, options: [], in: searchStart..<output.endIndex)
+      {
+        output.replaceSubrange(range, with: markerBytes)
+        searchStart = range.lowerBound + markerBytes.count
+      }
+    }
+    if truncated {
+      for pattern in patterns {
+        let needle = Array(pattern.utf8)
+        for length in stride(
+          from: min(needle.count - 1, output.count), through: minimumScrubbedLength, by: -1)
+        where output.suffix(length).elementsEqual(needle.prefix(length)) {
+          output.replaceSubrange((output.endIndex - length)..<output.endIndex, with: markerBytes)
+          break
+        }
+      }
+    }
+    return output
+  }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import SessionFetcher
+
+/// The process-wide logging settings, behind one lock.
+struct LoggingSettings: Sendable {
+  var isEnabled = false
+  var isAllowedInReleaseBuilds = false
+  var directory: URL?
+  var processName: String?
+  var isToFileEnabled = true
+  var isRedactionEnabled = true
+  var redactor = LogRedactor()
+  var maximumBodySize = 1_000_000
+  /// Bumped whenever the current run must end (directory or process name changed).
+  var runGeneration = 0
+
+  static let shared = Locked(LoggingSettings())
+  /// Whether the unsafe opt-out warning was printed.
+  static let warnedAboutRedaction = Locked(false)
+
+  /// Whether logging is on, given the build: a debug build logs when enabled; a release build
+  /// also needs the explicit opt-in.
+  static func isActive(enabled: Bool, allowedInReleaseBuilds: Bool, isDebugBuild: Bool) -> Bool {
+    enabled && (isDebugBuild || allowedInReleaseBuilds)
+  }
+
+  static var isDebugBuild: Bool {
+    #if DEBUG
+      return true
+    #else
+      return false
+    #endif
+  }
+
+  var isActive: Bool {
+    Self.isActive(
+      enabled: isEnabled, allowedInReleaseBuilds: isAllowedInReleaseBuilds, isDebugBuild: Self.isDebugBuild)
+  }
+
+  var effectiveDirectory: URL {
+    directory
+      ?? Self.defaultDirectory(
+        environment: ProcessInfo.processInfo.environment,
+        temporaryDirectory: FileManager.default.temporaryDirectory)
+  }
+
+  var effectiveProcessName: String {
+    processName ?? Self.cleanedProcessName(ProcessInfo.processInfo.processName)
+  }
+
+  /// The default ``SessionFetcher/loggingDirectory``.
+  ///
+  /// - macOS: `~/Desktop/SessionFetcherLogs`.
+  /// - Linux and others: `$XDG_STATE_HOME/SessionFetcherLogs` when that is an absolute path, else
+  ///   `$HOME/.local/state/SessionFetcherLogs`, else `<temporary directory>/SessionFetcherLogs`.
+  static func defaultDirectory(environment: [String: String], temporaryDirectory: URL) -> URL {
+    let home = environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true) }
+    #if os(macOS)
+      if let home {
+        return home.appendingPathComponent("Desktop", isDirectory: true).appendingPathComponent(
+          "SessionFetcherLogs", isDirectory: true)
+      }
+    #else
+      if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+        return URL(fileURLWithPath: state, isDirectory: true).appendingPathComponent(
+          "SessionFetcherLogs", isDirectory: true)
+      }
+      if let home {
+        return home.appendingPathComponent(".local/state", isDirectory: true).appendingPathComponent(
+          "SessionFetcherLogs", isDirectory: true)
+      }
+    #endif
+    return temporaryDirectory.appendingPathComponent("SessionFetcherLogs", isDirectory: true)
+  }
+
+  /// Spaces become `_`; path separators are removed.
+  static func cleanedProcessName(_ name: String) -> String {
+    let cleaned = name.replacingOccurrences(of: " ", with: "_").replacingOccurrences(of: "/", with: "")
+    return cleaned.isEmpty ? "process" : cleaned
+  }
+}
+
+/// Prints a line on standard error (logging's own notices; never fails).
+func printLoggingNotice(_ message: String) {
+  FileHandle.standardError.write(Data("SessionFetcher HTTPLogging: \(message)\n".utf8))
+}

@@ -1,0 +1,208 @@
+import Foundation
+
+/// What a logged body holds, decided from its content type and bytes.
+enum BodyKind: Sendable, Equatable {
+  case json
+  case form
+  case text
+  case binary
+
+  /// The extension of the body's file in the run folder.
+  func fileExtension(contentType: String?) -> String {
+    let type = (contentType ?? "").lowercased()
+    switch self {
+    case .json: return "json"
+    case .form: return "txt"
+    case .text:
+      if type.contains("html") { return "html.txt" }
+      if type.contains("xml") { return "xml" }
+      return "txt"
+    case .binary:
+      let known: [(String, String)] = [
+        ("image/png", "png"), ("image/jpeg", "jpg"), ("image/gif", "gif"), ("image/webp", "webp"),
+        ("application/pdf", "pdf"), ("application/zip", "zip"), ("application/gzip", "gz"),
+      ]
+      return known.first { type.contains($0.0) }?.1 ?? "bin"
+    }
+  }
+
+  static func classify(_ data: Data, contentType: String?) -> BodyKind {
+    let type = (contentType ?? "").lowercased()
+    if type.contains("x-www-form-urlencoded") { return .form }
+    let binaryTypes = [
+      "image/", "audio/", "video/", "octet-stream", "application/pdf", "zip", "gzip", "protobuf",
+    ]
+    if binaryTypes.contains(where: { type.contains($0) }) { return .binary }
+    guard !data.contains(0), let text = String(data: data, encoding: .utf8) else { return .binary }
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    if type.contains("json") || trimmed.hasPrefix("{") || trimmed.hasPrefix("[") {
+      if (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil { return .json }
+    }
+    if type.isEmpty && LogRedactor.looksFormEncoded(trimmed) { return .form }
+    return .text
+  }
+}
+
+extension LoggedBody {
+  /// The kept bytes as text, when they are text.
+  var text: String? { String(data: data, encoding: .utf8) }
+}
+
+/// Prepares a fetch record for output: classifies and pretty-prints bodies and, when a redactor is
+/// given, redacts secrets everywhere.
+struct RecordPreparer {
+  var redactor: LogRedactor?
+
+  /// The record with bodies rendered (`kinds` per exchange: request, response) and secrets redacted.
+  func prepare(_ record: FetchRecord) -> PreparedRecord {
+    var secrets = SecretSet()
+    var record = record
+    // Pass 1: replace by name everywhere, collecting secrets.
+    for index in record.exchanges.indices {
+      var exchange = record.exchanges[index]
+      if let redactor {
+        exchange.url = redactor.redactURLString(exchange.url, secrets: &secrets) ?? exchange.url
+        if let responseURL = exchange.responseURL {
+          exchange.responseURL = redactor.redactURLString(responseURL, secrets: &secrets) ?? responseURL
+        }
+        if let target = exchange.redirectedTo {
+          exchange.redirectedTo = redactor.redactURLString(target, secrets: &secrets) ?? target
+        }
+        exchange.requestHeaders = exchange.requestHeaders.map {
+          ($0.name, redactor.redactHeader(name: $0.name, value: $0.value, secrets: &secrets))
+        }
+        exchange.responseHeaders = exchange.responseHeaders.map {
+          ($0.name, redactor.redactHeader(name: $0.name, value: $0.value, secrets: &secrets))
+        }
+      }
+      record.exchanges[index] = exchange
+    }
+    if let redactor {
+      record.url = redactor.redactURLString(record.url, secrets: &secrets) ?? record.url
+    }
+    var requestKinds: [BodyKind?] = []
+    var responseKinds: [BodyKind?] = []
+    for index in record.exchanges.indices {
+      var exchange = record.exchanges[index]
+      var requestKind: BodyKind?
+      if var body = exchange.requestBody, body.source == .data, !body.data.isEmpty {
+        requestKind = render(&body, contentType: exchange.requestContentType, secrets: &secrets)
+        exchange.requestBody = body
+      }
+      var responseKind: BodyKind?
+      if exchange.responseBody.source == .data, !exchange.responseBody.data.isEmpty {
+        responseKind = render(
+          &exchange.responseBody, contentType: exchange.responseContentType, secrets: &secrets)
+      }
+      requestKinds.append(requestKind)
+      responseKinds.append(responseKind)
+      record.exchanges[index] = exchange
+    }
+    guard let redactor else {
+      return PreparedRecord(record: record, requestKinds: requestKinds, responseKinds: responseKinds)
+    }
+    // Pass 2: scrub every secret found from everything.
+    let patterns = redactor.scrubPatterns(secrets)
+    if !patterns.isEmpty {
+      let scrub = { (text: String) in redactor.scrub(text, patterns: patterns) }
+      record.url = scrub(record.url)
+      record.comment = record.comment.map(scrub)
+      record.errorText = record.errorText.map(scrub)
+      for index in record.exchanges.indices {
+        var exchange = record.exchanges[index]
+        exchange.url = scrub(exchange.url)
+        exchange.responseURL = exchange.responseURL.map(scrub)
+        exchange.redirectedTo = exchange.redirectedTo.map(scrub)
+        exchange.errorText = exchange.errorText.map(scrub)
+        exchange.requestHeaders = exchange.requestHeaders.map { ($0.name, scrub($0.value)) }
+        exchange.responseHeaders = exchange.responseHeaders.map { ($0.name, scrub($0.value)) }
+        if var body = exchange.requestBody {
+          body = scrubbed(body, redactor: redactor, patterns: patterns)
+          exchange.requestBody = body
+        }
+        exchange.responseBody = scrubbed(exchange.responseBody, redactor: redactor, patterns: patterns)
+        record.exchanges[index] = exchange
+      }
+    }
+    return PreparedRecord(record: record, requestKinds: requestKinds, responseKinds: responseKinds)
+  }
+
+  private func scrubbed(_ body: LoggedBody, redactor: LogRedactor, patterns: [String]) -> LoggedBody {
+    var body = body
+    switch body.source {
+    case .data:
+      body.data = redactor.scrub(body.data, patterns: patterns, truncated: body.isTruncated)
+    case .file(let path):
+      body.source = .file(path: redactor.scrub(path, patterns: patterns))
+    case .delivered(let path):
+      body.source = .delivered(path: path.map { redactor.scrub($0, patterns: patterns) })
+    case .stream:
+      break
+    }
+    return body
+  }
+
+  /// Classifies the body, redacts it by name and pretty-prints JSON.
+  private func render(_ body: inout LoggedBody, contentType: String?, secrets: inout SecretSet) -> BodyKind {
+    let kind =
+      body.isTruncated
+      ? BodyKind.classifyTruncated(body.data, contentType: contentType)
+      : .classify(body.data, contentType: contentType)
+    switch kind {
+    case .json:
+      guard var object = try? JSONSerialization.jsonObject(with: body.data, options: [.fragmentsAllowed])
+      else {
+        break
+      }
+      if let redactor {
+        object = redactor.redactJSON(object, secrets: &secrets)
+        // Credentials quoted under harmless keys (`"note": "Bearer …"`) are found as free text.
+        if let text = body.text { _ = redactor.redactFreeText(text, secrets: &secrets) }
+      }
+      if body.data.count > 5,
+        let pretty = try? JSONSerialization.data(
+          withJSONObject: object,
+          options: [.prettyPrinted, .sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+      {
+        body.data = pretty
+      } else if redactor != nil,
+        let compact = try? JSONSerialization.data(
+          withJSONObject: object, options: [.fragmentsAllowed, .sortedKeys])
+      {
+        body.data = compact
+      }
+    case .form:
+      if let redactor, let text = body.text {
+        body.data = Data(redactor.redactFormEncoded(text, secrets: &secrets).utf8)
+      }
+    case .text:
+      if let redactor, let text = body.text {
+        body.data = Data(redactor.redactFreeText(text, secrets: &secrets).utf8)
+      }
+    case .binary:
+      break
+    }
+    return kind
+  }
+}
+
+extension BodyKind {
+  /// A capped body is not parseable JSON: it is treated as text (still redacted as free text).
+  static func classifyTruncated(_ data: Data, contentType: String?) -> BodyKind {
+    let kind = classify(data, contentType: contentType)
+    if kind == .json { return .text }
+    if kind == .binary, String(data: data.prefix(max(0, data.count - 4)), encoding: .utf8) != nil,
+      !data.contains(0), !(contentType ?? "").lowercased().contains("octet")
+    {
+      return .text
+    }
+    return kind
+  }
+}
+
+/// A record ready for output, with the kind of each exchange's bodies (nil: no body bytes).
+struct PreparedRecord: Sendable {
+  var record: FetchRecord
+  var requestKinds: [BodyKind?]
+  var responseKinds: [BodyKind?]
+}

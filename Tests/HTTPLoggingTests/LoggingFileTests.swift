@@ -1,0 +1,257 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+@testable import HTTPLogging
+
+/// Logging settings are process-wide: every suite that fetches with logging on is nested here and
+/// runs serially.
+@Suite("HTTPLogging with the test server", .serialized)
+struct LoggingFileTests {
+  let server: TestServer
+
+  init() throws {
+    server = try TestServer()
+  }
+
+  @Test("run folder, index, text logs, HAR and the newest symlink")
+  func layout() async throws {
+    try await withLogging { folder in
+      let paths = ["/bytes/10", "/status/404", "/text?value=hello"]
+      for (index, path) in paths.enumerated() {
+        let fetcher = server.fetcher(path)
+        fetcher.comment = "fetch number \(index + 1)"
+        _ = await fetcher.fetchResult()
+        // The HAR is valid JSON after every fetch.
+        let count = try harEntries().count
+        #expect(count == index + 1)
+      }
+      let runs = try runFolders(in: folder)
+      #expect(runs.count == 1)
+      let run = try #require(runs.first)
+      #expect(run.lastPathComponent.hasPrefix("LogTest_log_"))
+      #expect(SessionFetcher.loggingRunDirectory?.standardizedFileURL == run.standardizedFileURL)
+
+      let html = try runFile("index.html")
+      for path in paths { #expect(html.contains(server.url(path).absoluteString)) }
+      #expect(html.contains("status 200"))
+      #expect(html.contains("<span class='error'>status 404"))
+      #expect(html.contains("fetch number 2"))
+      let targets = links(in: html)
+      #expect(targets.contains("fetch_1.txt") && targets.contains("fetch_3.txt"))
+      for target in targets {
+        #expect(FileManager.default.fileExists(atPath: run.appendingPathComponent(target).path), "\(target)")
+      }
+      let text2 = try runFile("fetch_2.txt")
+      #expect(text2.contains("fetch number 2"))
+      #expect(text2.contains("Request: GET \(server.url("/status/404").absoluteString)"))
+      #expect(text2.contains("Response: status 404"))
+      #expect(text2.contains("Error:"))
+
+      let link = folder.appendingPathComponent("LogTest_log_newest.html")
+      let destination = try FileManager.default.destinationOfSymbolicLink(atPath: link.path)
+      #expect(destination == run.lastPathComponent + "/index.html")
+      #expect(try String(contentsOf: link, encoding: .utf8) == html)
+
+      let entries = try harEntries()
+      #expect(entries.count == 3)
+      let request = try #require(entries[1]["request"] as? [String: Any])
+      let response = try #require(entries[1]["response"] as? [String: Any])
+      #expect(request["method"] as? String == "GET")
+      #expect(request["url"] as? String == server.url("/status/404").absoluteString)
+      #expect(response["status"] as? Int == 404)
+      let headers = try #require(response["headers"] as? [[String: Any]])
+      #expect(headers.contains { ($0["name"] as? String)?.lowercased() == "content-type" })
+      #expect(entries[0]["startedDateTime"] is String)
+      #expect(entries[0]["timings"] is [String: Any])
+    }
+  }
+
+  @Test("JSON bodies are pretty-printed, binary bodies saved as files, the size cap is honoured")
+  func bodies() async throws {
+    try await withLogging(maximumBodySize: 1000) { _ in
+      let json = server.fetcher("/headers?x=1")
+      _ = await json.fetchResult()
+      let binary = server.fetcher("/bytes/300?contentType=image/png")
+      _ = await binary.fetchResult()
+      let big = server.fetcher("/text?value=" + String(repeating: "a", count: 5000))
+      _ = await big.fetchResult()
+      let post = server.fetcher("/echo")
+      post.bodyData = Data(#"{"b":2,"a":[1,2]}"#.utf8)
+      post.setRequestValue("application/json", forHTTPHeaderField: "Content-Type")
+      _ = await post.fetchResult()
+
+      let pretty = try runFile("fetch_1_response.json")
+      #expect(pretty.contains("\n  \"headers\" : {"))
+      let run = try #require(SessionFetcher.loggingRunDirectory)
+      let png = try Data(contentsOf: run.appendingPathComponent("fetch_2_response.png"))
+      #expect(png == TestServer.patternBytes(count: 300))
+      let text2 = try runFile("fetch_2.txt")
+      #expect(text2.contains("<<300 bytes, binary, saved as fetch_2_response.png>>"))
+      let text3 = try runFile("fetch_3.txt")
+      #expect(text3.contains("(5000 bytes; truncated to the first 1000 bytes"))
+      let body3 = try runFile("fetch_3_response.txt")
+      #expect(body3.contains("[truncated: 1000 of 5000 bytes logged]"))
+      #expect(body3.count < 1100)
+      let request4 = try runFile("fetch_4_request.json")
+      #expect(request4.contains("\"a\" : [\n"))
+      let html = try runFile("index.html")
+      #expect(html.contains("data: 5000 bytes (truncated to 1000 bytes)"))
+    }
+  }
+
+  @Test("fetcher.log with file output off; no files written")
+  func logPropertyWithoutFiles() async throws {
+    try await withLogging(toFile: false) { folder in
+      let fetcher = server.fetcher("/text?value=hello-log")
+      fetcher.comment = "no files"
+      let result = await fetcher.fetchResult()
+      #expect(result.error == nil)
+      let log = try #require(fetcher.log)
+      #expect(log.hasPrefix("no files\n"))
+      #expect(log.contains("Response: status 200"))
+      #expect(log.contains("hello-log"))
+      SessionFetcher.flushLogs()
+      let contents = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+      #expect(contents.isEmpty)
+    }
+  }
+
+  @Test("logging off: nothing logged")
+  func loggingOff() async throws {
+    try await withLogging { folder in
+      SessionFetcher.isLoggingEnabled = false
+      let fetcher = server.fetcher("/bytes/5")
+      _ = await fetcher.fetchResult()
+      #expect(fetcher.log == nil)
+      SessionFetcher.flushLogs()
+      let runs = try runFolders(in: folder)
+      #expect(runs.isEmpty)
+    }
+  }
+
+  @Test("two runs in the same directory never overwrite each other")
+  func twoRuns() async throws {
+    try await withLogging { folder in
+      _ = await server.fetcher("/bytes/1").fetchResult()
+      SessionFetcher.loggingDirectory = folder  // ends the run
+      _ = await server.fetcher("/bytes/2").fetchResult()
+      SessionFetcher.flushLogs()
+      let runs = try runFolders(in: folder)
+      #expect(runs.count == 2)
+      for run in runs {
+        let html = try String(contentsOf: run.appendingPathComponent("index.html"), encoding: .utf8)
+        #expect(links(in: html).filter { $0.hasSuffix(".txt") } == ["fetch_1.txt"])
+      }
+      let newest = try FileManager.default.destinationOfSymbolicLink(
+        atPath: folder.appendingPathComponent("LogTest_log_newest.html").path)
+      let current = try #require(SessionFetcher.loggingRunDirectory)
+      #expect(newest == current.lastPathComponent + "/index.html")
+    }
+  }
+
+  @Test("redirect chain and retries in HTML, text and HAR")
+  func redirectsAndRetries() async throws {
+    try await withLogging { _ in
+      let redirect = server.fetcher("/redirect/2")
+      _ = await redirect.fetchResult()
+      let retry = server.fetcher("/fail-first?n=1&key=\(UUID().uuidString)&status=503")
+      retry.isRetryEnabled = true
+      retry.minRetryInterval = 0.05
+      _ = await retry.fetchResult()
+      #expect(retry.retryCount == 1)
+
+      let text1 = try runFile("fetch_1.txt")
+      #expect(text1.contains("Redirected to: \(server.url("/redirect/1").absoluteString)"))
+      #expect(text1.contains("Response: status 302"))
+      let text2 = try runFile("fetch_2.txt")
+      #expect(text2.contains("Retry 1:"))
+      #expect(text2.contains("Response: status 503"))
+      let html = try runFile("index.html")
+      #expect(html.contains("retries: 0, redirects: 2"))
+      #expect(html.contains("retries: 1, redirects: 0"))
+      let entries = try harEntries()
+      #expect(entries.count == 5)  // three hops + two attempts
+      let first = try #require(entries[0]["response"] as? [String: Any])
+      #expect(first["status"] as? Int == 302)
+      #expect((first["redirectURL"] as? String)?.hasSuffix("/redirect/1") == true)
+    }
+  }
+
+  @Test("a transport error is logged with its error")
+  func transportError() async throws {
+    try await withLogging { _ in
+      let fetcher = server.fetcher("/empty")
+      let result = await fetcher.fetchResult()
+      #expect(result.error != nil)
+      let text = try runFile("fetch_1.txt")
+      #expect(text.contains("Error: "))
+      let html = try runFile("index.html")
+      #expect(html.contains("<b>Error:</b>"))
+      let entries = try harEntries()
+      #expect(entries.count == 1)
+      #expect(entries[0]["_error"] is String)
+    }
+  }
+
+  @Test("50 concurrent fetches: 50 entries, valid HAR, 50 text logs")
+  func concurrency() async throws {
+    try await withLogging { _ in
+      await withTaskGroup(of: Void.self) { group in
+        for index in 0..<50 {
+          group.addTask { _ = await server.fetcher("/bytes/\(index + 1)").fetchResult() }
+        }
+      }
+      let entries = try harEntries()
+      #expect(entries.count == 50)
+      let urls = Set(entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String })
+      #expect(urls.count == 50)
+      let run = try #require(SessionFetcher.loggingRunDirectory)
+      for number in 1...50 {
+        #expect(
+          FileManager.default.fileExists(atPath: run.appendingPathComponent("fetch_\(number).txt").path))
+      }
+      let index = try runFile("index.html")
+      #expect(links(in: index).filter { $0.hasSuffix(".txt") }.count == 50)
+    }
+  }
+
+  @Test("an unwritable directory never fails a fetch; fetcher.log still works")
+  func unwritableDirectory() async throws {
+    try await withLogging { folder in
+      let blocker = folder.appendingPathComponent("a-file")
+      try Data("x".utf8).write(to: blocker)
+      SessionFetcher.loggingDirectory = blocker.appendingPathComponent("logs")
+      let fetcher = server.fetcher("/bytes/8")
+      let result = await fetcher.fetchResult()
+      #expect(result.error == nil)
+      #expect(result.data == TestServer.patternBytes(count: 8))
+      #expect(fetcher.log != nil)
+      let second = server.fetcher("/bytes/9")
+      #expect(await second.fetchResult().error == nil)
+      SessionFetcher.flushLogs()
+      #expect(SessionFetcher.loggingRunDirectory == nil)
+    }
+  }
+
+  @Test("stream and file request bodies are logged by size")
+  func streamAndFileBodies() async throws {
+    try await withLogging { folder in
+      let file = folder.appendingPathComponent("upload.bin")
+      try Data(repeating: 7, count: 2048).write(to: file)
+      let fromFile = server.fetcher("/upload")
+      fromFile.bodyFileURL = file
+      fromFile.request?.httpMethod = "PUT"
+      _ = await fromFile.fetchResult()
+      let streamed = server.fetcher("/upload")
+      streamed.bodyStreamProvider = { InputStream(data: Data(repeating: 1, count: 100)) }
+      streamed.bodyLength = 100
+      _ = await streamed.fetchResult()
+      let text1 = try runFile("fetch_1.txt")
+      #expect(text1.contains("Request body: (file: \(file.path), 2048 bytes)"))
+      let text2 = try runFile("fetch_2.txt")
+      #expect(text2.contains("Request body: (stream, 100 bytes)"))
+    }
+  }
+}

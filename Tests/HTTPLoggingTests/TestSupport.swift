@@ -1,0 +1,139 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+@testable import HTTPLogging
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// The result of a closure-form fetch.
+struct FetchResult: @unchecked Sendable {
+  // `@unchecked`: the error is only read by the test that made it.
+  var data: Data?
+  var error: (any Error)?
+}
+
+/// A thread-safe one-shot flag.
+final class OnceFlag: @unchecked Sendable {
+  // `@unchecked Sendable`: `fired` is only touched under `lock`.
+  private let lock = NSLock()
+  private var fired = false
+
+  /// True the first time only.
+  func fire() -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    if fired { return false }
+    fired = true
+    return true
+  }
+}
+
+struct TestTimeout: Error {}
+
+extension SessionFetcher {
+  /// Begins with the closure API and waits (bounded) for the completion.
+  func fetchResult(timeout: TimeInterval = 20) async -> FetchResult {
+    await withCheckedContinuation { (continuation: CheckedContinuation<FetchResult, Never>) in
+      let once = OnceFlag()
+      let resume: @Sendable (FetchResult) -> Void = { result in
+        if once.fire() { continuation.resume(returning: result) }
+      }
+      beginFetch { data, error in resume(FetchResult(data: data, error: error)) }
+      DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+        resume(FetchResult(data: nil, error: TestTimeout()))
+      }
+    }
+  }
+}
+
+extension TestServer {
+  /// A fetcher for a path on this server, allowed to reach localhost, with a private serial queue.
+  func fetcher(_ pathAndQuery: String) -> SessionFetcher {
+    let fetcher = SessionFetcher.fetcher(url: url(pathAndQuery))
+    fetcher.allowLocalhostRequest = true
+    fetcher.callbackQueue = DispatchQueue(label: "HTTPLoggingTests.callbacks")
+    return fetcher
+  }
+}
+
+/// A fresh empty folder under the temporary directory.
+func makeTemporaryFolder() throws -> URL {
+  let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "httplogging-tests-\(UUID().uuidString)", isDirectory: true)
+  try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  return url
+}
+
+/// Turns logging on into a fresh folder for the body, and restores every setting after.
+func withLogging<T>(
+  toFile: Bool = true, maximumBodySize: Int = 1_000_000, redaction: Bool = true,
+  _ body: (URL) async throws -> T
+) async throws -> T {
+  let saved = LoggingSettings.shared.current
+  let folder = try makeTemporaryFolder()
+  SessionFetcher.loggingDirectory = folder
+  SessionFetcher.loggingProcessName = "LogTest"
+  SessionFetcher.isLoggingToFileEnabled = toFile
+  SessionFetcher.loggingMaximumBodySize = maximumBodySize
+  SessionFetcher.isLogRedactionEnabled = redaction
+  SessionFetcher.isLoggingEnabled = true
+  defer {
+    SessionFetcher.flushLogs()
+    LoggingSettings.shared.withLock {
+      $0 = saved
+      $0.runGeneration += 1
+    }
+    try? FileManager.default.removeItem(at: folder)
+  }
+  return try await body(folder)
+}
+
+/// The run folders in `folder`.
+func runFolders(in folder: URL) throws -> [URL] {
+  try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+    .filter { $0.lastPathComponent.contains("_log_") && !$0.lastPathComponent.hasSuffix(".html") }
+    .sorted { $0.lastPathComponent < $1.lastPathComponent }
+}
+
+/// Every file under `folder`, recursively, with its bytes.
+func allFiles(under folder: URL) -> [(URL, Data)] {
+  guard let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else {
+    return []
+  }
+  var files: [(URL, Data)] = []
+  for case let url as URL in enumerator {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+      let data = try? Data(contentsOf: url)
+    {
+      files.append((url, data))
+    }
+  }
+  return files
+}
+
+/// The current run folder's file `name` as text.
+func runFile(_ name: String) throws -> String {
+  SessionFetcher.flushLogs()
+  let folder = try #require(SessionFetcher.loggingRunDirectory)
+  return try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+}
+
+/// The current run's HAR, parsed.
+func harEntries() throws -> [[String: Any]] {
+  let text = try runFile("log.har")
+  let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+  let root = try #require(object as? [String: Any])
+  let log = try #require(root["log"] as? [String: Any])
+  #expect(log["version"] as? String == "1.2")
+  return try #require(log["entries"] as? [[String: Any]])
+}
+
+/// The `href='…'` targets of an HTML text.
+func links(in html: String) -> [String] {
+  html.matches(of: /href='([^']+)'/).map { String($0.output.1) }
+}
