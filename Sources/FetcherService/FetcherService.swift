@@ -1,1 +1,448 @@
-// The FetcherService module.
+import Foundation
+import SessionFetcher
+
+/// Makes ``SessionFetcher``s that share defaults, one URLSession, a cookie jar and an ETag cache,
+/// and limits how many of them run against each host.
+///
+/// ```swift
+/// let service = FetcherService()
+/// service.isRetryEnabled = true
+/// service.maxRunningFetchersPerHost = 4
+/// let fetcher = service.fetcher(urlString: "https://example.com/feed.json")
+/// let data = try await fetcher.beginFetch()
+/// ```
+///
+/// **Defaults.** A fetcher copies the service's settings when it is made (``fetcher(request:)``);
+/// changing the service later does not change fetchers already made.
+///
+/// **Sessions.** With ``reuseSession`` (the default) the service's fetchers share one
+/// delegate-based URLSession, made on demand from ``configuration`` and ``configurationBlock``,
+/// dropped after ``unusedSessionTimeout`` seconds without fetchers and re-made when needed (or after
+/// ``resetSession()``). A session being replaced lets its fetchers finish first; no task is ever
+/// made on an invalidated session.
+///
+/// **Throttling.** At most ``maxRunningFetchersPerHost`` fetchers run per host (the lowercased URL
+/// host; two ports of one host share it). The others wait in ``delayedFetchersByHost`` and start as
+/// slots free: lowest ``SessionFetcher/servicePriority`` first, first come first served within a
+/// priority (`Int.min` never waits). A fetcher whose URL has no host (`data:`, `file:`) never waits
+/// and is not counted. A fetcher waiting out a retry delay keeps its slot, as in the original
+/// library: its retry must not queue behind newer fetchers of the same host.
+///
+/// **Threading.** Every member may be used from any thread; the counts and maps are consistent
+/// snapshots. Fetchers' callbacks run on their ``callbackQueue`` (by default the main queue).
+public final class FetcherService: @unchecked Sendable {
+  // `@unchecked Sendable`: all mutable state (defaults, the host throttle, retry waiters, the ETag
+  // cache, the session book) is in `state`, and every access holds its lock. The lock is never held
+  // while calling into a fetcher, so fetchers and the service cannot deadlock.
+  let state = Locked(ServiceState())
+  /// Starts delayed fetchers one after the other (see `grantSlots(to:)`).
+  private let grantQueue = DispatchQueue(label: "FetcherService.grants")
+
+  /// The default byte capacity of the ETag cache: 15 MB.
+  public static let defaultETagCacheCapacity = 15 * 1024 * 1024
+
+  /// Creates a service with its own cookie jar, ETag cache and (on demand) URLSession.
+  public init() {}
+
+  subscript<Value>(defaults keyPath: WritableKeyPath<FetcherDefaults, Value>) -> Value {
+    get { state.withLock { $0.defaults[keyPath: keyPath] } }
+    set { state.withLock { $0.defaults[keyPath: keyPath] = newValue } }
+  }
+
+  // MARK: - Making fetchers
+
+  /// A fetcher for `request`, carrying the service's defaults.
+  public func fetcher(request: URLRequest) -> SessionFetcher {
+    configure(SessionFetcher(request: request))
+  }
+
+  /// A fetcher for a GET of `url`, carrying the service's defaults.
+  public func fetcher(url: URL) -> SessionFetcher {
+    fetcher(request: URLRequest(url: url))
+  }
+
+  /// A fetcher for a GET of `urlString`, carrying the service's defaults. An invalid string still
+  /// gives a fetcher, whose fetch fails with ``SessionFetcherError/invalidURL(_:)``.
+  public func fetcher(urlString: String) -> SessionFetcher {
+    configure(SessionFetcher.fetcher(urlString: urlString))
+  }
+
+  private func configure(_ fetcher: SessionFetcher) -> SessionFetcher {
+    let defaults = state.withLock { $0.defaults }
+    fetcher.callbackQueue = defaults.callbackQueue
+    fetcher.isRetryEnabled = defaults.isRetryEnabled
+    fetcher.retryBlock = defaults.retryBlock
+    fetcher.minRetryInterval = defaults.minRetryInterval
+    fetcher.maxRetryInterval = defaults.maxRetryInterval
+    fetcher.allowedInsecureSchemes = defaults.allowedInsecureSchemes
+    fetcher.allowLocalhostRequest = defaults.allowLocalhostRequest
+    fetcher.credential = defaults.credential
+    fetcher.proxyCredential = defaults.proxyCredential
+    fetcher.authorizer = defaults.authorizer
+    fetcher.stopFetchingTriggersCompletionHandler = defaults.stopFetchingTriggersCompletionHandler
+    fetcher.testBlock = defaults.testBlock
+    fetcher.properties = defaults.properties
+    fetcher.cookieStorage = defaults.cookieStorage
+    fetcher.serviceHooks = self
+    if defaults.reuseSession {
+      let id = ObjectIdentifier(fetcher)
+      fetcher.sessionProvider = { [self] in self.sharedSession(for: id) }
+    } else {
+      fetcher.configuration = defaults.configuration ?? .ephemeral
+      fetcher.configurationBlock = defaults.configurationBlock
+    }
+    return fetcher
+  }
+
+  // MARK: - Defaults copied into fetchers
+
+  /// The queue of the fetchers' callbacks and notifications. Default: the main queue.
+  public var callbackQueue: DispatchQueue {
+    get { self[defaults: \.callbackQueue] }
+    set { self[defaults: \.callbackQueue] = newValue }
+  }
+
+  /// Whether fetchers retry failed attempts (default false); see ``SessionFetcher/isRetryEnabled``.
+  public var isRetryEnabled: Bool {
+    get { self[defaults: \.isRetryEnabled] }
+    set { self[defaults: \.isRetryEnabled] = newValue }
+  }
+
+  /// The fetchers' retry decision; see ``SessionFetcher/retryBlock``.
+  public var retryBlock: SessionFetcher.RetryBlock? {
+    get { self[defaults: \.retryBlock] }
+    set { self[defaults: \.retryBlock] = newValue }
+  }
+
+  /// The fetchers' first retry delay; 0 (the default) keeps the fetcher's random 1–2 s.
+  public var minRetryInterval: TimeInterval {
+    get { self[defaults: \.minRetryInterval] }
+    set { self[defaults: \.minRetryInterval] = max(0, newValue) }
+  }
+
+  /// The fetchers' longest retry delay; 0 (the default) keeps the fetcher's default (60 s for GET
+  /// and HEAD, 600 s otherwise).
+  public var maxRetryInterval: TimeInterval {
+    get { self[defaults: \.maxRetryInterval] }
+    set { self[defaults: \.maxRetryInterval] = max(0, newValue) }
+  }
+
+  /// Schemes the fetchers may use besides https (default none).
+  public var allowedInsecureSchemes: [String] {
+    get { self[defaults: \.allowedInsecureSchemes] }
+    set { self[defaults: \.allowedInsecureSchemes] = newValue }
+  }
+
+  /// Whether the fetchers may reach localhost, 127.0.0.1 and ::1 over any scheme (default false).
+  public var allowLocalhostRequest: Bool {
+    get { self[defaults: \.allowLocalhostRequest] }
+    set { self[defaults: \.allowLocalhostRequest] = newValue }
+  }
+
+  /// Answers servers' authentication challenges; see ``SessionFetcher/credential``.
+  public var credential: URLCredential? {
+    get { self[defaults: \.credential] }
+    set { self[defaults: \.credential] = newValue }
+  }
+
+  /// Answers proxies' authentication challenges; see ``SessionFetcher/proxyCredential``.
+  public var proxyCredential: URLCredential? {
+    get { self[defaults: \.proxyCredential] }
+    set { self[defaults: \.proxyCredential] = newValue }
+  }
+
+  /// Authorizes the fetchers' requests; see ``SessionFetcher/authorizer``.
+  public var authorizer: (any FetcherAuthorizer)? {
+    get { self[defaults: \.authorizer] }
+    set { self[defaults: \.authorizer] = newValue }
+  }
+
+  /// The User-Agent of the fetchers' requests. When nil (the default), ``standardUserAgent``.
+  /// A User-Agent already set on a request, or in the session configuration's
+  /// `httpAdditionalHeaders`, wins.
+  public var userAgent: String? {
+    get { self[defaults: \.userAgent] }
+    set { self[defaults: \.userAgent] = newValue }
+  }
+
+  /// Whether stopping a fetcher calls its completion with ``SessionFetcherError/cancelled``
+  /// (default false).
+  public var stopFetchingTriggersCompletionHandler: Bool {
+    get { self[defaults: \.stopFetchingTriggersCompletionHandler] }
+    set { self[defaults: \.stopFetchingTriggersCompletionHandler] = newValue }
+  }
+
+  /// Stubs the fetchers' responses without the network; see ``SessionFetcher/testBlock``.
+  public var testBlock: SessionFetcher.TestBlock? {
+    get { self[defaults: \.testBlock] }
+    set { self[defaults: \.testBlock] = newValue }
+  }
+
+  /// The base configuration of the service's session(s); nil (the default) means ephemeral. The
+  /// library's required settings are applied to a copy. Takes effect for the next session made.
+  public var configuration: URLSessionConfiguration? {
+    get { self[defaults: \.configuration] }
+    set { self[defaults: \.configuration] = newValue }
+  }
+
+  /// Adjusts the configuration each time the service makes a session (with ``reuseSession``, once
+  /// per shared session; without, once per fetcher).
+  public var configurationBlock: (@Sendable (URLSessionConfiguration) -> Void)? {
+    get { self[defaults: \.configurationBlock] }
+    set { self[defaults: \.configurationBlock] = newValue }
+  }
+
+  /// Named values copied into every fetcher's ``SessionFetcher/properties``.
+  public var properties: [String: any Sendable] {
+    get { self[defaults: \.properties] }
+    set { self[defaults: \.properties] = newValue }
+  }
+
+  /// Sets one of ``properties``.
+  public func setProperty(_ value: (any Sendable)?, forKey key: String) {
+    state.withLock { $0.defaults.properties[key] = value }
+  }
+
+  /// The cookie jar of the service's fetchers: by default an empty in-memory jar of this service
+  /// alone, isolated from other services and from ``SessionCookieStorage/shared``.
+  public var cookieStorage: SessionCookieStorage {
+    get { self[defaults: \.cookieStorage] }
+    set { self[defaults: \.cookieStorage] = newValue }
+  }
+
+  // MARK: - Sessions
+
+  /// Whether the service's fetchers share one URLSession (default true). When false, each fetcher
+  /// gets a session of its own, closed when it ends. Read when a fetcher is made.
+  public var reuseSession: Bool {
+    get { self[defaults: \.reuseSession] }
+    set { self[defaults: \.reuseSession] = newValue }
+  }
+
+  /// Seconds the shared session may stay unused before it is invalidated (default 60); the next
+  /// fetcher makes a new one.
+  public var unusedSessionTimeout: TimeInterval {
+    get { state.withLock { $0.unusedSessionTimeout } }
+    set { state.withLock { $0.unusedSessionTimeout = max(0, newValue) } }
+  }
+
+  /// Drops the shared session: fetchers begun from now on get a new one; fetchers that already
+  /// took the old one finish on it, then it is invalidated.
+  public func resetSession() {
+    let unused = state.withLock { $0.sessions.detachCurrent() }
+    unused?.finishTasksAndInvalidate()
+  }
+
+  /// The shared session for `fetcher`, made if needed.
+  func sharedSession(for fetcher: ObjectIdentifier) -> FetcherSession {
+    state.withLock { state in
+      if let session = state.sessions.current {
+        state.sessions.assign(session, to: fetcher)
+        return session
+      }
+      let configuration = (state.defaults.configuration ?? .ephemeral).copy() as? URLSessionConfiguration
+      let base = configuration ?? .ephemeral
+      state.defaults.configurationBlock?(base)
+      let session = FetcherSession(configuration: base)
+      state.sessions.current = session
+      state.sessions.createdCount += 1
+      state.sessions.assign(session, to: fetcher)
+      return session
+    }
+  }
+
+  /// The shared session now in use, if any (for tests).
+  package var currentSharedSession: FetcherSession? { state.withLock { $0.sessions.current } }
+
+  /// How many shared sessions the service made so far (for tests).
+  package var sharedSessionCreationCount: Int { state.withLock { $0.sessions.createdCount } }
+
+  func scheduleIdleInvalidation(generation: Int) {
+    let timeout = state.withLock { $0.unusedSessionTimeout }
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
+      self?.invalidateIfIdle(generation: generation)
+    }
+  }
+
+  private func invalidateIfIdle(generation: Int) {
+    let idle: (FetcherSession?, DispatchQueue) = state.withLock { state in
+      guard state.sessions.isIdle(generation: generation) else { return (nil, state.defaults.callbackQueue) }
+      return (state.sessions.detachCurrent(), state.defaults.callbackQueue)
+    }
+    guard let session = idle.0 else { return }
+    session.finishTasksAndInvalidate()
+    idle.1.async {
+      NotificationCenter.default.post(name: .fetcherServiceSessionBecameInvalid, object: self)
+    }
+  }
+
+  // MARK: - Throttling
+
+  /// The most fetchers running at once per host (default 10); 0 means unlimited. Raising it starts
+  /// waiting fetchers at once.
+  public var maxRunningFetchersPerHost: Int {
+    get { state.withLock { $0.throttle.maxRunningPerHost } }
+    set {
+      let started = state.withLock { $0.throttle.setMaxRunningPerHost(newValue) }
+      grantSlots(to: started)
+    }
+  }
+
+  /// The running fetchers per host (those waiting out a retry delay included).
+  public var runningFetchersByHost: [String: [SessionFetcher]] {
+    state.withLock { $0.throttle.running }
+  }
+
+  /// The fetchers waiting for a slot per host, in the order they will start.
+  public var delayedFetchersByHost: [String: [SessionFetcher]] {
+    state.withLock { $0.throttle.waitingByHost }
+  }
+
+  /// The number of fetchers running or waiting for a slot.
+  public var numberOfFetchers: Int { state.withLock { $0.throttle.count } }
+
+  /// The number of running fetchers.
+  public var numberOfRunningFetchers: Int { state.withLock { $0.throttle.runningCount } }
+
+  /// The number of fetchers waiting for a slot.
+  public var numberOfDelayedFetchers: Int { state.withLock { $0.throttle.waitingCount } }
+
+  /// Whether `fetcher` waits for a slot of its host.
+  public func isDelayingFetcher(_ fetcher: SessionFetcher) -> Bool {
+    state.withLock { $0.throttle.isWaiting(fetcher) }
+  }
+
+  /// Stops every fetcher of the service, the waiting ones first, then the running ones. None of
+  /// their callbacks that were already queued runs afterwards (a fetcher with
+  /// ``SessionFetcher/stopFetchingTriggersCompletionHandler`` gets its one `.cancelled`
+  /// completion). Fetchers begun after the call run normally.
+  public func stopAllFetchers() {
+    let (waiting, running) = state.withLock { state in
+      state.retryWaiters = [:]
+      return state.throttle.removeAll()
+    }
+    for fetcher in waiting { fetcher.stopFetching() }
+    for fetcher in running { fetcher.stopFetching() }
+  }
+
+  /// Starts fetchers the throttle moved to running, in that order, on `grantQueue`: asynchronous,
+  /// so that a fetcher ending inside another's callback never recurses through a chain of starts,
+  /// and serial, so that delayed fetchers go on the wire in priority order.
+  func grantSlots(to fetchers: [SessionFetcher]) {
+    guard !fetchers.isEmpty else { return }
+    grantQueue.async {
+      for fetcher in fetchers { fetcher.serviceDidGrantSlot() }
+    }
+  }
+
+  /// The throttle key of `url`: its lowercased host; nil (never throttled) without a host or for
+  /// `data:` URLs.
+  static func hostKey(for url: URL?) -> String? {
+    guard let url, url.scheme?.lowercased() != "data", let host = url.host?.lowercased(), !host.isEmpty
+    else { return nil }
+    return host
+  }
+
+  // MARK: - ETags
+
+  /// Whether fetchers send `If-None-Match` with the ETag remembered for a GET URL (default false).
+  /// Only for fetchers that keep the body in memory (no ``SessionFetcher/destinationFileURL`` or
+  /// ``SessionFetcher/accumulateDataBlock``). A request's own `If-None-Match` wins.
+  public var shouldRememberETags: Bool {
+    get { state.withLock { $0.shouldRememberETags } }
+    set {
+      state.withLock { state in
+        state.shouldRememberETags = newValue
+        if !newValue {
+          state.shouldCacheETaggedData = false
+          state.etagCache.removeAll()
+        }
+      }
+    }
+  }
+
+  /// Whether the bodies of ETagged responses are cached too (default false; setting it turns on
+  /// ``shouldRememberETags``). A 304 then completes with the cached body, status 200 and no error;
+  /// without the data cache a 304 stays a status error.
+  public var shouldCacheETaggedData: Bool {
+    get { state.withLock { $0.shouldCacheETaggedData } }
+    set {
+      state.withLock { state in
+        state.shouldCacheETaggedData = newValue
+        if newValue { state.shouldRememberETags = true }
+      }
+    }
+  }
+
+  /// The byte capacity of the ETag cache (default ``defaultETagCacheCapacity``, 15 MB): the sum of
+  /// its URLs, tags and bodies never exceeds it; the least recently used entries go first; an entry
+  /// larger than the capacity is not kept.
+  public var etagCacheCapacity: Int {
+    get { state.withLock { $0.etagCache.capacity } }
+    set { state.withLock { $0.etagCache.capacity = max(0, newValue) } }
+  }
+
+  /// Forgets every remembered ETag and cached body.
+  public func removeAllCachedETags() {
+    state.withLock { $0.etagCache.removeAll() }
+  }
+
+  /// The bytes the ETag cache holds now (see ``etagCacheCapacity``).
+  public var etagCacheSize: Int { state.withLock { $0.etagCache.totalCost } }
+
+  // MARK: - Early retry
+
+  /// When true, a successful fetch to a host makes that host's fetchers that wait out a retry
+  /// delay retry at once: the host is evidently back. Default false.
+  public var isEarlyRetryEnabled: Bool {
+    get { state.withLock { $0.isEarlyRetryEnabled } }
+    set { state.withLock { $0.isEarlyRetryEnabled = newValue } }
+  }
+
+  // MARK: - User agent
+
+  /// The User-Agent used when ``userAgent`` is nil, like the original's
+  /// `GTMFetcherStandardUserAgentString`: `app/version system/release`, where app is the bundle
+  /// identifier or `proc_` and the process name, version the bundle's version or `unknown`, and
+  /// system and release come from `uname` (for example `proc_server/unknown Linux/6.1.0`).
+  public static var standardUserAgent: String { StandardUserAgent.value }
+
+  /// `string` made safe for a User-Agent product token, like the original's
+  /// `GTMFetcherCleanedUserAgentString`: spaces and commas become `_`, whitespace and
+  /// `()<>@;:\"/[]?={}` are removed. `"frog in tree/[1.2.3]"` gives `"frog_in_tree1.2.3"`.
+  public static func cleanedUserAgentString(_ string: String) -> String {
+    StandardUserAgent.cleaned(string)
+  }
+
+  // MARK: - Testing
+
+  /// A service whose fetchers never touch the network: each completes with `fakedData` and
+  /// `fakedError`, and a response for `http://example.invalid` with status 500 when there is an
+  /// error, else 200 (as the original's `mockFetcherServiceWithFakedData:fakedError:`).
+  public static func mockFetcherService(fakedData: Data?, fakedError: (any Error)?) -> FetcherService {
+    let service = FetcherService()
+    service.allowedInsecureSchemes = ["http"]
+    let box = FakedResult(data: fakedData, error: fakedError)
+    service.testBlock = { _, respond in
+      let url = URL(string: "http://example.invalid")!
+      let response = HTTPURLResponse(
+        url: url, statusCode: box.error == nil ? 200 : 500, httpVersion: "HTTP/1.1", headerFields: nil)
+      respond(response, box.data, box.error)
+    }
+    return service
+  }
+}
+
+/// A faked result captured by the mock service's test block.
+private struct FakedResult: @unchecked Sendable {
+  // `@unchecked Sendable`: immutable after creation; the error is only handed on.
+  let data: Data?
+  let error: (any Error)?
+}
+
+extension Notification.Name {
+  /// Posted (object: the ``FetcherService``) on the service's callback queue when its shared
+  /// session was invalidated after ``FetcherService/unusedSessionTimeout`` without fetchers.
+  public static let fetcherServiceSessionBecameInvalid = Notification.Name(
+    "FetcherServiceSessionBecameInvalid")
+}

@@ -1,0 +1,141 @@
+import Foundation
+import SessionFetcher
+
+// The service plugs into its fetchers through the core's `FetcherServiceHooks`. A fetcher holds
+// its service strongly (as in the original), so a service lives while its fetchers do; the service
+// holds a fetcher only while it runs or waits, which breaks the cycle when the fetch ends.
+extension FetcherService: FetcherServiceHooks {
+  package func fetcherShouldBeginNow(_ fetcher: SessionFetcher) -> Bool {
+    guard let host = FetcherService.hostKey(for: fetcher.request?.url) else { return true }
+    let priority = fetcher.servicePriority
+    let runsNow = state.withLock { $0.throttle.admit(fetcher, host: host, priority: priority) }
+    // A stop that raced ahead of the admission told the service before it knew the fetcher:
+    // forget it now, or it would hold a slot forever.
+    if !fetcher.isFetching {
+      fetcherEnded(fetcher, succeeded: false)
+    }
+    return runsNow
+  }
+
+  package func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest) {
+    let usesMemory = fetcher.destinationFileURL == nil && fetcher.accumulateDataBlock == nil
+    let id = ObjectIdentifier(fetcher)
+    let configuredAgent = state.withLock {
+      $0.defaults.configuration?.httpAdditionalHeaders?.keys.contains {
+        ($0 as? String)?.lowercased() == "user-agent"
+      } ?? false
+    }
+    let (agent, tag): (String, String?) = state.withLock { state in
+      let agent = state.defaults.userAgent ?? FetcherService.standardUserAgent
+      state.pendingETags[id] = nil
+      guard state.shouldRememberETags, usesMemory, let url = request.url,
+        (request.httpMethod ?? "GET").uppercased() == "GET"
+      else { return (agent, nil) }
+      let key = url.absoluteString
+      if let userTag = request.value(forHTTPHeaderField: "If-None-Match") {
+        state.pendingETags[id] = PendingETag(key: key, sentTag: userTag)
+        return (agent, nil)
+      }
+      let tag = state.etagCache.etag(forKey: key)
+      state.pendingETags[id] = PendingETag(key: key, sentTag: tag)
+      return (agent, tag)
+    }
+    if request.value(forHTTPHeaderField: "User-Agent") == nil, !configuredAgent {
+      request.setValue(agent, forHTTPHeaderField: "User-Agent")
+    }
+    if let tag {
+      request.setValue(tag, forHTTPHeaderField: "If-None-Match")
+    }
+  }
+
+  package func fetcher(
+    _ fetcher: SessionFetcher, finalResponse response: HTTPURLResponse, data: Data?
+  ) -> (response: HTTPURLResponse, data: Data?)? {
+    let id = ObjectIdentifier(fetcher)
+    let cached: Data? = state.withLock { state in
+      guard state.shouldRememberETags, let pending = state.pendingETags[id] else { return nil }
+      switch response.statusCode {
+      case 304:
+        guard state.shouldCacheETaggedData, let sent = pending.sentTag else { return nil }
+        return state.etagCache.data(forKey: pending.key, etag: sent)
+      case 200..<300:
+        if let etag = FetcherService.headerValue("ETag", in: response), !etag.isEmpty {
+          state.etagCache.store(
+            etag: etag, data: state.shouldCacheETaggedData ? (data ?? Data()) : nil, forKey: pending.key)
+        } else {
+          state.etagCache.removeEntry(forKey: pending.key)
+        }
+        return nil
+      default:
+        state.etagCache.removeEntry(forKey: pending.key)
+        return nil
+      }
+    }
+    guard let cached, let url = response.url else { return nil }
+    var headers: [String: String] = [:]
+    for (key, value) in response.allHeaderFields {
+      if let key = key as? String, let value = value as? String, key.lowercased() != "content-length" {
+        headers[key] = value
+      }
+    }
+    headers["Content-Length"] = String(cached.count)
+    guard
+      let ok = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: headers)
+    else { return nil }
+    return (ok, cached)
+  }
+
+  package func fetcher(_ fetcher: SessionFetcher, isWaitingToRetry: Bool) {
+    let urlHost = FetcherService.hostKey(for: fetcher.request?.url)
+    state.withLock { state in
+      guard let host = state.throttle.host(of: fetcher) ?? urlHost else { return }
+      if isWaitingToRetry {
+        state.retryWaiters[host, default: []].insert(fetcher)
+      } else {
+        state.retryWaiters[host]?.remove(fetcher)
+        if state.retryWaiters[host]?.isEmpty == true { state.retryWaiters[host] = nil }
+      }
+    }
+  }
+
+  package func fetcherDidStop(_ fetcher: SessionFetcher, succeeded: Bool) {
+    fetcherEnded(fetcher, succeeded: succeeded)
+  }
+
+  /// Forgets `fetcher` (idempotent); starts waiting fetchers that get its slot, retries the host's
+  /// retry-waiting fetchers early after a success, and lets go of its session.
+  func fetcherEnded(_ fetcher: SessionFetcher, succeeded: Bool) {
+    let id = ObjectIdentifier(fetcher)
+    let (started, earlyRetries, release) = state.withLock { state in
+      let host = state.throttle.host(of: fetcher)
+      let started = state.throttle.remove(fetcher)
+      state.pendingETags[id] = nil
+      var earlyRetries: [SessionFetcher] = []
+      for key in Array(state.retryWaiters.keys) {
+        state.retryWaiters[key]?.remove(fetcher)
+        if state.retryWaiters[key]?.isEmpty == true { state.retryWaiters[key] = nil }
+      }
+      if succeeded, state.isEarlyRetryEnabled, let host, let waiters = state.retryWaiters[host] {
+        earlyRetries = Array(waiters)
+      }
+      return (started, earlyRetries, state.sessions.release(id))
+    }
+    grantSlots(to: started)
+    for waiter in earlyRetries {
+      DispatchQueue.global().async { waiter.retryImmediatelyIfWaiting() }
+    }
+    switch release {
+    case .nothing: break
+    case .startIdleTimer(let generation): scheduleIdleInvalidation(generation: generation)
+    case .invalidate(let session): session.finishTasksAndInvalidate()
+    }
+  }
+
+  static func headerValue(_ name: String, in response: HTTPURLResponse) -> String? {
+    let lowered = name.lowercased()
+    for (key, value) in response.allHeaderFields {
+      if let key = key as? String, key.lowercased() == lowered { return value as? String }
+    }
+    return nil
+  }
+}

@@ -1,0 +1,179 @@
+import FetcherService
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+private final class StubAuthorizer: FetcherAuthorizer, @unchecked Sendable {
+  // `@unchecked Sendable`: immutable.
+  func authorizeRequest(_ request: URLRequest) async throws -> URLRequest {
+    var request = request
+    request.setValue("Bearer stub", forHTTPHeaderField: "Authorization")
+    return request
+  }
+}
+
+@Suite("Defaults, user agent and test blocks")
+struct DefaultsTests {
+  @Test func fetchersInheritTheServiceDefaults() throws {
+    let service = FetcherService()
+    let queue = DispatchQueue(label: "test.defaults")
+    let authorizer = StubAuthorizer()
+    let credential = URLCredential(user: "u", password: "p", persistence: .none)
+    let proxy = URLCredential(user: "pu", password: "pp", persistence: .none)
+    service.callbackQueue = queue
+    service.isRetryEnabled = true
+    service.retryBlock = { suggested, _, respond in respond(suggested) }
+    service.minRetryInterval = 3
+    service.maxRetryInterval = 40
+    service.allowedInsecureSchemes = ["http"]
+    service.allowLocalhostRequest = true
+    service.credential = credential
+    service.proxyCredential = proxy
+    service.authorizer = authorizer
+    service.stopFetchingTriggersCompletionHandler = true
+    service.testBlock = { _, respond in respond(nil, nil, nil) }
+    service.properties = ["team": "fetch"]
+    service.setProperty(42, forKey: "answer")
+
+    let fetchers = [
+      service.fetcher(urlString: "http://example.com/a"),
+      service.fetcher(url: URL(string: "http://example.com/b")!),
+      service.fetcher(request: URLRequest(url: URL(string: "http://example.com/c")!)),
+    ]
+    for fetcher in fetchers {
+      #expect(fetcher.callbackQueue === queue)
+      #expect(fetcher.isRetryEnabled)
+      #expect(fetcher.retryBlock != nil)
+      #expect(fetcher.minRetryInterval == 3)
+      #expect(fetcher.maxRetryInterval == 40)
+      #expect(fetcher.allowedInsecureSchemes == ["http"])
+      #expect(fetcher.allowLocalhostRequest)
+      #expect(fetcher.credential === credential)
+      #expect(fetcher.proxyCredential === proxy)
+      #expect(fetcher.authorizer as AnyObject? === authorizer)
+      #expect(fetcher.stopFetchingTriggersCompletionHandler)
+      #expect(fetcher.testBlock != nil)
+      #expect(fetcher.properties["team"] as? String == "fetch")
+      #expect(fetcher.property(forKey: "answer") as? Int == 42)
+      #expect(fetcher.cookieStorage === service.cookieStorage)
+      #expect(fetcher.cookieStorage !== SessionCookieStorage.shared)
+    }
+    #expect(fetchers.map { $0.request?.url?.lastPathComponent } == ["a", "b", "c"])
+
+    // Defaults are copied when the fetcher is made.
+    service.isRetryEnabled = false
+    #expect(fetchers[0].isRetryEnabled)
+    #expect(!service.fetcher(urlString: "http://example.com/d").isRetryEnabled)
+  }
+
+  @Test func serviceDefaultValues() {
+    let service = FetcherService()
+    #expect(service.maxRunningFetchersPerHost == 10)
+    #expect(service.reuseSession)
+    #expect(service.unusedSessionTimeout == 60)
+    #expect(service.etagCacheCapacity == 15 * 1024 * 1024)
+    #expect(!service.shouldRememberETags && !service.shouldCacheETaggedData)
+    #expect(!service.isEarlyRetryEnabled)
+    #expect(service.userAgent == nil)
+    #expect(service.callbackQueue.label == DispatchQueue.main.label)
+    #expect(!service.isRetryEnabled && !service.allowLocalhostRequest)
+    #expect(service.numberOfFetchers == 0)
+  }
+
+  @Test func anInvalidURLStringStillGivesAFetcherThatFails() async {
+    let service = makeService()
+    let result = await service.fetcher(urlString: "http://").fetchResult()
+    #expect(result.fetcherError == .invalidURL("http://"))
+    #expect(service.numberOfFetchers == 0)
+  }
+
+  /// The original's testFetcherShouldUseStandardUserAgent.
+  @Test func standardUserAgentIsSent() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    #expect(await service.fetcher(url: server.url("/headers")).fetchResult().error == nil)
+    let agent = try #require(server.requests(path: "/headers").first?.header("User-Agent"))
+    #expect(agent == FetcherService.standardUserAgent)
+    #expect(agent.wholeMatch(of: try Regex("^.+?/[0-9.a-z]+ .+?/[0-9.]+$")) != nil, "\(agent)")
+  }
+
+  @Test func serviceUserAgentIsSent() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.userAgent = "MyApp/2.0"
+    #expect(await service.fetcher(url: server.url("/headers")).fetchResult().error == nil)
+    #expect(server.requests(path: "/headers").first?.header("User-Agent") == "MyApp/2.0")
+  }
+
+  /// The original's testUserAgentFromRequest.
+  @Test func theRequestsOwnUserAgentWins() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.userAgent = "MyApp/2.0"
+    var request = URLRequest(url: server.url("/headers"))
+    request.setValue("Mine/1.0", forHTTPHeaderField: "User-Agent")
+    #expect(await service.fetcher(request: request).fetchResult().error == nil)
+    let fetcher = service.fetcher(url: server.url("/headers?second=1"))
+    fetcher.setRequestValue("Set/3.0", forHTTPHeaderField: "User-Agent")
+    #expect(await fetcher.fetchResult().error == nil)
+    #expect(server.requests(path: "/headers").map { $0.header("User-Agent") } == ["Mine/1.0", "Set/3.0"])
+  }
+
+  /// The original's testUserAgentFromSessionConfiguration.
+  @Test func theSessionConfigurationsUserAgentWins() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.httpAdditionalHeaders = ["User-Agent": "FromConfig/1.0"]
+    service.configuration = configuration
+    #expect(await service.fetcher(url: server.url("/headers")).fetchResult().error == nil)
+    #expect(server.requests(path: "/headers").first?.header("User-Agent") == "FromConfig/1.0")
+  }
+
+  /// The original's testFetcherServiceTestBlock.
+  @Test func testBlockThroughTheService() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.testBlock = { fetcher, respond in
+      let url = fetcher.request?.url ?? URL(string: "http://example.invalid")!
+      let response = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: nil)
+      respond(response, Data("stubbed \(url.path)".utf8), nil)
+    }
+    let fetcher = service.fetcher(url: server.url("/text?value=real"))
+    let recorder = NotificationRecorder([fetcher])
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(result.data == Data("stubbed /text".utf8))
+    #expect(fetcher.statusCode == 200)
+    #expect(server.requests.isEmpty)
+    await drain(service.callbackQueue)
+    #expect(recorder.started == 1 && recorder.stopped == 1)
+    // A fetcher's own test block may pass through to the network.
+    let passThrough = service.fetcher(url: server.url("/text?value=real"))
+    passThrough.testBlock = nil
+    #expect(await passThrough.fetchResult().data == Data("real".utf8))
+  }
+
+  /// The original's testMockCreationMethod.
+  @Test func mockFetcherService() async throws {
+    let success = FetcherService.mockFetcherService(fakedData: Data("faked".utf8), fakedError: nil)
+    success.callbackQueue = DispatchQueue(label: "test.mock")
+    let fetcher = success.fetcher(urlString: "http://example.invalid/x")
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(result.data == Data("faked".utf8))
+    #expect(fetcher.statusCode == 200)
+
+    let failure = FetcherService.mockFetcherService(
+      fakedData: nil, fakedError: URLError(.notConnectedToInternet))
+    failure.callbackQueue = DispatchQueue(label: "test.mock")
+    let failed = await failure.fetcher(urlString: "http://example.invalid/y").fetchResult()
+    #expect((failed.error as? URLError)?.code == .notConnectedToInternet)
+  }
+}

@@ -1,0 +1,127 @@
+import FetcherService
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+@Suite("Sessions")
+struct SessionTests {
+  /// The original's testSessionReuse: one session for many fetchers, or one each.
+  @Test func oneSharedSessionForManyFetchers() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let blockCalls = Recorder<Bool>()
+    service.configurationBlock = { _ in blockCalls.append(true) }
+    for index in 0..<4 {
+      let result = await service.fetcher(url: server.url("/text?value=\(index)")).fetchResult()
+      #expect(result.error == nil)
+    }
+    #expect(service.sharedSessionCreationCount == 1)
+    #expect(blockCalls.count == 1)
+    let session = try #require(service.currentSharedSession)
+    #expect(!session.isInvalidated)
+    // Sequential requests on one session reuse its kept-alive connection.
+    #expect(Set(server.requests(path: "/text").map(\.connectionID)).count < 4)
+  }
+
+  @Test func aSessionPerFetcherWithoutReuse() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.reuseSession = false
+    let blockCalls = Recorder<Bool>()
+    service.configurationBlock = { _ in blockCalls.append(true) }
+    for index in 0..<4 {
+      let result = await service.fetcher(url: server.url("/text?value=\(index)")).fetchResult()
+      #expect(result.error == nil)
+    }
+    #expect(service.sharedSessionCreationCount == 0)
+    #expect(service.currentSharedSession == nil)
+    #expect(blockCalls.count == 4)
+    // Each session opens its own connection.
+    #expect(Set(server.requests(path: "/text").map(\.connectionID)).count == 4)
+  }
+
+  @Test func configurationAppliesToTheSharedSession() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.httpAdditionalHeaders = ["X-From-Configuration": "yes"]
+    service.configuration = configuration
+    let fetcher = service.fetcher(url: server.url("/headers"))
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(server.requests(path: "/headers").first?.header("X-From-Configuration") == "yes")
+  }
+
+  @Test func resetSessionMakesANewSessionAndRetiresTheOld() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    #expect(await service.fetcher(url: server.url("/text?value=1")).fetchResult().error == nil)
+    let first = try #require(service.currentSharedSession)
+    service.resetSession()
+    #expect(service.currentSharedSession == nil)
+    #expect(first.isInvalidated)
+    #expect(await service.fetcher(url: server.url("/text?value=2")).fetchResult().error == nil)
+    let second = try #require(service.currentSharedSession)
+    #expect(first !== second)
+    #expect(service.sharedSessionCreationCount == 2)
+  }
+
+  /// A fetcher that took the session before a reset (here: waiting for a slot) finishes on it;
+  /// the old session is invalidated only afterwards, never under a task being made.
+  @Test func resetWhileFetchersStillUseTheSession() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let gate = Gate()
+    server.meteredRoute("/slow", meter: ConcurrencyMeter(), gate: gate)
+    let service = makeService(maxPerHost: 1)
+    let results = Recorder<FetchResult>()
+    for index in 0..<3 {
+      service.fetcher(url: server.url("/slow?i=\(index)")).beginFetch { data, error in
+        results.append(FetchResult(data: data, error: error))
+      }
+    }
+    #expect(await eventually { service.numberOfDelayedFetchers == 2 })
+    let old = try #require(service.currentSharedSession)
+    service.resetSession()
+    #expect(!old.isInvalidated)
+    gate.open()
+    #expect(await eventually(timeout: 20) { results.count == 3 })
+    #expect(results.values.allSatisfy { $0.error == nil })
+    #expect(await eventually { old.isInvalidated })
+  }
+
+  @Test func anUnusedSessionIsDroppedAfterTheTimeout() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let gate = Gate()
+    server.meteredRoute("/slow", meter: ConcurrencyMeter(), gate: gate)
+    let service = makeService()
+    service.unusedSessionTimeout = 0.3
+    let invalidations = Recorder<Bool>()
+    let observer = NotificationCenter.default.addObserver(
+      forName: .fetcherServiceSessionBecameInvalid, object: service, queue: nil
+    ) { _ in invalidations.append(true) }
+    defer { NotificationCenter.default.removeObserver(observer) }
+    let results = Recorder<FetchResult>()
+    service.fetcher(url: server.url("/slow?i=1")).beginFetch { data, error in
+      results.append(FetchResult(data: data, error: error))
+    }
+    #expect(await eventually { server.requestCount(path: "/slow") == 1 })
+    // In use: kept, however long it takes.
+    let first = try #require(service.currentSharedSession)
+    await pause(0.5)
+    #expect(service.currentSharedSession === first)
+    gate.open()
+    #expect(await eventually { results.count == 1 })
+    #expect(await eventually { service.currentSharedSession == nil })
+    #expect(first.isInvalidated)
+    #expect(await eventually { invalidations.count == 1 })
+    #expect(await service.fetcher(url: server.url("/text?value=2")).fetchResult().error == nil)
+    #expect(service.sharedSessionCreationCount == 2)
+  }
+}

@@ -1,0 +1,54 @@
+import FetcherService
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+@Suite("Concurrency")
+struct StressTests {
+  @Test func twoHundredConcurrentFetchesWithEightPerHost() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let meter = ConcurrencyMeter()
+    server.meteredRoute("/work", meter: meter, delay: 0.005)
+    let service = makeService(maxPerHost: 8)
+    let results = Recorder<(Int, FetchResult)>()
+    let counts = Recorder<(Int, Int, Int)>()
+    DispatchQueue.concurrentPerform(iterations: 200) { index in
+      let path = "/work?i=\(index)"
+      let url = index % 2 == 0 ? server.url(path) : server.localhostURL(path)
+      let fetcher = service.fetcher(url: url)
+      fetcher.servicePriority = index % 4
+      fetcher.beginFetch { data, error in results.append((index, FetchResult(data: data, error: error))) }
+      counts.append(
+        (service.numberOfFetchers, service.numberOfRunningFetchers, service.numberOfDelayedFetchers))
+    }
+    #expect(await eventually(timeout: 60) { results.count == 200 })
+    let byIndex = Dictionary(results.values, uniquingKeysWith: { first, _ in first })
+    #expect(byIndex.count == 200)
+    for index in 0..<200 {
+      #expect(byIndex[index]?.error == nil)
+      #expect(byIndex[index]?.data == Data("body \(index)".utf8))
+    }
+    #expect((meter.peakByHost["127.0.0.1"] ?? 0) <= 8)
+    #expect((meter.peakByHost["localhost"] ?? 0) <= 8)
+    // The counts were always consistent snapshots.
+    #expect(counts.values.allSatisfy { $0.0 >= $0.1 && $0.1 <= 16 && $0.2 >= 0 })
+    #expect(service.numberOfFetchers == 0)
+    #expect(server.requestCount(path: "/work") == 200)
+  }
+
+  @Test func beginAndStopRacesLeaveNoSlotTaken() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService(maxPerHost: 2)
+    DispatchQueue.concurrentPerform(iterations: 100) { index in
+      let fetcher = service.fetcher(url: server.url("/hang?i=\(index)"))
+      fetcher.beginFetch { _, _ in }
+      if index % 3 == 0 { Thread.sleep(forTimeInterval: 0.001) }
+      fetcher.stopFetching()
+    }
+    #expect(await eventually { service.numberOfFetchers == 0 })
+    #expect(await service.fetcher(url: server.url("/text?value=free")).fetchResult().error == nil)
+  }
+}
