@@ -124,6 +124,39 @@ struct ConnectionHandlingTests {
     #expect(try client.readResponse().status == 400)
   }
 
+  @Test("a head just under the 64 KiB limit is accepted")
+  func longHead() throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let client = try RawHTTPClient(port: server.port)
+    let value = String(repeating: "v", count: 60_000)
+    let response = try client.request("GET", "/text?value=long", headers: ["X-Long: \(value)"])
+    #expect(response.text == "long")
+    #expect(server.requests.first?.header("X-Long") == value)
+  }
+
+  @Test("a large chunked upload in uneven chunks arrives intact")
+  func largeChunkedUpload() throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let client = try RawHTTPClient(port: server.port)
+    let body = TestServer.patternBytes(count: 3_000_000)
+    try client.send("PUT /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+    var position = 0
+    var size = 1
+    while position < body.count {
+      let piece = body[position..<min(body.count, position + size)]
+      try client.send(Data("\(String(piece.count, radix: 16))\r\n".utf8) + piece + Data("\r\n".utf8))
+      position += piece.count
+      size = size * 3 + 7
+    }
+    try client.send("0\r\n\r\n")
+    let response = try client.readResponse()
+    #expect(response.json["length"] as? Int == body.count)
+    #expect(response.json["checksum"] as? String == TestServer.checksum(body))
+    #expect(server.requests.first?.body == body)
+  }
+
   @Test("a client that disconnects mid-request does not disturb the server")
   func partialRequests() throws {
     let server = try TestServer()

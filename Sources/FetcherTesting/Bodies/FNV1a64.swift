@@ -12,7 +12,7 @@ import Foundation
 /// #expect(hash.hexDigest == TestServer.checksum(TestServer.patternBytes(count: total)))
 /// ```
 public struct FNV1a64: Sendable, Hashable {
-  /// The hash of everything passed to ``update(_:)-(Data)`` so far (the FNV offset basis when empty).
+  /// The hash of everything passed to `update(_:)` so far (the FNV offset basis when empty).
   public private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
   /// Creates the hash of no bytes.

@@ -37,9 +37,13 @@ final class RequestReader {
   private var start = 0
   private var end = 0
 
-  init(socket: ConnectionSocket, capacity: Int = 128 * 1024) {
+  /// The buffer starts small, since most connections carry small requests and idle kept-alive
+  /// connections should cost little, and grows up to this size for long heads and large bodies.
+  static let maximumCapacity = 128 * 1024
+
+  init(socket: ConnectionSocket, initialCapacity: Int = 8 * 1024) {
     self.socket = socket
-    self.storage = [UInt8](repeating: 0, count: max(capacity, RequestReader.maximumHeadSize + 4))
+    self.storage = [UInt8](repeating: 0, count: min(initialCapacity, RequestReader.maximumCapacity))
   }
 
   /// Reads the next request head, without its terminating blank line.
@@ -69,6 +73,7 @@ final class RequestReader {
   /// Reads exactly `count` body bytes into `sink`.
   func readBody(count: Int, into sink: inout BodySink) throws(ConnectionError) {
     var remaining = count
+    if remaining > storage.count { grow() }
     while remaining > 0 {
       if start == end {
         if try fill() == 0 { throw .peerClosed }
@@ -154,6 +159,14 @@ final class RequestReader {
     storage[start..<index].contains { $0 != UInt8(ascii: "\r") && $0 != UInt8(ascii: "\n") }
   }
 
+  /// Doubles the buffer, up to ``maximumCapacity``.
+  private func grow() {
+    let target = min(storage.count * 2, RequestReader.maximumCapacity)
+    if target > storage.count {
+      storage.append(contentsOf: repeatElement(0, count: target - storage.count))
+    }
+  }
+
   /// Receives more input after `end`, first moving unconsumed bytes to the front when needed.
   ///
   /// - Returns: the number of bytes received, `0` at end of stream.
@@ -162,12 +175,18 @@ final class RequestReader {
       start = 0
       end = 0
     } else if end == storage.count {
-      storage.withUnsafeMutableBytes { all in
-        all.baseAddress!.copyMemory(from: all.baseAddress! + start, byteCount: end - start)
+      if start == 0 {
+        // Full of one unfinished head or line: make room (the callers bound their sizes).
+        grow()
+      } else {
+        storage.withUnsafeMutableBytes { all in
+          all.baseAddress!.copyMemory(from: all.baseAddress! + start, byteCount: end - start)
+        }
+        end -= start
+        start = 0
       }
-      end -= start
-      start = 0
     }
+    guard end < storage.count else { throw .badRequest("input buffer full") }
     let from = end
     let outcome = storage.withUnsafeMutableBytes { all in
       Result { () throws(ConnectionError) in

@@ -15,9 +15,16 @@ struct ResponseWriter {
   ///
   /// - Parameter connectionHeader: the `Connection` value to add (`close`, `keep-alive`), if any.
   func write(_ plan: ResponsePlan, omitBody: Bool, connectionHeader: String?) throws(ConnectionError) {
-    var output = OutputBuffer(socket: socket, capacity: ResponseWriter.writeSize)
-    try output.append(ResponseWriter.head(for: plan, connectionHeader: connectionHeader))
-    if !omitBody && !plan.statusForbidsBody {
+    let head = ResponseWriter.head(for: plan, connectionHeader: connectionHeader)
+    let sendsBody = !omitBody && !plan.statusForbidsBody
+    // A buffer the size of the whole response when it is small, so head and body leave in one
+    // write; 64 KiB for large and chunked bodies.
+    let wholeSize = sendsBody && plan.chunkSize == nil ? head.count + plan.body.count : head.count
+    let capacity = sendsBody && plan.chunkSize != nil ? ResponseWriter.writeSize : wholeSize
+    var output = OutputBuffer(
+      socket: socket, capacity: min(max(capacity, 4096), ResponseWriter.writeSize))
+    try output.append(head)
+    if sendsBody {
       try writeBody(of: plan, to: &output)
     }
     try output.flush()
