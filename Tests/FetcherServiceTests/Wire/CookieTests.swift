@@ -63,4 +63,17 @@ struct CookieTests {
     let header = try await cookieHeader(second.fetcher(url: server.url("/cookies")))
     #expect(header?.contains("both=yes") == true)
   }
+
+  @Test func malformedSetCookieLinesAreIgnoredWithoutAffectingOthers() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let url = server.url("/set-cookie?c=good=1&c=%3Dnoname&c=;;;&c=bad;%20Domain=example.com&c=also=2")
+    #expect(await service.fetcher(url: url).fetchResult().error == nil)
+    let names = Set(service.cookieStorage.cookies.map(\.name))
+    #expect(names.contains("good") && names.contains("also"))
+    #expect(!names.contains("bad"))
+    let header = try await cookieHeader(service.fetcher(url: server.url("/cookies")))
+    #expect(header?.contains("good=1") == true && header?.contains("also=2") == true)
+  }
 }
