@@ -6,6 +6,12 @@ import Foundation
 
 /// A logged body: at most the body size cap of its bytes, and what the whole was.
 struct LoggedBody: Sendable, Equatable {
+  /// The first `cap` bytes of `data`, marked truncated when longer.
+  static func capped(_ data: Data, cap: Int) -> LoggedBody {
+    LoggedBody(
+      source: .data, data: data.prefix(cap), totalLength: Int64(data.count), isTruncated: data.count > cap)
+  }
+
   enum Source: Sendable, Equatable {
     /// The bytes (possibly capped) are in ``LoggedBody/data``.
     case data
@@ -22,12 +28,10 @@ struct LoggedBody: Sendable, Equatable {
   var data = Data()
   /// The length of the whole body, when known.
   var totalLength: Int64?
-  var contentType: String?
 
-  var isTruncated: Bool {
-    guard source == .data, let totalLength else { return false }
-    return totalLength > Int64(data.count)
-  }
+  /// Whether bytes were dropped at the cap (set when the bytes are kept: redaction may change
+  /// the length of ``data`` later).
+  var isTruncated = false
 
   var length: Int64 { totalLength ?? Int64(data.count) }
 

@@ -43,7 +43,7 @@ final class LoggingMonitor: FetcherEventMonitor {
     let cap = max(0, settings.maximumBodySize)
     var requestBody: LoggedBody?
     if let data = fetcher.bodyData {
-      requestBody = LoggedBody(source: .data, data: data.prefix(cap), totalLength: Int64(data.count))
+      requestBody = LoggedBody.capped(data, cap: cap)
     } else if let file = fetcher.bodyFileURL {
       let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?
         .int64Value
@@ -51,7 +51,7 @@ final class LoggingMonitor: FetcherEventMonitor {
     } else if fetcher.bodyStreamProvider != nil {
       requestBody = LoggedBody(source: .stream, totalLength: fetcher.bodyLength)
     } else if let data = request?.httpBody {
-      requestBody = LoggedBody(source: .data, data: data.prefix(cap), totalLength: Int64(data.count))
+      requestBody = LoggedBody.capped(data, cap: cap)
     }
     let now = Date()
     let record = FetchRecord(
@@ -110,6 +110,7 @@ final class LoggingMonitor: FetcherEventMonitor {
       body.totalLength = (body.totalLength ?? 0) + Int64(data.count)
       let room = state.bodyCap - body.data.count
       if room > 0 { body.data.append(data.prefix(room)) }
+      if data.count > room { body.isTruncated = true }
       state.record.exchanges[last].responseBody = body
     }
   }
@@ -148,8 +149,7 @@ final class LoggingMonitor: FetcherEventMonitor {
       if !state.keepsResponseBody && exchange.statusCode != nil {
         if let data, !data.isEmpty, error != nil {
           // An error body of a download is delivered in memory.
-          exchange.responseBody = LoggedBody(
-            source: .data, data: data.prefix(state.bodyCap), totalLength: Int64(data.count))
+          exchange.responseBody = LoggedBody.capped(data, cap: state.bodyCap)
         } else {
           exchange.responseBody = LoggedBody(
             source: .delivered(path: state.downloadPath), data: Data(),

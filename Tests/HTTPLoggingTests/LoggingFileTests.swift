@@ -254,4 +254,47 @@ struct LoggingFileTests {
       #expect(text2.contains("Request body: (stream, 100 bytes)"))
     }
   }
+
+  @Test("fetches stubbed by a test block are logged too")
+  func stubbedFetch() async throws {
+    try await withLogging { _ in
+      let fetcher = SessionFetcher.fetcher(urlString: "https://example.com/stub?token=stub-secret-1")
+      fetcher.callbackQueue = DispatchQueue(label: "HTTPLoggingTests.stub")
+      fetcher.testBlock = { fetcher, respond in
+        let response = HTTPURLResponse(
+          url: fetcher.request!.url!, statusCode: 201, httpVersion: "HTTP/1.1",
+          headerFields: ["Content-Type": "application/json"])
+        respond(response, Data(#"{"ok":true,"echo":"stub-secret-1"}"#.utf8), nil)
+      }
+      let result = await fetcher.fetchResult()
+      #expect(result.error == nil)
+      let log = try #require(fetcher.log)
+      #expect(log.contains("Response: status 201"))
+      #expect(!log.contains("stub-secret-1"))
+      let entries = try harEntries()
+      #expect(entries.count == 1)
+    }
+  }
+
+  @Test("the cost of logging (printed, not asserted)")
+  func cost() async throws {
+    func measure(_ count: Int) async -> TimeInterval {
+      let start = Date()
+      for _ in 0..<count {
+        _ = await server.fetcher("/bytes/2000?contentType=application/json").fetchResult()
+      }
+      SessionFetcher.flushLogs()
+      return Date().timeIntervalSince(start) / Double(count) * 1000
+    }
+    let count = 100
+    let off = try await withLogging { _ in
+      SessionFetcher.isLoggingEnabled = false
+      return await measure(count)
+    }
+    let memoryOnly = try await withLogging(toFile: false) { _ in await measure(count) }
+    let files = try await withLogging { _ in await measure(count) }
+    print(
+      "HTTPLogging cost per fetch of 2000 bytes (\(count) sequential fetches): off "
+        + String(format: "%.3f ms, fetcher.log only %.3f ms, files %.3f ms", off, memoryOnly, files))
+  }
 }

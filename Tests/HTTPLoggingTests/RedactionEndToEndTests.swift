@@ -52,6 +52,8 @@ extension LoggingFileTests {
         for secret in secrets { #expect(!log.contains(secret), "\(secret) in fetcher.log") }
         #expect(log.contains("_snip_"))
       }
+      let html = try runFile("index.html")
+      #expect(!html.contains("truncated"))  // redaction shortens bodies; that is no truncation
       let log = try #require(headers.log)
       #expect(log.contains("Authorization: Bearer _snip_"))
       #expect(log.contains("access_token=_snip_&q=cats"))

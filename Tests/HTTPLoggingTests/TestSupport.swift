@@ -87,7 +87,10 @@ func withLogging<T>(
       $0 = saved
       $0.runGeneration += 1
     }
-    try? FileManager.default.removeItem(at: folder)
+    // `HTTPLOGGING_KEEP_TEST_LOGS=1` keeps the folders for a look.
+    if ProcessInfo.processInfo.environment["HTTPLOGGING_KEEP_TEST_LOGS"] == nil {
+      try? FileManager.default.removeItem(at: folder)
+    }
   }
   return try await body(folder)
 }
