@@ -13,7 +13,7 @@ struct Connection {
     let writer = ResponseWriter(socket: socket, stopSignal: core.stopSignal)
     while true {
       do {
-        guard let keepOpen = try serveOneRequest(reader: reader, writer: writer), keepOpen else { return }
+        guard try serveOneRequest(reader: reader, writer: writer) else { return }
       } catch .badRequest(let reason) {
         let plan = BuiltInRoutes.badRequest(reason)
         try? writer.write(plan, omitBody: false, connectionHeader: "close")
@@ -28,13 +28,12 @@ struct Connection {
 
   /// Reads one request and answers it.
   ///
-  /// - Returns: `true` to read another request from the connection, `false` when the connection
-  ///   was closed (by the client or by the response), `nil` likewise.
-  private func serveOneRequest(reader: RequestReader, writer: ResponseWriter) throws(ConnectionError) -> Bool?
+  /// - Returns: `true` to read another request from the connection, `false` once it is closed.
+  private func serveOneRequest(reader: RequestReader, writer: ResponseWriter) throws(ConnectionError) -> Bool
   {
     guard let headBytes = try reader.readHead() else {
       socket.close(.graceful)
-      return nil
+      return false
     }
     let head = try RequestHead(parsing: headBytes)
     let framing = try head.bodyFraming()
@@ -64,15 +63,24 @@ struct Connection {
     request = core.record(request)
 
     let action = core.action(for: request)
-    let keepAlive = head.wantsKeepAlive && !core.stopSignal.isFired
+    return try perform(action, for: head, writer: writer)
+  }
+
+  /// Carries out a route's answer.
+  ///
+  /// - Returns: `true` when the connection stays open for another request.
+  private func perform(
+    _ action: ResponseAction, for head: RequestHead, writer: ResponseWriter
+  ) throws(ConnectionError) -> Bool {
     switch action {
     case .respond(let plan):
-      let closesAfter =
-        !keepAlive || plan.ending != .complete
-        || plan.headers.values(named: "Connection").contains { $0.caseInsensitiveEquals("close") }
+      let keepsAlive =
+        head.wantsKeepAlive && !core.stopSignal.isFired && plan.ending == .complete
+        && !plan.headers.values(named: "Connection").contains { $0.caseInsensitiveEquals("close") }
       var connectionHeader: String?
       if plan.ending == .complete {
-        if closesAfter {
+        // Faults end the connection without announcing it, like a real broken server.
+        if !keepsAlive {
           connectionHeader = "close"
         } else if head.version == "HTTP/1.0" {
           connectionHeader = "keep-alive"
@@ -81,11 +89,8 @@ struct Connection {
       try writer.write(plan, omitBody: head.method == "HEAD", connectionHeader: connectionHeader)
       switch plan.ending {
       case .complete:
-        if closesAfter {
-          socket.close(.graceful)
-          return false
-        }
-        return true
+        if keepsAlive { return true }
+        socket.close(.graceful)
       case .close:
         socket.close(.graceful)
       case .reset:
@@ -94,18 +99,15 @@ struct Connection {
         socket.waitForPeerToLeave()
         socket.close(.graceful)
       }
-      return false
     case .hang:
       socket.waitForPeerToLeave()
       socket.close(.graceful)
-      return false
     case .closeWithoutResponse:
       socket.close(.graceful)
-      return false
     case .garbage(let bytes):
       try writer.writeRaw(bytes)
       socket.close(.graceful)
-      return false
     }
+    return false
   }
 }

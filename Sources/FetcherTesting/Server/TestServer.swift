@@ -105,7 +105,10 @@ public final class TestServer: Sendable {
   /// Stops the server: closes the listener and every connection (ending hanging and stalled
   /// responses), then waits (up to 5 seconds) for the server's threads to finish.
   ///
-  /// Idempotent; also called by `deinit`. Requests already recorded stay readable.
+  /// Idempotent; also called by `deinit`. Requests already recorded stay readable. A custom
+  /// route handler that is still blocked in its own code can delay the return by those 5 seconds
+  /// (use ``TestResponse/delay`` rather than sleeping in a handler). A handler may stop its own
+  /// server.
   public func stop() {
     core.state.withLock { state in
       state.isStopped = true
@@ -117,7 +120,8 @@ public final class TestServer: Sendable {
   }
 
   /// Every request received since start or the last ``resetRecords()``, in arrival order
-  /// (recorded when its body has been read, before it is answered).
+  /// (recorded when its body has been read, before it is answered). Malformed requests, answered
+  /// with 400, are not recorded.
   public var requests: [RecordedRequest] {
     core.state.withLock { $0.requests }
   }
