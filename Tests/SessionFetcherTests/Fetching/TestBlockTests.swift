@@ -64,17 +64,24 @@ struct TestBlockTests {
   }
 
   @Test func globalTestBlockStubsEveryFetcherWithoutItsOwn() async throws {
-    SessionFetcher.globalTestBlock = { fetcher, respond in
-      respond(Self.response(200), Data((fetcher.request?.url?.path ?? "").utf8), nil)
-    }
-    defer { SessionFetcher.globalTestBlock = nil }
+    // The global block is read when a fetch begins. Tests run in parallel in one process, so it is
+    // set only around the `beginFetch` calls of this test, never while awaiting.
     let fetcher = SessionFetcher.fetcher(url: Self.url)
     fetcher.callbackQueue = makeCallbackQueue()
-    #expect(await fetcher.fetchResult().data == Data("/resource".utf8))
     let own = SessionFetcher.fetcher(url: Self.url)
     own.callbackQueue = makeCallbackQueue()
     own.testBlock = { _, respond in respond(Self.response(201), Data("own".utf8), nil) }
-    #expect(await own.fetchResult().data == Data("own".utf8))
+    let results = Recorder<(String, Data?)>()
+    SessionFetcher.globalTestBlock = { fetcher, respond in
+      respond(Self.response(200), Data((fetcher.request?.url?.path ?? "").utf8), nil)
+    }
+    fetcher.beginFetch { data, _ in results.append(("global", data)) }
+    own.beginFetch { data, _ in results.append(("own", data)) }
+    SessionFetcher.globalTestBlock = nil
+    #expect(await eventually { results.count == 2 })
+    let byName = Dictionary(uniqueKeysWithValues: results.values)
+    #expect(byName["global"] == Data("/resource".utf8))
+    #expect(byName["own"] == Data("own".utf8))
   }
 
   @Test func testBlockStillAppliesTheInsecureGate() async throws {
