@@ -117,6 +117,17 @@ extension SessionFetcher {
     set { LoggingSettings.shared.withLock { $0.redactor = newValue } }
   }
 
+  /// Chooses which fetches are logged: when set, only fetchers for which it returns true (checked
+  /// when each fetch begins). Use it to leave out health checks or polling, or to log one subsystem.
+  ///
+  /// ```swift
+  /// SessionFetcher.loggingFilter = { $0.request?.url?.host != "metrics.internal" }
+  /// ```
+  public static var loggingFilter: (@Sendable (SessionFetcher) -> Bool)? {
+    get { LoggingSettings.shared.withLock { $0.filter } }
+    set { LoggingSettings.shared.withLock { $0.filter = newValue } }
+  }
+
   /// The most bytes of each request and response body kept in memory and logged (default
   /// 1,000,000). Longer bodies are logged up to the cap with a "truncated" note.
   public static var loggingMaximumBodySize: Int {

@@ -38,7 +38,7 @@ final class LoggingMonitor: FetcherEventMonitor {
 
   func fetcherDidBegin(_ fetcher: SessionFetcher) {
     let settings = LoggingSettings.shared.current
-    guard settings.isActive else { return }
+    guard settings.isActive, settings.filter?(fetcher) ?? true else { return }
     let request = fetcher.request
     let cap = max(0, settings.maximumBodySize)
     var requestBody: LoggedBody?

@@ -8,6 +8,7 @@ struct LoggingSettings: Sendable {
   var directory: URL?
   var processName: String?
   var isToFileEnabled = true
+  var filter: (@Sendable (SessionFetcher) -> Bool)?
   var isRedactionEnabled = true
   var redactor = LogRedactor()
   var maximumBodySize = 1_000_000

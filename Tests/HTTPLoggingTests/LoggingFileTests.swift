@@ -68,6 +68,21 @@ struct LoggingFileTests {
     }
   }
 
+  @Test("the logging filter leaves out the fetches it rejects")
+  func filter() async throws {
+    try await withLogging { _ in
+      let unmarked = SessionFetcher.fetcher(url: server.url("/text?value=unlogged"))
+      unmarked.allowLocalhostRequest = true
+      unmarked.callbackQueue = DispatchQueue(label: "HTTPLoggingTests.unmarked")
+      _ = await unmarked.fetchResult()
+      _ = await server.fetcher("/text?value=logged").fetchResult()
+      SessionFetcher.flushLogs()
+      let urls = try harEntries().compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+      #expect(urls == [server.url("/text?value=logged").absoluteString])
+      #expect(unmarked.log == nil)
+    }
+  }
+
   @Test("JSON bodies are pretty-printed, binary bodies saved as files, the size cap is honoured")
   func bodies() async throws {
     try await withLogging(maximumBodySize: 1000) { _ in
@@ -259,6 +274,7 @@ struct LoggingFileTests {
   func stubbedFetch() async throws {
     try await withLogging { _ in
       let fetcher = SessionFetcher.fetcher(urlString: "https://example.com/stub?token=stub-secret-1")
+      fetcher.setProperty(true, forKey: loggingTestMarker)
       fetcher.callbackQueue = DispatchQueue(label: "HTTPLoggingTests.stub")
       fetcher.testBlock = { fetcher, respond in
         let response = HTTPURLResponse(

@@ -34,6 +34,9 @@ final class OnceFlag: @unchecked Sendable {
 
 struct TestTimeout: Error {}
 
+/// The property that marks a fetcher made by these tests (see ``withLogging(toFile:maximumBodySize:redaction:_:)``).
+let loggingTestMarker = "HTTPLoggingTests.fetcher"
+
 extension SessionFetcher {
   /// Begins with the closure API and waits (bounded) for the completion.
   func fetchResult(timeout: TimeInterval = 20) async -> FetchResult {
@@ -54,6 +57,7 @@ extension TestServer {
   /// A fetcher for a path on this server, allowed to reach localhost, with a private serial queue.
   func fetcher(_ pathAndQuery: String) -> SessionFetcher {
     let fetcher = SessionFetcher.fetcher(url: url(pathAndQuery))
+    fetcher.setProperty(true, forKey: loggingTestMarker)
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = DispatchQueue(label: "HTTPLoggingTests.callbacks")
     return fetcher
@@ -80,6 +84,8 @@ func withLogging<T>(
   SessionFetcher.isLoggingToFileEnabled = toFile
   SessionFetcher.loggingMaximumBodySize = maximumBodySize
   SessionFetcher.isLogRedactionEnabled = redaction
+  // Other suites fetch in parallel in this process: log only this suite's fetchers.
+  SessionFetcher.loggingFilter = { $0.property(forKey: loggingTestMarker) != nil }
   SessionFetcher.isLoggingEnabled = true
   defer {
     SessionFetcher.flushLogs()
