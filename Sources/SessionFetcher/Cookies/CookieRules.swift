@@ -1,5 +1,23 @@
 import Foundation
 
+/// The parts of a request URL that decide which cookies it gets.
+struct CookieRequest {
+  /// The canonical host (see ``CookieRules/canonicalHost(of:)``).
+  var host: String
+  /// The percent-encoded path, "/" when empty.
+  var path: String
+  /// Whether the scheme is https, the only one that gets Secure cookies.
+  var isSecure: Bool
+
+  /// Nil for a URL without a host.
+  init?(_ url: URL) {
+    guard let host = CookieRules.canonicalHost(of: url) else { return nil }
+    self.host = host
+    self.path = CookieRules.requestPath(of: url)
+    self.isSecure = url.scheme?.lowercased() == "https"
+  }
+}
+
 /// The host, domain and path rules of RFC 6265 (§5.1.2–§5.1.4), shared by the parser and the jar.
 enum CookieRules {
   /// The canonical host of a URL: lowercased, without the brackets of an IPv6 literal, without a
@@ -12,16 +30,18 @@ enum CookieRules {
   /// Lowercases a host name and strips the brackets of an IPv6 literal (URL APIs give "[::1]" or
   /// "::1" depending on the platform and the call).
   static func canonicalHost(_ host: String) -> String {
-    var result = host.lowercased()
-    if result.hasPrefix("["), result.hasSuffix("]"), result.count >= 2 {
-      result = String(result.dropFirst().dropLast())
+    let result = host.lowercased()
+    let bytes = result.utf8
+    guard bytes.count >= 2, bytes.first == UInt8(ascii: "["), bytes.last == UInt8(ascii: "]") else {
+      return result
     }
-    return result
+    return String(decoding: bytes.dropFirst().dropLast(), as: UTF8.self)
   }
 
   /// A cookie's domain in its stored form: lowercased, one leading dot removed, brackets removed.
   static func canonicalDomain(_ domain: String) -> String {
-    canonicalHost(domain.hasPrefix(".") ? String(domain.dropFirst()) : domain)
+    guard domain.utf8.first == UInt8(ascii: ".") else { return canonicalHost(domain) }
+    return canonicalHost(String(decoding: domain.utf8.dropFirst(), as: UTF8.self))
   }
 
   /// True for an IPv4 or IPv6 address literal (canonical form, without brackets).
@@ -30,9 +50,10 @@ enum CookieRules {
   /// (no top-level domain is numeric). That also covers the short and octal IPv4 spellings that
   /// URL parsers accept, which must never be treated as domain names either.
   static func isIPAddress(_ host: String) -> Bool {
-    if host.contains(":") { return true }
-    let lastLabel = host.split(separator: ".", omittingEmptySubsequences: false).last ?? ""
-    return !lastLabel.isEmpty && lastLabel.utf8.allSatisfy { (0x30...0x39).contains($0) }
+    let bytes = host.utf8
+    if bytes.contains(UInt8(ascii: ":")) { return true }
+    let lastLabel = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).last ?? []
+    return !lastLabel.isEmpty && lastLabel.allSatisfy { (0x30...0x39).contains($0) }
   }
 
   /// Domain matching (§5.1.3): identical, or `host` ends with "." + `domain` and is not an IP
@@ -52,15 +73,17 @@ enum CookieRules {
   /// The default path of a cookie set by a URL without a usable Path attribute (§5.1.4): the URL's
   /// path up to, but not including, its last "/"; "/" when that would be empty.
   static func defaultPath(of url: URL) -> String {
-    let path = requestPath(of: url)
-    guard let lastSlash = path.lastIndex(of: "/"), lastSlash != path.startIndex else { return "/" }
-    return String(path[..<lastSlash])
+    let path = requestPath(of: url).utf8
+    guard let lastSlash = path.lastIndex(of: UInt8(ascii: "/")), lastSlash != path.startIndex else {
+      return "/"
+    }
+    return String(decoding: path[..<lastSlash], as: UTF8.self)
   }
 
   /// The path of a request as cookies see it: percent-encoded, "/" when empty.
   static func requestPath(of url: URL) -> String {
     let path = url.path(percentEncoded: true)
-    return path.hasPrefix("/") ? path : "/"
+    return path.utf8.first == UInt8(ascii: "/") ? path : "/"
   }
 
   /// Path matching (§5.1.4): "/docs" matches "/docs", "/docs/" and "/docs/web", not "/docsets".
@@ -81,7 +104,7 @@ enum CookieRules {
   /// common cases (`co.uk`, `com.au`, `github.io`, …). A response from the suffix itself may still
   /// set a host-only cookie for it.
   static func isPublicSuffixLike(_ domain: String) -> Bool {
-    !domain.contains(".") || commonPublicSuffixes.contains(domain)
+    !domain.utf8.contains(UInt8(ascii: ".")) || commonPublicSuffixes.contains(domain)
   }
 
   /// The part of a host that a site owns: the last two labels, or the last three when the last two
@@ -89,11 +112,13 @@ enum CookieRules {
   /// for the `onlyFromMainDocumentDomain` policy.
   static func registrableDomain(of host: String) -> String {
     if isIPAddress(host) { return host }
-    let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+    let labels = host.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
     guard labels.count > 2 else { return host }
-    let lastTwo = labels.suffix(2).joined(separator: ".")
-    let count = commonPublicSuffixes.contains(lastTwo) ? 3 : 2
-    return labels.suffix(count).joined(separator: ".")
+    func lastLabels(_ count: Int) -> String {
+      let start = labels[labels.count - count].startIndex
+      return String(decoding: host.utf8[start...], as: UTF8.self)
+    }
+    return commonPublicSuffixes.contains(lastLabels(2)) ? lastLabels(3) : lastLabels(2)
   }
 
   /// Multi-label public suffixes under which unrelated parties register names: country-code

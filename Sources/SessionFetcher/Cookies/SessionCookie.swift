@@ -78,7 +78,7 @@ public struct SessionCookie: Sendable, Hashable {
     self.expiresDate = expiresDate
     self.isSecure = isSecure
     self.isHTTPOnly = isHTTPOnly
-    self.isHostOnly = isHostOnly && !domain.hasPrefix(".")
+    self.isHostOnly = isHostOnly && domain.utf8.first != UInt8(ascii: ".")
     self.sameSite = sameSite
     self.creationDate = creationDate
   }
@@ -96,15 +96,20 @@ public struct SessionCookie: Sendable, Hashable {
   /// domain-matches (or equals, for a host-only cookie), the path matches, and a Secure cookie
   /// needs https. Ports are ignored, as RFC 6265 says.
   public func matches(_ url: URL) -> Bool {
-    guard let host = CookieRules.canonicalHost(of: url) else { return false }
+    guard let request = CookieRequest(url) else { return false }
+    return matches(request)
+  }
+
+  /// ``matches(_:)`` with the URL's parts already extracted, for matching many cookies.
+  func matches(_ request: CookieRequest) -> Bool {
     let cookieDomain = CookieRules.canonicalDomain(domain)
     if isHostOnly {
-      guard host == cookieDomain else { return false }
+      guard request.host == cookieDomain else { return false }
     } else {
-      guard CookieRules.domainMatches(host: host, domain: cookieDomain) else { return false }
+      guard CookieRules.domainMatches(host: request.host, domain: cookieDomain) else { return false }
     }
-    if isSecure, url.scheme?.lowercased() != "https" { return false }
-    return CookieRules.pathMatches(requestPath: CookieRules.requestPath(of: url), cookiePath: path)
+    if isSecure, !request.isSecure { return false }
+    return CookieRules.pathMatches(requestPath: request.path, cookiePath: path)
   }
 }
 
@@ -130,7 +135,7 @@ extension SessionCookie {
       expiresDate: cookie.expiresDate,
       isSecure: cookie.isSecure,
       isHTTPOnly: cookie.isHTTPOnly,
-      isHostOnly: !cookie.domain.hasPrefix("."),
+      isHostOnly: cookie.domain.utf8.first != UInt8(ascii: "."),
       sameSite: properties[HTTPCookiePropertyKey("SameSite")] as? String,
       creationDate: created ?? Date())
   }

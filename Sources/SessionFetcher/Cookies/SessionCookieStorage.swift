@@ -28,8 +28,9 @@ import Foundation
 ///   `http://127.0.0.1:8080` is sent to `http://127.0.0.1:9090`. Secure cookies are sent over https
 ///   only — not even to `http://localhost`, since nothing proves a loopback port is the intended
 ///   server.
-/// - The jar is bounded: at most ``maximumCookiesPerSite`` cookies per site (the registrable
-///   domain, see ``CookieRules/registrableDomain(of:)``) and ``maximumCookieCount`` in all. Past
+/// - The jar is bounded: at most ``maximumCookiesPerSite`` cookies per site (the last two labels of
+///   the cookie's domain, or three under a suffix of ``SetCookieParser/knownPublicSuffixes``, so
+///   `a.example.com` and `b.example.com` are one site) and ``maximumCookieCount`` in all. Past
 ///   either bound, expired cookies go first, then the least recently stored or sent.
 ///
 /// Thread safety: an `NSLock` protects all mutable state, hence `@unchecked Sendable`.
@@ -40,7 +41,7 @@ public final class SessionCookieStorage: @unchecked Sendable {
     case always
     /// Accept none; ``SessionCookieStorage/setCookie(_:)`` is ignored too.
     case never
-    /// Accept only cookies whose site (registrable domain) is that of the main document URL
+    /// Accept only cookies whose site (see the size bounds above) is that of the main document URL
     /// passed to ``SessionCookieStorage/handleResponse(_:for:mainDocumentURL:)``, or of the
     /// response URL when none is passed. Cookies set in code are accepted.
     case onlyFromMainDocumentDomain
@@ -202,9 +203,10 @@ public final class SessionCookieStorage: @unchecked Sendable {
   /// The unexpired cookies to send with a request to `url` (RFC 6265 §5.4), longest path first,
   /// then earliest created; empty when none match.
   public func cookies(for url: URL) -> [SessionCookie] {
-    withLock {
+    guard let request = CookieRequest(url) else { return [] }
+    return withLock {
       purgeExpired()
-      var matching = entries.filter { $0.value.cookie.matches(url) }
+      var matching = entries.filter { $0.value.cookie.matches(request) }
       for key in matching.keys {
         useCounter += 1
         entries[key]?.lastUse = useCounter
@@ -272,7 +274,7 @@ public final class SessionCookieStorage: @unchecked Sendable {
   private func store(_ newCookie: SessionCookie) {
     var cookie = newCookie
     cookie.domain = CookieRules.canonicalDomain(cookie.domain)
-    guard !cookie.domain.isEmpty, cookie.path.hasPrefix("/"),
+    guard !cookie.domain.isEmpty, cookie.path.utf8.first == UInt8(ascii: "/"),
       !(cookie.name.isEmpty && cookie.value.isEmpty)
     else { return }
 

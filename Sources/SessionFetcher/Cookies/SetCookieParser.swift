@@ -22,9 +22,9 @@ import Foundation
 ///   ignored) the request host must domain-match it, else the header is rejected; on an IP-address
 ///   host only the identical address is accepted (and the cookie stays host-only). A `Domain` that
 ///   is a single label ("com", "localhost") or a common multi-label public suffix
-///   (``CookieRules/commonPublicSuffixes``, a small built-in list such as `co.uk`, `com.au`,
-///   `github.io`, not the full Public Suffix List) is rejected unless it equals the request host,
-///   in which case the cookie is host-only.
+///   (``knownPublicSuffixes``, a small built-in list such as `co.uk`, `com.au`, `github.io`, not
+///   the full Public Suffix List) is rejected unless it equals the request host, in which case the
+///   cookie is host-only.
 /// - Without a `Path` starting with "/", the path is the default path of §5.1.4.
 /// - `Secure` cookies are accepted only from https URLs. The `__Secure-` name prefix needs
 ///   `Secure`; `__Host-` needs `Secure`, no `Domain` and `Path=/`.
@@ -35,6 +35,14 @@ public enum SetCookieParser {
   public static let maximumAttributeValueBytes = 1024
   /// How far in the future an expiry may lie (400 days); a later one is brought back to it.
   public static let maximumLifetime: TimeInterval = 400 * 86_400
+
+  /// The multi-label public suffixes that a `Domain` attribute may not name (besides any
+  /// single-label name): common country-code second-level domains (`co.uk`, `com.au`, `co.jp`, …)
+  /// and hosting platforms (`github.io`, `herokuapp.com`, `vercel.app`, …).
+  ///
+  /// A deliberately small stand-in for the Public Suffix List, which is large and changes often:
+  /// it stops the common cases of one site setting cookies for unrelated sites.
+  public static var knownPublicSuffixes: Set<String> { CookieRules.commonPublicSuffixes }
 
   /// Parses one Set-Cookie header value as received from `url`.
   ///
@@ -49,12 +57,12 @@ public enum SetCookieParser {
     guard let host = CookieRules.canonicalHost(of: url) else { return nil }
     guard !headerValue.utf8.contains(where: isForbiddenControl) else { return nil }
 
-    var parts = headerValue.split(separator: ";", omittingEmptySubsequences: false)[...]
-    guard let nameValuePair = parts.popFirst(), let equals = nameValuePair.firstIndex(of: "=") else {
-      return nil
-    }
-    let name = trimmed(nameValuePair[..<equals])
-    let value = trimmed(nameValuePair[nameValuePair.index(after: equals)...])
+    let bytes = Array(headerValue.utf8)
+    var parts = bytes.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)[...]
+    guard let nameValuePair = parts.popFirst(), let equals = nameValuePair.firstIndex(of: UInt8(ascii: "="))
+    else { return nil }
+    let name = trimmedString(nameValuePair[..<equals])
+    let value = trimmedString(nameValuePair[(equals + 1)...])
     guard !(name.isEmpty && value.isEmpty),
       name.utf8.count + value.utf8.count <= maximumNameValueBytes
     else { return nil }
@@ -84,9 +92,9 @@ public enum SetCookieParser {
 
     let isSecureOrigin = url.scheme?.lowercased() == "https"
     if attributes.isSecure, !isSecureOrigin { return nil }
-    let lowercasedName = name.lowercased()
-    if lowercasedName.hasPrefix("__secure-"), !attributes.isSecure { return nil }
-    if lowercasedName.hasPrefix("__host-"),
+    let lowercasedName = name.lowercased().utf8
+    if lowercasedName.starts(with: "__secure-".utf8), !attributes.isSecure { return nil }
+    if lowercasedName.starts(with: "__host-".utf8),
       !attributes.isSecure || attributes.domain != nil || attributes.path != "/"
     {
       return nil
@@ -122,12 +130,12 @@ public enum SetCookieParser {
     var start = 0
     for index in bytes.indices where bytes[index] == UInt8(ascii: ",") {
       if startsNewCookie(bytes, after: index) {
-        pieces.append(String(decoding: bytes[start..<index], as: UTF8.self))
+        pieces.append(trimmedString(bytes[start..<index]))
         start = index + 1
       }
     }
-    pieces.append(String(decoding: bytes[start...], as: UTF8.self))
-    return pieces.map { trimmed($0[...]) }.filter { !$0.isEmpty }
+    pieces.append(trimmedString(bytes[start...]))
+    return pieces.filter { !$0.isEmpty }
   }
 
   // MARK: - Attributes
@@ -142,16 +150,16 @@ public enum SetCookieParser {
     var sameSite: String?
   }
 
-  private static func parseAttributes(_ parts: ArraySlice<Substring>, now: Date) -> Attributes {
+  private static func parseAttributes(_ parts: ArraySlice<ArraySlice<UInt8>>, now: Date) -> Attributes {
     var attributes = Attributes()
     for part in parts {
       let name: String
       let value: String
-      if let equals = part.firstIndex(of: "=") {
-        name = trimmed(part[..<equals]).lowercased()
-        value = trimmed(part[part.index(after: equals)...])
+      if let equals = part.firstIndex(of: UInt8(ascii: "=")) {
+        name = trimmedString(part[..<equals]).lowercased()
+        value = trimmedString(part[(equals + 1)...])
       } else {
-        name = trimmed(part).lowercased()
+        name = trimmedString(part).lowercased()
         value = ""
       }
       guard value.utf8.count <= maximumAttributeValueBytes else { continue }
@@ -172,7 +180,7 @@ public enum SetCookieParser {
           attributes.domain = domain
         }
       case "path":
-        attributes.path = value.hasPrefix("/") ? value : nil
+        attributes.path = value.utf8.first == UInt8(ascii: "/") ? value : nil
       case "secure":
         attributes.isSecure = true
       case "httponly":
@@ -215,13 +223,17 @@ public enum SetCookieParser {
     byte < 0x20 && byte != 0x09 || byte == 0x7F
   }
 
-  /// Removes leading and trailing space and tab (the WSP of RFC 6265).
-  private static func trimmed(_ text: Substring) -> String {
-    let isWhitespace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-    guard let first = text.firstIndex(where: { !isWhitespace($0) }),
-      let last = text.lastIndex(where: { !isWhitespace($0) })
+  /// The bytes without leading and trailing space and tab (the WSP of RFC 6265), as a string.
+  ///
+  /// The parser works on UTF-8 bytes, not characters: a combining mark after ";" or " " would
+  /// otherwise form one grapheme with it and hide the delimiter. Cutting at ASCII bytes keeps the
+  /// UTF-8 of the original string valid.
+  private static func trimmedString(_ bytes: ArraySlice<UInt8>) -> String {
+    let isWhitespace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+    guard let first = bytes.firstIndex(where: { !isWhitespace($0) }),
+      let last = bytes.lastIndex(where: { !isWhitespace($0) })
     else { return "" }
-    return String(text[first...last])
+    return String(decoding: bytes[first...last], as: UTF8.self)
   }
 
   /// Whether the comma at `commaIndex` separates cookies: past spaces, either nothing or another

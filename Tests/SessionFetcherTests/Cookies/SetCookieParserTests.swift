@@ -27,6 +27,11 @@ struct SetCookieParserTests {
     NameValueCase(header: "a=b\tc", name: "a", value: "b\tc"),  // HTAB is not a control here
     NameValueCase(header: "a=b; Foo=bar; Priority=High; Partitioned", name: "a", value: "b"),
     NameValueCase(header: "a=b;;;", name: "a", value: "b"),
+    // Delimiters are bytes: a combining mark after ";" or " " does not hide them.
+    NameValueCase(header: "a=b;\u{301}Secure", name: "a", value: "b"),
+    NameValueCase(header: " \u{35A}x=1", name: "\u{35A}x", value: "1"),
+    NameValueCase(header: "a=\u{301}=", name: "a", value: "\u{301}="),
+    NameValueCase(header: "caf\u{E9}=cr\u{E8}me", name: "caf\u{E9}", value: "cr\u{E8}me"),
     NameValueCase(header: "=", name: nil),  // empty name and value
     NameValueCase(header: " = ; Path=/", name: nil),
     NameValueCase(header: "abc", name: nil),  // no "="
