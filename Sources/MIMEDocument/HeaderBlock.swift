@@ -39,7 +39,8 @@ enum HeaderBlock {
     }
   }
 
-  private static func isLineBreak(_ byte: UInt8) -> Bool {
+  /// CR or LF: the bytes that would end a header line or a boundary line early.
+  static func isLineBreak(_ byte: UInt8) -> Bool {
     byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n")
   }
 }

@@ -89,7 +89,11 @@ extension MIMEDocument {
   /// Appends a `multipart/form-data` file field streamed from the file at `fileURL` (never loaded
   /// whole), with headers as in ``appendFormFile(name:filename:contentType:data:)``.
   ///
-  /// - Parameter filename: the name the server sees; the file's last path component unless given.
+  /// - Parameters:
+  ///   - name: the form field's name.
+  ///   - filename: the name the server sees; the file's last path component unless given.
+  ///   - contentType: the part's `Content-Type`.
+  ///   - fileURL: the file whose contents are the field's value.
   ///
   /// ```swift
   /// document.appendFormFile(

@@ -131,9 +131,10 @@ public final class MIMEDocument: @unchecked Sendable {
   /// if it occurs in no part, else `END_OF_PART_%08x` with up to nine numbers from the seeded or
   /// random sequence, else `%08x_tedborg_%08x` — the original's choice.
   ///
-  /// The search reads file parts from disk (in chunks, once each) the first time it runs; the result
-  /// is kept until a part is added or the document is reseeded, so every generation uses the same
-  /// boundary. Set an explicit ``boundary`` to skip the search over large files.
+  /// The search reads file parts from disk in 64 KiB chunks the first time it runs: once, and a
+  /// second time only when a part contains `END_OF_PART`. Other calls on the document wait while it
+  /// runs. The result is kept until a part is added or the document is reseeded, so every generation
+  /// uses the same boundary. Set an explicit ``boundary`` to skip the search over large files.
   ///
   /// - Throws: ``MIMEDocumentError`` when a file part cannot be read, or the explicit boundary is
   ///   invalid.
@@ -148,7 +149,7 @@ public final class MIMEDocument: @unchecked Sendable {
   private func resolveBoundaryLocked() throws -> String {
     if let explicitBoundary {
       guard !explicitBoundary.isEmpty,
-        !explicitBoundary.utf8.contains(where: { $0 == 13 || $0 == 10 })
+        !explicitBoundary.utf8.contains(where: HeaderBlock.isLineBreak)
       else { throw MIMEDocumentError.invalidBoundary(explicitBoundary) }
       return explicitBoundary
     }

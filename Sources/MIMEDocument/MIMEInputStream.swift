@@ -24,6 +24,11 @@ enum DocumentSegment: Sendable {
 /// Like any `InputStream` it is used from one thread at a time; every call to
 /// ``MIMEDocument/generateInputStream()`` makes a fresh one.
 ///
+/// A file part is opened when the stream reaches it. Deleting the file before then makes the stream
+/// fail; deleting it after its reading has begun does not, since the open descriptor still reads
+/// every byte of it (on POSIX systems the data lives until the descriptor closes), and the document
+/// sent is complete and consistent.
+///
 /// Failure: when a file part cannot be opened or turns out shorter than when the document was
 /// generated, `read` returns -1, `streamStatus` becomes `.error` and `streamError` is the
 /// ``MIMEDocumentError``. `hasBytesAvailable` stays `true` in that state so that readers which ask it

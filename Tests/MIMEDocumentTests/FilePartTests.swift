@@ -116,6 +116,30 @@ struct FilePartTests {
     #expect(result.data.starts(with: "\r\n--END_OF_PART\r\nA: 1\r\n\r\nbefore".utf8Data))
   }
 
+  @Test func fileDeletedAfterItsReadingBeganStillStreamsCompletely() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.cleanUp() }
+    let contents = patternData(count: 100_000)
+    let file = try directory.file("unlinked", contents: contents)
+    let document = MIMEDocument()
+    document.boundary = "B"
+    document.appendPart(fileURL: file)
+    let (stream, length, _) = try document.generateInputStream()
+    stream.open()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    var streamed = Data()
+    let first = stream.read(&buffer, maxLength: buffer.count)  // Opens the file.
+    streamed.append(contentsOf: buffer[..<first])
+    try FileManager.default.removeItem(at: file)
+    while case let count = stream.read(&buffer, maxLength: buffer.count), count > 0 {
+      streamed.append(contentsOf: buffer[..<count])
+    }
+    #expect(stream.streamStatus == .atEnd)
+    #expect(Int64(streamed.count) == length)
+    #expect(MIMEDocument.parts(boundary: "B", data: streamed)?.first?.body == contents)
+    stream.close()
+  }
+
   @Test func fileShrunkBeforeReadingMakesTheStreamFail() throws {
     let directory = try TemporaryDirectory()
     defer { directory.cleanUp() }
