@@ -14,6 +14,7 @@ let package = Package(
     .library(name: "MIMEDocument", targets: ["MIMEDocument"]),
     .library(name: "HTTPLogging", targets: ["HTTPLogging"]),
     .library(name: "FetcherTesting", targets: ["FetcherTesting"]),
+    .library(name: "SessionUploadFetcher", targets: ["SessionUploadFetcher"]),
   ],
   targets: [
     .target(name: "SessionFetcher", swiftSettings: strictSettings),
@@ -22,6 +23,9 @@ let package = Package(
     .target(name: "MIMEDocument", swiftSettings: strictSettings),
     .target(name: "HTTPLogging", dependencies: ["SessionFetcher"], swiftSettings: strictSettings),
     .target(name: "FetcherTesting", dependencies: ["SessionFetcher"], swiftSettings: strictSettings),
+    .target(
+      name: "SessionUploadFetcher", dependencies: ["SessionFetcher", "FetcherService"],
+      swiftSettings: strictSettings),
     .testTarget(
       name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],
       swiftSettings: strictSettings),
@@ -34,6 +38,10 @@ let package = Package(
       swiftSettings: strictSettings),
     .testTarget(
       name: "HTTPLoggingTests", dependencies: ["HTTPLogging", "SessionFetcher", "FetcherTesting"],
+      swiftSettings: strictSettings),
+    .testTarget(
+      name: "SessionUploadFetcherTests",
+      dependencies: ["SessionUploadFetcher", "SessionFetcher", "FetcherService", "FetcherTesting"],
       swiftSettings: strictSettings),
     .testTarget(
       name: "FetcherTestingTests", dependencies: ["FetcherTesting"], swiftSettings: strictSettings),

@@ -1,0 +1,1 @@
+// The SessionUploadFetcher module: resumable (chunked) uploads.
