@@ -13,7 +13,18 @@ extension SessionFetcher {
     begin(completion: completionHandler, forceCompletionOnStop: false)
   }
 
-  func begin(completion: @escaping FetcherCompletionHandler, forceCompletionOnStop: Bool) {
+  /// Begins the fetch.
+  ///
+  /// - Parameters:
+  ///   - completion: runs once on the callback queue.
+  ///   - forceCompletionOnStop: a stop completes with `.cancelled` whatever
+  ///     ``stopFetchingTriggersCompletionHandler`` says (for awaiting callers and operations).
+  ///   - successParser: runs on a global queue with a successful body before `completion` is
+  ///     queued; not for failures or stops.
+  package func begin(
+    completion: @escaping FetcherCompletionHandler, forceCompletionOnStop: Bool,
+    successParser: (@Sendable (Data?) -> Void)? = nil
+  ) {
     enum Next {
       case proceed
       case cancelled(DispatchQueue)
@@ -23,6 +34,7 @@ extension SessionFetcher {
       switch storage.lifecycle.begin() {
       case .proceed:
         storage.completion = completion
+        if let successParser { SuccessParsers.register(successParser, for: self) }
         storage.forceCompletionOnStop = forceCompletionOnStop
         storage.retainedSelf = self
         storage.timing.startDate = Date()

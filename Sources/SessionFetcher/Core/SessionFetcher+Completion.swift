@@ -367,6 +367,7 @@ extension SessionFetcher {
         return (finish, queue, storage.completion, ownSession, partFile, task)
       }
     guard let (transition, queue, completion, ownSession, partFile, task) = ending else { return }
+    let parser = error == nil ? SuccessParsers.take(for: self) : nil
     task?.cancel()
     partFile?.discard()
     ownSession?.finishTasksAndInvalidate()
@@ -374,7 +375,7 @@ extension SessionFetcher {
     serviceHooks?.fetcherDidStop(self, succeeded: error == nil)
     if transition.postRetryDelayStopped { post(.sessionFetcherRetryDelayStopped, on: queue) }
     if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
-    queue.async {
+    let deliverCompletion: @Sendable () -> Void = {
       let run: (FetcherCompletionHandler?, Data?, (any Error)?) = self.storage.withLock { storage in
         if storage.callbacksSuppressed {
           let cancelled =
@@ -392,9 +393,19 @@ extension SessionFetcher {
       }
       self.markCompletionDelivered()
     }
+    guard let parser else {
+      queue.async(execute: deliverCompletion)
+      return
+    }
+    // Parse-then-complete: the parse runs off the callback queue, so a slow parse never blocks it.
+    DispatchQueue.global(qos: .userInitiated).async {
+      parser(data)
+      queue.async(execute: deliverCompletion)
+    }
   }
 
   private func markCompletionDelivered() {
+    SuccessParsers.take(for: self)
     completionCondition.lock()
     storage.withLock { storage in
       storage.completionDelivered = true
