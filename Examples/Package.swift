@@ -1,8 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The demo depends only on the modules its live sections use, so that work in progress on the
-// others cannot break it; add MIMEDocument or HTTPLogging with their sections.
+// The demo depends only on the modules its sections use; fetch adds MIMEDocument (-F) and
+// HTTPLogging (--log-dir).
 let package = Package(
   name: "SessionFetcherExamples",
   platforms: [.macOS(.v13)],
@@ -21,6 +21,8 @@ let package = Package(
         .product(name: "SessionFetcher", package: "SessionFetcher"),
         .product(name: "FetcherService", package: "SessionFetcher"),
         .product(name: "FetcherTesting", package: "SessionFetcher"),
+        .product(name: "MIMEDocument", package: "SessionFetcher"),
+        .product(name: "HTTPLogging", package: "SessionFetcher"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
@@ -28,6 +30,8 @@ let package = Package(
       name: "fetch",
       dependencies: [
         .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "MIMEDocument", package: "SessionFetcher"),
+        .product(name: "HTTPLogging", package: "SessionFetcher"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]

@@ -1,5 +1,6 @@
 import FetcherTesting
 import Foundation
+import HTTPLogging
 import SessionFetcher
 
 /// The guided tour: an in-process ``TestServer`` on 127.0.0.1 and one short section per feature.
@@ -34,6 +35,7 @@ final class Tour: Sendable {
     let start = Date()
     Console.say("SessionFetcher tour — test server at \(tour.server.baseURL.absoluteString) (loopback only)")
     Console.say("Work folder: \(tour.workFolder.path)")
+    tour.startLogging()
 
     try await tour.section(1, "Retries with backoff") { try await tour.showRetries() }
     try await tour.section(2, "Throttled burst (FetcherService)") { try await tour.showThrottledBurst() }
