@@ -1,8 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The demo depends only on the modules its sections use; fetch adds MIMEDocument (-F) and
-// HTTPLogging (--log-dir).
+// Each example depends only on the modules it uses; fetch uses MIMEDocument and FetcherService's
+// `setBody(_:)` for -F, and HTTPLogging for --log-dir.
 let package = Package(
   name: "SessionFetcherExamples",
   platforms: [.macOS(.v13)],
@@ -30,6 +30,7 @@ let package = Package(
       name: "fetch",
       dependencies: [
         .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherService", package: "SessionFetcher"),
         .product(name: "MIMEDocument", package: "SessionFetcher"),
         .product(name: "HTTPLogging", package: "SessionFetcher"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

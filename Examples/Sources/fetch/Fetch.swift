@@ -1,4 +1,5 @@
 import ArgumentParser
+import FetcherService
 import Foundation
 import SessionFetcher
 
@@ -10,7 +11,8 @@ struct Fetch: AsyncParsableCommand {
     discussion: """
       Prints the response body on stdout, or saves it with -o (progress on stderr when it is a \
       terminal). Exit codes follow curl: 1 refused URL, 6 unknown host, 7 cannot connect, \
-      22 HTTP error with --fail, 23 write error, 26 unreadable -d @file, 28 timeout.
+      22 HTTP error with --fail, 23 write error, 26 unreadable -d @file or -F name=@file, \
+      28 timeout.
       """)
 
   @Argument(help: "The URL to fetch (https; http only with --insecure-http).")
@@ -27,6 +29,11 @@ struct Fetch: AsyncParsableCommand {
 
   @Option(name: [.customShort("d"), .customLong("data")], help: "The request body: text, or @FILE.")
   var data: String?
+
+  @Option(
+    name: [.customShort("F"), .customLong("form")],
+    help: "A multipart/form-data field (repeatable): 'name=value', or 'name=@FILE[;type=T][;filename=N]'.")
+  var form: [String] = []
 
   @Option(help: "Retry transient failures (503, timeouts, resets…) up to this many times.")
   var retry: Int = 0
@@ -46,6 +53,11 @@ struct Fetch: AsyncParsableCommand {
   @Flag(name: .customLong("insecure-http"), help: "Allow plain http URLs.")
   var insecureHTTP = false
 
+  @Option(
+    name: .customLong("log-dir"),
+    help: "Log the fetch with HTTPLogging (HTML index, text log, HAR) into a run folder in DIR.")
+  var logDirectory: String?
+
   func validate() throws {
     guard retry >= 0 else { throw ValidationError("--retry must be 0 or more") }
     if let maxTime, maxTime <= 0 { throw ValidationError("--max-time must be more than 0") }
@@ -53,11 +65,18 @@ struct Fetch: AsyncParsableCommand {
       throw ValidationError("-H needs 'Name: value', got '\(header)'")
     }
     if let user, !user.contains(":") { throw ValidationError("--user needs 'user:password'") }
+    for field in form where FormField(field) == nil {
+      throw ValidationError("-F needs 'name=value' or 'name=@FILE[;type=T][;filename=N]', got '\(field)'")
+    }
+    if data != nil && !form.isEmpty { throw ValidationError("-d and -F cannot be combined") }
+    if let logDirectory, logDirectory.isEmpty { throw ValidationError("--log-dir needs a folder") }
   }
 
   func run() async throws {
+    if let logDirectory { FetchLogging.start(in: logDirectory) }
     do {
       let fetcher = try makeFetcher()
+      defer { if logDirectory != nil { FetchLogging.finish() } }
       try await FetchRun(command: self, fetcher: fetcher).perform()
     } catch let failure as FetchFailure {
       FileHandle.standardError.write(Data("fetch: \(failure.message)\n".utf8))
@@ -102,6 +121,16 @@ struct Fetch: AsyncParsableCommand {
   }
 
   private func attachBody(to fetcher: SessionFetcher) throws {
+    if !form.isEmpty {
+      let document = try FormField.document(form.compactMap(FormField.init))
+      do {
+        try fetcher.setBody(document)
+      } catch {
+        throw FetchFailure(FetchFailure.readError, "cannot build the -F form: \(error)")
+      }
+      if method == nil { fetcher.request?.httpMethod = "POST" }
+      return
+    }
     guard let data else { return }
     if data.hasPrefix("@") {
       let file = URL(fileURLWithPath: String(data.dropFirst()))
