@@ -35,11 +35,20 @@ public struct FetchTiming: Sendable, Equatable, CustomStringConvertible {
     return firstResponseDate.timeIntervalSince(startDate)
   }
 
+  /// Seconds from start to the first response body byte.
+  public var timeToFirstByte: TimeInterval? {
+    guard let startDate, let firstByteDate else { return nil }
+    return firstByteDate.timeIntervalSince(startDate)
+  }
+
+  /// One line for a log, for example `duration 0.120s, first response 0.080s, first byte 0.081s,
+  /// retries 0, redirects 0, sent 0 B, received 2000 B`.
   public var description: String {
     let total = duration.map { String(format: "%.3fs", $0) } ?? "running"
     let head = timeToFirstResponse.map { String(format: "%.3fs", $0) } ?? "-"
+    let firstByte = timeToFirstByte.map { String(format: "%.3fs", $0) } ?? "-"
     return
-      "duration \(total), first response \(head), retries \(retryCount), redirects \(redirectCount), "
-      + "sent \(bytesSent) B, received \(bytesReceived) B"
+      "duration \(total), first response \(head), first byte \(firstByte), retries \(retryCount), "
+      + "redirects \(redirectCount), sent \(bytesSent) B, received \(bytesReceived) B"
   }
 }
