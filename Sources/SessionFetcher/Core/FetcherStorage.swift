@@ -29,6 +29,7 @@ struct FetcherConfiguration {
   var cookieStorage: SessionCookieStorage = .shared
   var shouldHandleCookies = true
   var resourceTimeoutInterval: TimeInterval?
+  var maximumResponseBodyLength: Int64?
   var sessionConfiguration: URLSessionConfiguration?
   var configurationBlock: (@Sendable (URLSessionConfiguration) -> Void)?
   var stopFetchingTriggersCompletionHandler = false
@@ -155,6 +156,8 @@ struct FetchPlan {
   var bodyLength: Int64?
   var destination: URL?
   var accumulates: Bool
+  /// The most bytes of a response body kept in memory (nil: no limit).
+  var maximumInMemoryBodyLength: Int64?
   var idleTimeout: TimeInterval
   var resourceTimeout: TimeInterval?
   var callbackQueue: DispatchQueue

@@ -150,6 +150,7 @@ extension SessionFetcher {
     return FetchPlan(
       baseRequest: request, body: body, bodyLength: config.bodyLength,
       destination: config.destinationFileURL, accumulates: config.accumulateDataBlock != nil,
+      maximumInMemoryBodyLength: config.maximumResponseBodyLength,
       idleTimeout: idleTimeout, resourceTimeout: resourceTimeout, callbackQueue: config.callbackQueue,
       monitors: config.eventMonitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
       session: session, ownsSession: ownsSession,

@@ -55,8 +55,14 @@ extension SessionFetcher: SessionTaskHandler {
     }
     return storage.withLock { storage in
       guard isCurrent(task, storage) else { return (.cancelAuthenticationChallenge, nil) }
-      let credential =
-        challenge.protectionSpace.isProxy() ? storage.config.proxyCredential : storage.config.credential
+      let space = challenge.protectionSpace
+      var credential = space.isProxy() ? storage.config.proxyCredential : storage.config.credential
+      if !space.isProxy(), let origin = storage.plan?.baseRequest.url,
+        !SessionFetcher.protectionSpace(space, isOriginOf: origin)
+      {
+        // A redirect led to another origin: the server credential is for the request's own origin.
+        credential = nil
+      }
       if let credential, challenge.previousFailureCount == 0 {
         return (.useCredential, credential)
       }
@@ -153,6 +159,13 @@ extension SessionFetcher: SessionTaskHandler {
       } else {
         storage.sink = .memory
       }
+      if let limit = plan.maximumInMemoryBodyLength, storage.sink == .memory || storage.sink == .redirect,
+        response.expectedContentLength > limit, status != 204, status != 304,
+        storage.currentRequest?.httpMethod?.uppercased() != "HEAD"
+      {
+        // Refuse before the first byte: the announced body would not fit.
+        sinkError = SessionFetcherError.responseTooLarge(limit: limit)
+      }
       return (restart, plan.cookieStorage, response.url ?? storage.currentRequest?.url, sinkError)
     }
     let (restart, cookieStorage, url, sinkError) = outcome
@@ -178,6 +191,9 @@ extension SessionFetcher: SessionTaskHandler {
         download: (@Sendable (Int64, Int64, Int64) -> Void)?, total: Int64, expected: Int64
       )? = storage.withLock { storage in
         guard storage.lifecycle.state == .running, let plan = storage.plan else { return nil }
+        // Bytes still arriving after the fetcher failed the transfer (past the in-memory limit, or
+        // an unwritable download) are dropped while the cancellation takes effect.
+        if case .failed? = storage.cancelReason { return nil }
         let count = Int64(data.count)
         let now = Date()
         storage.lastActivity = now
@@ -189,7 +205,13 @@ extension SessionFetcher: SessionTaskHandler {
         var download: (@Sendable (Int64, Int64, Int64) -> Void)?
         switch storage.sink {
         case .memory, .redirect:
-          storage.responseData.append(data)
+          if let limit = plan.maximumInMemoryBodyLength, storage.responseBodyLength > limit {
+            // Keep nothing more (and drop what was kept): the fetch fails with responseTooLarge.
+            storage.responseData = Data()
+            writeError = SessionFetcherError.responseTooLarge(limit: limit)
+          } else {
+            storage.responseData.append(data)
+          }
         case .accumulate:
           storage.accumulatedSinceResponse = true
           if let block = storage.config.accumulateDataBlock { delivery = .accumulate(block) }
@@ -226,7 +248,8 @@ extension SessionFetcher: SessionTaskHandler {
     for monitor in allMonitors() { monitor.fetcher(self, didReceiveData: data) }
   }
 
-  /// Cancels the current task because the fetcher cannot go on (a download that cannot be written).
+  /// Cancels the current task because the fetcher cannot go on (a download that cannot be written,
+  /// a body past the in-memory limit).
   func cancelCurrentTask(failing error: any Error) {
     let task = storage.withLock { storage -> URLSessionTask? in
       storage.cancelReason = .failed(error)
@@ -237,6 +260,23 @@ extension SessionFetcher: SessionTaskHandler {
 }
 
 extension SessionFetcher {
+  /// Whether a server challenge comes from `url`'s origin (scheme, host and port, default ports
+  /// filled in), so that ``credential`` is never given to another origin after a redirect.
+  static func protectionSpace(_ space: URLProtectionSpace, isOriginOf url: URL) -> Bool {
+    guard let host = url.host?.lowercased(), let scheme = url.scheme?.lowercased() else { return false }
+    let defaultPort = scheme == "https" ? 443 : (scheme == "http" ? 80 : 0)
+    let port = url.port ?? defaultPort
+    let spacePort = space.port > 0 ? space.port : defaultPort
+    let spaceHost = space.host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+    // Some platforms name the protocol with NSURLProtectionSpaceHTTP(S) constants; compare plain names only.
+    if let spaceScheme = space.protocol?.lowercased(), spaceScheme == "http" || spaceScheme == "https",
+      spaceScheme != scheme
+    {
+      return false
+    }
+    return spaceHost == host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) && spacePort == port
+  }
+
   /// Server-trust and client-certificate challenges belong to TLS, not to HTTP authentication
   /// (Apple platforms only; FoundationNetworking never sends them).
   static func isTransportSecurityChallenge(_ challenge: URLAuthenticationChallenge) -> Bool {

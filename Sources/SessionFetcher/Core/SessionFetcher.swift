@@ -316,6 +316,17 @@ public final class SessionFetcher: @unchecked Sendable {
     set { self[config: \.resourceTimeoutInterval] = newValue }
   }
 
+  /// The most bytes of a response body the fetcher keeps in memory (default nil: no limit). A body
+  /// that announces a longer `Content-Length`, or grows past the limit while it arrives, cancels
+  /// the transfer and fails the fetch with ``SessionFetcherError/responseTooLarge(limit:)`` (not
+  /// retried) instead of exhausting memory. Applies to every body held in memory: the default
+  /// ``downloadedData``, error and redirect bodies; not to bodies streamed to
+  /// ``destinationFileURL`` or ``accumulateDataBlock``.
+  public var maximumResponseBodyLength: Int64? {
+    get { self[config: \.maximumResponseBodyLength] }
+    set { self[config: \.maximumResponseBodyLength] = newValue.map { max(0, $0) } }
+  }
+
   /// A session configuration for this fetcher alone (it then gets its own URLSession, closed when
   /// the fetch ends). Default: the process-wide session shared by standalone fetchers.
   public var configuration: URLSessionConfiguration? {

@@ -28,6 +28,9 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   case invalidConfiguration(String)
   /// The ``FetcherAuthorizer`` failed to authorize the request.
   case authorizationFailed(description: String)
+  /// A response body kept in memory grew past ``SessionFetcher/maximumResponseBodyLength`` (or
+  /// announced a `Content-Length` past it); the transfer was cancelled and nothing was kept.
+  case responseTooLarge(limit: Int64)
 
   /// The HTTP status code for `.status` errors, otherwise `nil`.
   public var statusCode: Int? {
@@ -60,6 +63,8 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
       return "Invalid fetcher configuration: \(text)"
     case .authorizationFailed(let text):
       return "Authorization failed: \(text)"
+    case .responseTooLarge(let limit):
+      return "The response body is larger than the limit of \(limit) bytes kept in memory"
     }
   }
 }

@@ -1,0 +1,81 @@
+import FetcherService
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+@Suite("stopAllFetchers during bursts")
+struct StopAllBurstTests {
+  @Test("stopAll while bursts of fetchers begin on several threads: no completion after, balanced, all freed")
+  func stopAllDuringBursts() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService(maxPerHost: 4)
+    let recorder = NotificationRecorder()
+    let late = Recorder<Int>()
+    let stopsDone = Recorder<Int>()
+    final class Refs: @unchecked Sendable {
+      // `@unchecked Sendable`: `items` is only touched under `lock`.
+      let lock = NSLock()
+      var items: [() -> SessionFetcher?] = []
+      /// Kept until the notifications are counted: a freed fetcher's address (its ObjectIdentifier)
+      /// may be reused by another suite's fetcher, whose notifications would then be counted.
+      var strong: [SessionFetcher] = []
+      func add(_ fetcher: SessionFetcher) {
+        lock.lock()
+        items.append({ [weak fetcher] in fetcher })
+        strong.append(fetcher)
+        lock.unlock()
+      }
+      func releaseStrong() {
+        lock.lock()
+        strong = []
+        lock.unlock()
+      }
+      var alive: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return items.filter { $0() != nil }.count
+      }
+    }
+    let refs = Refs()
+    for round in 0..<5 {
+      let roundStopped = Recorder<Bool>()
+      DispatchQueue.concurrentPerform(iterations: 4) { thread in
+        if thread == 3 {
+          usleep(UInt32.random(in: 500...3_000))
+          service.stopAllFetchers()
+          stopsDone.append(round)
+          return
+        }
+        for index in 0..<40 {
+          let path =
+            ["/hang", "/delay/0.02", "/bytes/2000"][index % 3] + "?r=\(round)&t=\(thread)&i=\(index)"
+          let fetcher = service.fetcher(url: index % 2 == 0 ? server.url(path) : server.localhostURL(path))
+          recorder.watch(fetcher)
+          refs.add(fetcher)
+          fetcher.beginFetch { _, _ in
+            // No completion may run once the round's final stopAll has returned.
+            if roundStopped.count > 0 { late.append(round) }
+          }
+        }
+      }
+      // Whatever began before stopAll returned is stopped; anything begun after runs normally.
+      service.stopAllFetchers()
+      // A completion already running when stopAll was called may finish; none may start later.
+      service.callbackQueue.sync {}
+      roundStopped.append(true)
+      #expect(service.numberOfFetchers == 0)
+      #expect(stopsDone.count == round + 1)
+    }
+    #expect(await eventually(timeout: 30) { !refs.strong.contains { $0.isFetching } })
+    await drain(service.callbackQueue)
+    #expect(late.count == 0)
+    #expect(recorder.started == recorder.stopped)
+    #expect(service.numberOfFetchers == 0)
+    refs.releaseStrong()
+    #expect(await eventually(timeout: 30) { refs.alive == 0 })
+    // The service still works afterwards.
+    #expect(await service.fetcher(url: server.url("/text?value=after")).fetchResult().error == nil)
+  }
+}
