@@ -24,15 +24,23 @@ public protocol FetcherEventMonitor: AnyObject, Sendable {
   func fetcher(_ fetcher: SessionFetcher, didFinishWithData data: Data?, error: (any Error)?)
 }
 
+/// Every event has an empty default implementation, so a monitor implements only the ones it needs.
 extension FetcherEventMonitor {
+  /// Does nothing; implement it to observe the start of a fetch.
   public func fetcherDidBegin(_ fetcher: SessionFetcher) {}
+  /// Does nothing; implement it to observe each request as it is sent.
   public func fetcher(_ fetcher: SessionFetcher, willSendRequest request: URLRequest) {}
+  /// Does nothing; implement it to observe each response head.
   public func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {}
+  /// Does nothing; implement it to observe body bytes as they arrive.
   public func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) {}
+  /// Does nothing; implement it to observe redirects that are followed.
   public func fetcher(
     _ fetcher: SessionFetcher, willRedirectFrom response: HTTPURLResponse, to request: URLRequest
   ) {}
+  /// Does nothing; implement it to observe retry delays.
   public func fetcher(_ fetcher: SessionFetcher, willRetryAfter delay: TimeInterval, error: any Error) {}
+  /// Does nothing; implement it to observe the end of a fetch.
   public func fetcher(_ fetcher: SessionFetcher, didFinishWithData data: Data?, error: (any Error)?) {}
 }
 

@@ -445,11 +445,14 @@ public final class SessionFetcher: @unchecked Sendable {
 }
 
 extension SessionFetcher: Hashable {
+  /// Fetchers are equal only when they are the same object.
   public static func == (lhs: SessionFetcher, rhs: SessionFetcher) -> Bool { lhs === rhs }
+  /// Hashes the fetcher's identity, so fetchers can be kept in sets and dictionary keys.
   public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
 extension SessionFetcher: CustomStringConvertible {
+  /// `SessionFetcher(METHOD URL — comment)`, for logs and debugging.
   public var description: String {
     let (method, url, comment) = storage.withLock {
       (
