@@ -23,7 +23,7 @@ import SessionFetcher
 ///
 /// **Throttling.** At most ``maxRunningFetchersPerHost`` fetchers run per host (the lowercased URL
 /// host; two ports of one host share it). The others wait in ``delayedFetchersByHost`` and start as
-/// slots free: lowest ``SessionFetcher/servicePriority`` first, first come first served within a
+/// slots free: lowest `SessionFetcher.servicePriority` first, first come first served within a
 /// priority (`Int.min` never waits). A fetcher whose URL has no host (`data:`, `file:`) never waits
 /// and is not counted. A fetcher waiting out a retry delay keeps its slot, as in the original
 /// library: its retry must not queue behind newer fetchers of the same host.
@@ -62,7 +62,7 @@ public final class FetcherService: @unchecked Sendable {
   }
 
   /// A fetcher for a GET of `urlString`, carrying the service's defaults. An invalid string still
-  /// gives a fetcher, whose fetch fails with ``SessionFetcherError/invalidURL(_:)``.
+  /// gives a fetcher, whose fetch fails with `SessionFetcherError.invalidURL(_:)`.
   public func fetcher(urlString: String) -> SessionFetcher {
     configure(SessionFetcher.fetcher(urlString: urlString))
   }
@@ -102,13 +102,13 @@ public final class FetcherService: @unchecked Sendable {
     set { self[defaults: \.callbackQueue] = newValue }
   }
 
-  /// Whether fetchers retry failed attempts (default false); see ``SessionFetcher/isRetryEnabled``.
+  /// Whether fetchers retry failed attempts (default false); see `SessionFetcher.isRetryEnabled`.
   public var isRetryEnabled: Bool {
     get { self[defaults: \.isRetryEnabled] }
     set { self[defaults: \.isRetryEnabled] = newValue }
   }
 
-  /// The fetchers' retry decision; see ``SessionFetcher/retryBlock``.
+  /// The fetchers' retry decision; see `SessionFetcher.retryBlock`.
   public var retryBlock: SessionFetcher.RetryBlock? {
     get { self[defaults: \.retryBlock] }
     set { self[defaults: \.retryBlock] = newValue }
@@ -139,19 +139,19 @@ public final class FetcherService: @unchecked Sendable {
     set { self[defaults: \.allowLocalhostRequest] = newValue }
   }
 
-  /// Answers servers' authentication challenges; see ``SessionFetcher/credential``.
+  /// Answers servers' authentication challenges; see `SessionFetcher.credential`.
   public var credential: URLCredential? {
     get { self[defaults: \.credential] }
     set { self[defaults: \.credential] = newValue }
   }
 
-  /// Answers proxies' authentication challenges; see ``SessionFetcher/proxyCredential``.
+  /// Answers proxies' authentication challenges; see `SessionFetcher.proxyCredential`.
   public var proxyCredential: URLCredential? {
     get { self[defaults: \.proxyCredential] }
     set { self[defaults: \.proxyCredential] = newValue }
   }
 
-  /// Authorizes the fetchers' requests; see ``SessionFetcher/authorizer``.
+  /// Authorizes the fetchers' requests; see `SessionFetcher.authorizer`.
   public var authorizer: (any FetcherAuthorizer)? {
     get { self[defaults: \.authorizer] }
     set { self[defaults: \.authorizer] = newValue }
@@ -165,14 +165,14 @@ public final class FetcherService: @unchecked Sendable {
     set { self[defaults: \.userAgent] = newValue }
   }
 
-  /// Whether stopping a fetcher calls its completion with ``SessionFetcherError/cancelled``
+  /// Whether stopping a fetcher calls its completion with `SessionFetcherError.cancelled`
   /// (default false).
   public var stopFetchingTriggersCompletionHandler: Bool {
     get { self[defaults: \.stopFetchingTriggersCompletionHandler] }
     set { self[defaults: \.stopFetchingTriggersCompletionHandler] = newValue }
   }
 
-  /// Stubs the fetchers' responses without the network; see ``SessionFetcher/testBlock``.
+  /// Stubs the fetchers' responses without the network; see `SessionFetcher.testBlock`.
   public var testBlock: SessionFetcher.TestBlock? {
     get { self[defaults: \.testBlock] }
     set { self[defaults: \.testBlock] = newValue }
@@ -192,7 +192,7 @@ public final class FetcherService: @unchecked Sendable {
     set { self[defaults: \.configurationBlock] = newValue }
   }
 
-  /// Named values copied into every fetcher's ``SessionFetcher/properties``.
+  /// Named values copied into every fetcher's `SessionFetcher.properties`.
   public var properties: [String: any Sendable] {
     get { self[defaults: \.properties] }
     set { self[defaults: \.properties] = newValue }
@@ -204,7 +204,7 @@ public final class FetcherService: @unchecked Sendable {
   }
 
   /// The cookie jar of the service's fetchers: by default an empty in-memory jar of this service
-  /// alone, isolated from other services and from ``SessionCookieStorage/shared``.
+  /// alone, isolated from other services and from `SessionCookieStorage.shared`.
   public var cookieStorage: SessionCookieStorage {
     get { self[defaults: \.cookieStorage] }
     set { self[defaults: \.cookieStorage] = newValue }
@@ -314,7 +314,7 @@ public final class FetcherService: @unchecked Sendable {
 
   /// Stops every fetcher of the service, the waiting ones first, then the running ones. None of
   /// their callbacks that were already queued runs afterwards (a fetcher with
-  /// ``SessionFetcher/stopFetchingTriggersCompletionHandler`` gets its one `.cancelled`
+  /// `SessionFetcher.stopFetchingTriggersCompletionHandler` gets its one `.cancelled`
   /// completion). Fetchers begun after the call run normally.
   public func stopAllFetchers() {
     let (waiting, running) = state.withLock { state in
@@ -346,8 +346,8 @@ public final class FetcherService: @unchecked Sendable {
   // MARK: - ETags
 
   /// Whether fetchers send `If-None-Match` with the ETag remembered for a GET URL (default false).
-  /// Only for fetchers that keep the body in memory (no ``SessionFetcher/destinationFileURL`` or
-  /// ``SessionFetcher/accumulateDataBlock``). A request's own `If-None-Match` wins.
+  /// Only for fetchers that keep the body in memory (no `SessionFetcher.destinationFileURL` or
+  /// `SessionFetcher.accumulateDataBlock`). A request's own `If-None-Match` wins.
   public var shouldRememberETags: Bool {
     get { state.withLock { $0.shouldRememberETags } }
     set {

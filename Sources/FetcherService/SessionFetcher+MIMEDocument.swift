@@ -11,9 +11,9 @@ extension SessionFetcher {
   ///   - document: the multipart document. Add no parts after this call: every attempt generates
   ///     the document again.
   ///   - contentType: the media type to announce instead of the document's own
-  ///     (``MIMEDocument/MIMEDocument/multipartType``), for example `"multipart/related"`; the
+  ///     (`MIMEDocument.multipartType`), for example `"multipart/related"`; the
   ///     boundary parameter is added.
-  /// - Throws: ``MIMEDocument/MIMEDocumentError`` when the document cannot be generated (an
+  /// - Throws: `MIMEDocumentError` when the document cannot be generated (an
   ///   unreadable file part, an invalid boundary), before anything is changed.
   ///
   /// ```swift

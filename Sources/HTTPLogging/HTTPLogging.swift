@@ -12,12 +12,12 @@ import SessionFetcher
 ///
 /// All settings are process-wide and may be read and changed from any thread.
 extension SessionFetcher {
-  /// The key under which a finished fetch's text log is kept in ``SessionFetcher/properties``.
+  /// The key under which a finished fetch's text log is kept in `SessionFetcher.properties`.
   public static let logPropertyKey = "SessionFetcher.HTTPLogging.log"
 
   /// Whether every fetch of the process is logged (default false).
   ///
-  /// Turning it on registers the logging ``FetcherEventMonitor`` (once per process). A debug build
+  /// Turning it on registers the logging `FetcherEventMonitor` (once per process). A debug build
   /// (`DEBUG` defined) then logs; a release build logs only when
   /// ``isLoggingAllowedInReleaseBuilds`` is also true. Fetches that began while logging was off
   /// are not logged. The run folder's path is printed on standard error when the first fetch is

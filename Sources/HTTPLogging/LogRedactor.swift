@@ -12,7 +12,7 @@ import Foundation
 ///    is replaced wherever else it appears in that fetch's output — URLs, other headers, request and
 ///    response bodies, error text — because servers echo what they are sent.
 ///
-/// A value type without I/O; ``SessionFetcher/logRedactor`` holds the one logging uses.
+/// A value type without I/O; ``SessionFetcher/SessionFetcher/logRedactor`` holds the one logging uses.
 public struct LogRedactor: Sendable, Equatable {
   /// What replaces a secret. Default `_snip_`, as in the original GTMSessionFetcher logs.
   public var marker: String = "_snip_"

@@ -8,8 +8,8 @@ import SessionFetcher
 /// and redirects, and finishes when the fetch ends; ``data``, ``response``, ``error`` and
 /// ``timing`` then hold the outcome. Cancelling the operation (``cancel()``, or the queue's
 /// `cancelAllOperations()`) stops the fetch and finishes the operation with
-/// ``SessionFetcher/SessionFetcherError/cancelled``; an operation cancelled before it starts finishes
-/// without sending anything. A fetch stopped some other way (``SessionFetcher/SessionFetcher/stopFetching()``,
+/// `SessionFetcherError.cancelled`; an operation cancelled before it starts finishes
+/// without sending anything. A fetch stopped some other way (`SessionFetcher.stopFetching()`,
 /// the service's `stopAllFetchers()`) finishes the operation with `.cancelled` too, so a queue never
 /// waits forever.
 ///
@@ -28,7 +28,7 @@ import SessionFetcher
 /// queue.addOperations([login, profile], waitUntilFinished: false)
 /// ```
 ///
-/// The operation finishes from the fetcher's ``SessionFetcher/SessionFetcher/callbackQueue`` (the
+/// The operation finishes from the fetcher's `SessionFetcher.callbackQueue` (the
 /// main queue unless set): do not block that queue waiting for the operation (for example with
 /// `waitUntilAllOperationsAreFinished()` on the main thread while the callback queue is the main
 /// queue).
@@ -97,8 +97,8 @@ public final class FetcherOperation: Operation, @unchecked Sendable {
   public var response: URLResponse? { state.withLock { $0.response } }
 
   /// The error the operation finished with, nil on success: the fetch's error as
-  /// ``SessionFetcher/SessionFetcher/beginFetch(completionHandler:)`` gives it,
-  /// ``SessionFetcher/SessionFetcherError/cancelled`` after ``cancel()``, or the error the fetcher
+  /// `SessionFetcher.beginFetch(completionHandler:)` gives it,
+  /// `SessionFetcherError.cancelled` after ``cancel()``, or the error the fetcher
   /// factory threw.
   public var error: (any Error)? { state.withLock { $0.error } }
 
@@ -110,7 +110,7 @@ public final class FetcherOperation: Operation, @unchecked Sendable {
   /// one's result.
   ///
   /// - Throws: ``error`` when the operation failed (or
-  ///   ``SessionFetcher/SessionFetcherError/invalidConfiguration(_:)`` when it has not finished),
+  ///   `SessionFetcherError.invalidConfiguration(_:)` when it has not finished),
   ///   otherwise the decoder's `DecodingError`.
   public func decode<Value: Decodable>(_ type: Value.Type, using decoder: JSONDecoder = JSONDecoder()) throws
     -> Value
@@ -169,7 +169,7 @@ public final class FetcherOperation: Operation, @unchecked Sendable {
   }
 
   /// Cancels the operation: stops its fetch (no completion of the fetch runs afterwards) and
-  /// finishes the operation with ``SessionFetcher/SessionFetcherError/cancelled``. Before
+  /// finishes the operation with `SessionFetcherError.cancelled`. Before
   /// ``start()``, the operation will finish without fetching when the queue starts it.
   public override func cancel() {
     super.cancel()

@@ -63,7 +63,7 @@ extension SessionFetcher {
   /// allowed), replacing any body set before. A GET becomes a POST.
   ///
   /// - Only text values: an `application/x-www-form-urlencoded` body (``FormURLEncoding``) in
-  ///   ``bodyData``.
+  ///   `bodyData`.
   /// - Any ``FormValue/data(_:filename:contentType:)`` or ``FormValue/file(_:filename:contentType:)``
   ///   value: a `multipart/form-data` `MIMEDocument` with one part per parameter, sent with
   ///   `setBody(_:contentType:)` (streamed, generated again for every attempt).
@@ -76,7 +76,7 @@ extension SessionFetcher {
   /// // user=ada&password=p%26ss%3Dword
   /// ```
   ///
-  /// - Throws: ``MIMEDocument/MIMEDocumentError`` for a multipart body that cannot be generated (a
+  /// - Throws: `MIMEDocumentError` for a multipart body that cannot be generated (a
   ///   file that cannot be read), before anything is changed. A text-only body never throws.
   public func setFormBody(_ parameters: [(String, FormValue)]) throws {
     var textPairs: [(String, String)] = []

@@ -17,8 +17,8 @@ extension Notification.Name {
 }
 
 extension SessionFetcher {
-  /// The `userInfo` key of ``Foundation/Notification/Name/sessionFetcherCompletionInvoked`` for the data.
+  /// The `userInfo` key of ``Foundation/NSNotification/Name/sessionFetcherCompletionInvoked`` for the data.
   public static let completionDataKey = "data"
-  /// The `userInfo` key of ``Foundation/Notification/Name/sessionFetcherCompletionInvoked`` for the error.
+  /// The `userInfo` key of ``Foundation/NSNotification/Name/sessionFetcherCompletionInvoked`` for the error.
   public static let completionErrorKey = "error"
 }
