@@ -1,12 +1,9 @@
 // libFuzzer target for the Set-Cookie parser and the cookie jar.
 //
-// Build and run (from Fuzz/; SWIFT_BACKTRACE=enable=no, or a crash waits on the Swift backtracer
-// instead of letting libFuzzer write the crash file and exit):
-//   swift build -c release --sanitize=fuzzer --sanitize=address --product CookieParserFuzzer
-//   mkdir -p /tmp/cookie-corpus
-//   SWIFT_BACKTRACE=enable=no .build/release/CookieParserFuzzer /tmp/cookie-corpus \
-//     Corpus/CookieParser -max_total_time=60 -max_len=4096
-// (New inputs go to the first directory, so the checked-in seeds stay as they are.)
+// Run: `Fuzz/run.sh 60 CookieParserFuzzer` (seeds in Fuzz/Corpus/CookieParser; see Fuzz/README.md).
+// Build flags matter: `-Xswiftc -sanitize=fuzzer,address` as one flag. SwiftPM's separate
+// `--sanitize=fuzzer --sanitize=address` reach the compiler as two flags, the last one wins, and
+// the code is then built without coverage instrumentation (libFuzzer warns "no interesting inputs").
 //
 // The first input byte picks the URL the header is "received from"; the rest is a joined
 // Set-Cookie header value. Beyond not crashing, the target checks the parser's promises and traps
