@@ -32,6 +32,8 @@ final class ServerCore: Sendable {
   let workers = WorkerTracker()
   /// Protects all mutable server state; held only for short, non-blocking updates.
   let state = LockedState(State())
+  /// The resumable uploads of `*.location` / `*.upload` (see `ResumableUploadRoutes`).
+  let resumableUploads = ResumableUploadStore()
 
   init(baseURL: URL, stopSignal: StopSignal) {
     self.baseURL = baseURL
@@ -122,6 +124,9 @@ final class ServerCore: Sendable {
       }
       if response.fault == .closeWithoutResponse { return .closeWithoutResponse }
       return .respond(ResponsePlan(response))
+    }
+    if let action = ResumableUploadRoutes.action(for: request, uploads: resumableUploads, baseURL: baseURL) {
+      return action
     }
     let context = RouteContext(
       baseURL: baseURL, stopSignal: stopSignal,

@@ -46,6 +46,8 @@ import Foundation
 /// | `/empty` | closes without answering |
 /// | `/garbage` | sends bytes that are not HTTP, then closes |
 /// | `/fail-first?n=N&key=K&status=503&fault=…&retryAfter=S&bytes=M` | the first N requests with key K fail (`fault=status` (default), `reset`, `truncate` or `empty`); later ones get 200 with M pattern bytes (default 16). `X-Attempt` tells the attempt number |
+/// | `/NAME.location` | starts a resumable upload (POST or PUT with `X-Goog-Upload-Protocol: resumable`, `X-Goog-Upload-Command: start` and `X-Goog-Upload-Content-Type`, else 503): `X-Goog-Upload-Status: active`, `X-Goog-Upload-URL: http://host:port/NAME.upload?<the same query>`, and `X-Goog-Upload-Chunk-Granularity` when the request sends `GTM-Upload-Granularity-Request` |
+/// | `/NAME.upload` | the upload's commands (404 before a start): `query` → `active` with `X-Goog-Upload-Size-Received` (`?bytesReceived=N` sets it, `?queryStatus=final`, `cancelled` or `error` (502)); `cancel` → `cancelled`; `upload` / `upload, finalize` / `finalize` with `X-Goog-Upload-Offset` (a wrong offset → 503; `?uploadStatus=N` forces N, for the chunk requests listed in `?uploadStatusChunks=1,3` or all; a chunk reaching the declared length without `finalize` → 400) → `active` and the size received, or `final` with JSON `{"length":N,"checksum":"…","contentType":"…"}`. ``resumableUpload(path:)`` gives the assembled bytes |
 /// | anything else | 404 `not found` |
 ///
 /// ## Thread safety

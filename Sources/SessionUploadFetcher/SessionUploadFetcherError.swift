@@ -1,0 +1,29 @@
+import Foundation
+
+/// The errors a ``SessionUploadFetcher`` reports itself.
+///
+/// Besides these, an upload fails with the error of the command that failed: a
+/// `SessionFetcherError.status(code:data:)` for an HTTP status (501 when the server breaks the
+/// protocol: a start answer without an upload URL, an upload the server cancelled, a query answer
+/// without the size received), a `URLError`, or the error a data provider gave.
+public enum SessionUploadFetcherError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// Retrying stopped: the next delay would have reached
+  /// ``SessionUploadFetcher/maxUploadRetryInterval``. `underlying` describes the last failure.
+  case retryLimitReached(underlying: String)
+  /// A chunk of the upload could not be read: the file shrank or could not be read at an offset,
+  /// or a data provider gave fewer bytes than the known length promised.
+  case chunkUnavailable(description: String)
+
+  public var description: String {
+    switch self {
+    case .retryLimitReached(let underlying):
+      return "Retry Limit Reached (last failure: \(underlying))"
+    case .chunkUnavailable(let description):
+      return "The upload chunk is unavailable: \(description)"
+    }
+  }
+}
+
+extension SessionUploadFetcherError: LocalizedError {
+  public var errorDescription: String? { description }
+}

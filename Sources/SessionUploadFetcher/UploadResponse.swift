@@ -1,0 +1,103 @@
+import Foundation
+import SessionFetcher
+
+/// What a command's answer means for the upload: pure decisions on status and headers.
+package enum UploadDecision: Equatable, Sendable {
+  /// The upload URL is known: send chunks from `offset` (0 after a start).
+  case uploadFrom(offset: Int64, location: URL?, granularity: Int64?)
+  /// The upload is complete.
+  case done
+  /// The server broke the protocol or cancelled the upload: fail with status 501.
+  case protocolError(String)
+  /// A chunk was refused with a 4xx (not 404): ask the server where it stands.
+  case query
+  /// A failure worth a query-and-resume after the backoff, when retrying is enabled.
+  case retry
+  /// Any other failure: pass it through.
+  case fail
+}
+
+/// Interprets the answers of the protocol's commands.
+package enum UploadResponse {
+  /// The value of `name` in `response`'s headers (case-insensitive).
+  package static func header(_ name: String, in response: HTTPURLResponse?) -> String? {
+    guard let response else { return nil }
+    for (key, value) in response.allHeaderFields {
+      if let key = key as? String, key.caseInsensitiveCompare(name) == .orderedSame {
+        return value as? String
+      }
+    }
+    return nil
+  }
+
+  /// The upload status header, lowercased.
+  static func status(_ response: HTTPURLResponse?) -> String? {
+    header(UploadHeader.status, in: response)?.trimmingCharacters(in: .whitespaces).lowercased()
+  }
+
+  static func sizeReceived(_ response: HTTPURLResponse?) -> Int64? {
+    header(UploadHeader.sizeReceived, in: response).flatMap {
+      Int64($0.trimmingCharacters(in: .whitespaces))
+    }
+  }
+
+  /// A failed command: query after a chunk's 4xx (not 404), retry after a transient failure,
+  /// else fail.
+  package static func failure(
+    of command: UploadCommand, statusCode: Int?, error: any Error
+  ) -> UploadDecision {
+    let isChunk = command == .upload || command == .uploadAndFinalize || command == .finalize
+    if isChunk, let statusCode, (400..<500).contains(statusCode), statusCode != 404 {
+      return .query
+    }
+    return RetryPolicy.isRetryable(statusCode: statusCode, error: error, method: "PUT") ? .retry : .fail
+  }
+
+  /// The answer to `start`.
+  package static func start(_ response: HTTPURLResponse?) -> UploadDecision {
+    guard status(response) == "active",
+      let location = header(UploadHeader.url, in: response).flatMap({ URL(string: $0) })
+    else {
+      return .protocolError("the start answer has no active status and upload URL")
+    }
+    let granularity = header(UploadHeader.granularity, in: response).flatMap {
+      Int64($0.trimmingCharacters(in: .whitespaces))
+    }
+    return .uploadFrom(offset: 0, location: location, granularity: granularity.flatMap { $0 > 0 ? $0 : nil })
+  }
+
+  /// The answer to a chunk of `length` bytes sent at `offset`.
+  package static func chunk(
+    _ response: HTTPURLResponse?, offset: Int64, length: Int64, wasFinal: Bool
+  ) -> UploadDecision {
+    switch status(response) {
+    case "final"?:
+      return .done
+    case "cancelled"?:
+      return .protocolError("the server cancelled the upload")
+    default:
+      let next = sizeReceived(response) ?? offset + length
+      if wasFinal && next >= offset + length {
+        return .protocolError("the server did not finalize the upload")
+      }
+      return .uploadFrom(offset: next, location: nil, granularity: nil)
+    }
+  }
+
+  /// The answer to `query`.
+  package static func query(_ response: HTTPURLResponse?) -> UploadDecision {
+    switch status(response) {
+    case "final"?:
+      return .done
+    case "active"?:
+      guard let size = sizeReceived(response) else {
+        return .protocolError("the query answer has no size received")
+      }
+      return .uploadFrom(offset: size, location: nil, granularity: nil)
+    case "cancelled"?:
+      return .protocolError("the server cancelled the upload")
+    default:
+      return .protocolError("the query answer has no upload status")
+    }
+  }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import SessionFetcher
+
+/// Where the bytes of an upload come from.
+enum UploadSource {
+  case data(Data)
+  case file(URL)
+  case provider(length: Int64?, SessionUploadFetcher.DataProvider)
+
+  /// The body of one chunk: bytes in memory, or the whole file by URL (never read).
+  enum ChunkBody {
+    case data(Data)
+    case file(URL)
+
+    var length: Int64 {
+      switch self {
+      case .data(let data): return Int64(data.count)
+      case .file(let url): return UploadSource.fileLength(url) ?? 0
+      }
+    }
+  }
+
+  static func fileLength(_ url: URL) -> Int64? {
+    guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+    return (attributes[.size] as? NSNumber)?.int64Value
+  }
+
+  /// The upload's length (nil when unknown); throws when a file cannot be read.
+  func totalLength() throws -> Int64? {
+    switch self {
+    case .data(let data):
+      return Int64(data.count)
+    case .file(let url):
+      var isDirectory: ObjCBool = false
+      guard url.isFileURL, FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory),
+        !isDirectory.boolValue, FileManager.default.isReadableFile(atPath: url.path),
+        let length = UploadSource.fileLength(url)
+      else {
+        throw SessionFetcherError.bodyUnavailable(description: "cannot read the file \(url.path)")
+      }
+      return length
+    case .provider(let length, _):
+      return length
+    }
+  }
+
+  var isFileURL: Bool {
+    if case .file = self { return true }
+    return false
+  }
+
+  /// Reads `length` bytes at `offset` and calls `respond` (on any thread) with the chunk or an error.
+  /// A file slice is read with a file handle at the offset; a file that is sent whole goes by URL.
+  func readChunk(
+    offset: Int64, length: Int64, totalLength: Int64?,
+    respond: @escaping @Sendable (Result<ChunkBody, any Error>) -> Void
+  ) {
+    switch self {
+    case .data(let data):
+      let start = Int(min(offset, Int64(data.count)))
+      let end = Int(min(offset + length, Int64(data.count)))
+      respond(.success(.data(data.subdata(in: (data.startIndex + start)..<(data.startIndex + end)))))
+    case .file(let url):
+      if offset == 0, let totalLength, length == totalLength, totalLength > 0 {
+        respond(.success(.file(url)))
+        return
+      }
+      respond(Result { .data(try UploadSource.readSlice(of: url, offset: offset, length: length)) })
+    case .provider(let known, let provider):
+      provider(offset, length) { data, error in
+        if let error {
+          respond(.failure(error))
+          return
+        }
+        var data = data ?? Data()
+        if Int64(data.count) > length { data = data.prefix(Int(length)) }
+        if known != nil && Int64(data.count) < length {
+          respond(
+            .failure(
+              SessionUploadFetcherError.chunkUnavailable(
+                description: "the provider gave \(data.count) of \(length) bytes at offset \(offset)")))
+          return
+        }
+        respond(.success(.data(data)))
+      }
+    }
+  }
+
+  private static func readSlice(of url: URL, offset: Int64, length: Int64) throws -> Data {
+    let handle: FileHandle
+    do {
+      handle = try FileHandle(forReadingFrom: url)
+    } catch {
+      throw SessionUploadFetcherError.chunkUnavailable(description: "cannot open \(url.path): \(error)")
+    }
+    defer { try? handle.close() }
+    do {
+      try handle.seek(toOffset: UInt64(offset))
+      var slice = Data()
+      while Int64(slice.count) < length {
+        guard let piece = try handle.read(upToCount: Int(length) - slice.count), !piece.isEmpty else { break }
+        slice.append(piece)
+      }
+      guard Int64(slice.count) == length else {
+        throw SessionUploadFetcherError.chunkUnavailable(
+          description: "\(url.path) has \(slice.count) bytes at offset \(offset), not \(length)")
+      }
+      return slice
+    } catch let error as SessionUploadFetcherError {
+      throw error
+    } catch {
+      throw SessionUploadFetcherError.chunkUnavailable(description: "cannot read \(url.path): \(error)")
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import FetcherService
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import SessionUploadFetcher
+import Testing
+
+/// The original test suite's big upload: 199000 bytes, sent in 75000-byte chunks.
+let bigLength = 199_000
+let bigChunkSize: Int64 = 75_000
+let bigData = TestServer.patternBytes(count: bigLength)
+
+/// A thread-safe list of values recorded in callbacks.
+final class Recorder<Value>: @unchecked Sendable {
+  // `@unchecked Sendable`: `storage` is only touched under `lock`.
+  private let lock = NSLock()
+  private var storage: [Value] = []
+
+  func append(_ value: Value) {
+    lock.lock()
+    storage.append(value)
+    lock.unlock()
+  }
+
+  var values: [Value] {
+    lock.lock()
+    defer { lock.unlock() }
+    return storage
+  }
+}
+
+/// A command as the server recorded it.
+struct RecordedCommand: Equatable, CustomStringConvertible {
+  var command: String
+  var offset: Int64?
+  var length: Int
+
+  var description: String { "\(command)@\(offset.map(String.init) ?? "-")+\(length)" }
+}
+
+extension TestServer {
+  /// The commands of the upload at `path` (ending in `.upload`).
+  func commands(_ path: String) -> [RecordedCommand] {
+    uploadCommands(path: path).map {
+      RecordedCommand(command: $0.command, offset: $0.offset, length: $0.length)
+    }
+  }
+}
+
+/// Waits until `condition` holds, at most `timeout` seconds.
+func waitUntil(timeout: TimeInterval = 5, _ condition: () -> Bool) async -> Bool {
+  let deadline = Date().addingTimeInterval(timeout)
+  while !condition() {
+    if Date() > deadline { return false }
+    try? await Task.sleep(nanoseconds: 10_000_000)
+  }
+  return true
+}
+
+/// A standalone upload fetcher for `pathAndQuery` on `server` (a `.location` path), allowed to
+/// use http to localhost, calling back on its own queue.
+func makeUploadFetcher(
+  _ server: TestServer, _ pathAndQuery: String, chunkSize: Int64 = bigChunkSize,
+  headers: [String: String] = [:], service: FetcherService? = nil
+) -> SessionUploadFetcher {
+  var request = URLRequest(url: server.url(pathAndQuery))
+  for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+  let fetcher = SessionUploadFetcher(
+    request: request, uploadMIMEType: "application/octet-stream", chunkSize: chunkSize,
+    fetcherService: service)
+  fetcher.allowLocalhostRequest = true
+  fetcher.allowedInsecureSchemes = ["http"]
+  fetcher.callbackQueue = DispatchQueue(label: "upload test callbacks")
+  return fetcher
+}
+
+/// Runs `fetcher` to its completion.
+func run(_ fetcher: SessionUploadFetcher) async -> (data: Data?, error: (any Error)?) {
+  await withCheckedContinuation { continuation in
+    fetcher.beginFetch { data, error in continuation.resume(returning: (data, error)) }
+  }
+}
+
+/// The status code of a `SessionFetcherError.status` error.
+func statusCode(_ error: (any Error)?) -> Int? {
+  (error as? SessionFetcherError)?.statusCode
+}
+
+/// Writes `data` to a new temporary file.
+func temporaryFile(_ data: Data) throws -> URL {
+  let url = FileManager.default.temporaryDirectory.appendingPathComponent("upload-\(UUID().uuidString).bin")
+  try data.write(to: url)
+  return url
+}
+
+/// Whether the request of a command fetcher sends the chunk at `offset`.
+func isChunk(_ fetcher: SessionFetcher, at offset: Int64) -> Bool {
+  fetcher.request?.value(forHTTPHeaderField: "X-Goog-Upload-Offset") == String(offset)
+}
+
+/// The commands, offsets and lengths of the original's big upload in 75000-byte chunks.
+let bigUploadCommands = [
+  RecordedCommand(command: "upload", offset: 0, length: 75_000),
+  RecordedCommand(command: "upload", offset: 75_000, length: 75_000),
+  RecordedCommand(command: "upload, finalize", offset: 150_000, length: 49_000),
+]
