@@ -53,6 +53,9 @@ struct ResponsePlan {
   /// Send the body in this many pieces with ``pieceInterval`` seconds between them (`/drip`).
   var pieces = 1
   var pieceInterval: Double = 0
+  /// Where each piece ends (byte offsets into the body, ascending), when the pieces are not of
+  /// equal size (`/sse`: one event per piece). Overrides the even split.
+  var pieceEnds: [Int]?
   var ending: Ending = .complete
 
   init(status: Int, headers: [HTTPHeader] = [], body: Body = .empty) {

@@ -14,7 +14,10 @@ struct ResponseWriter {
   /// Writes the head and, unless `omitBody` (a HEAD request) or the status forbids one, the body.
   ///
   /// - Parameter connectionHeader: the `Connection` value to add (`close`, `keep-alive`), if any.
-  func write(_ plan: ResponsePlan, omitBody: Bool, connectionHeader: String?) throws(ConnectionError) {
+  ///   - onSend: told the number of bytes of every write that reached the socket.
+  func write(
+    _ plan: ResponsePlan, omitBody: Bool, connectionHeader: String?, onSend: ((Int) -> Void)? = nil
+  ) throws(ConnectionError) {
     let head = ResponseWriter.head(for: plan, connectionHeader: connectionHeader)
     let sendsBody = !omitBody && !plan.statusForbidsBody
     // A buffer the size of the whole response when it is small, so head and body leave in one
@@ -23,6 +26,7 @@ struct ResponseWriter {
     let capacity = sendsBody && plan.chunkSize != nil ? ResponseWriter.writeSize : wholeSize
     var output = OutputBuffer(
       socket: socket, capacity: min(max(capacity, 4096), ResponseWriter.writeSize))
+    output.onSend = onSend
     try output.append(head)
     if sendsBody {
       try writeBody(of: plan, to: &output)
@@ -54,10 +58,10 @@ struct ResponseWriter {
 
   private func writeBody(of plan: ResponsePlan, to output: inout OutputBuffer) throws(ConnectionError) {
     let total = plan.body.count
-    let pieces = max(1, min(plan.pieces, max(total, 1)))
+    let pieces = plan.pieceEnds?.count ?? max(1, min(plan.pieces, max(total, 1)))
     var position = 0
     for index in 0..<pieces {
-      let pieceEnd = total * (index + 1) / pieces
+      let pieceEnd = plan.pieceEnds.map { min(total, $0[index]) } ?? total * (index + 1) / pieces
       if index > 0 {
         try output.flush()
         if !stopSignal.sleep(seconds: plan.pieceInterval) { throw .stopped }
@@ -168,6 +172,8 @@ struct OutputBuffer {
   private let capacity: Int
   private var storage: [UInt8]
   private var used = 0
+  /// Told the size of every send.
+  var onSend: ((Int) -> Void)?
 
   init(socket: ConnectionSocket, capacity: Int) {
     self.socket = socket
@@ -186,6 +192,7 @@ struct OutputBuffer {
     while !remaining.isEmpty {
       if used == 0 && remaining.count >= capacity {
         try socket.send(UnsafeRawBufferPointer(rebasing: remaining[..<capacity]))
+        onSend?(capacity)
         remaining = UnsafeRawBufferPointer(rebasing: remaining[capacity...])
         continue
       }
@@ -210,5 +217,6 @@ struct OutputBuffer {
         try socket.send(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
       }
     }.get()
+    onSend?(count)
   }
 }

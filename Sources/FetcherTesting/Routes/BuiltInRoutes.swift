@@ -33,6 +33,8 @@ enum BuiltInRoutes {
     case ("empty", 0): return .closeWithoutResponse
     case ("garbage", 0): return .garbage(garbageBytes)
     case ("fail-first", 0): return failFirst(request, context)
+    case ("sse", 0): return .respond(StreamingRoutes.sse(request))
+    case ("stream", 0): return .respond(StreamingRoutes.stream(request))
     default: return .respond(notFound())
     }
   }

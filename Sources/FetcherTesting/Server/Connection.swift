@@ -86,7 +86,10 @@ struct Connection {
           connectionHeader = "keep-alive"
         }
       }
-      try writer.write(plan, omitBody: head.method == "HEAD", connectionHeader: connectionHeader)
+      let path = RequestTarget(head.target).path
+      try writer.write(plan, omitBody: head.method == "HEAD", connectionHeader: connectionHeader) { [core] in
+        core.countBytesWritten($0, path: path)
+      }
       switch plan.ending {
       case .complete:
         if keepsAlive { return true }

@@ -22,6 +22,8 @@ final class ServerCore: Sendable {
     var routes: [String: Handler] = [:]
     /// `/fail-first` attempts seen, per key.
     var attempts: [String: Int] = [:]
+    /// Response bytes (head and body) that reached the socket, per request path.
+    var bytesWritten: [String: Int] = [:]
     var nextConnectionID = 1
     var nextSequenceNumber = 1
     var isStopped = false
@@ -102,6 +104,11 @@ final class ServerCore: Sendable {
   func keepsBody(of target: RequestTarget) -> Bool {
     guard target.path == "/upload", target.query["discard"] == "1" else { return true }
     return state.withLock { $0.routes["/upload"] != nil }
+  }
+
+  /// Adds `count` response bytes written for a request of `path`.
+  func countBytesWritten(_ count: Int, path: String) {
+    state.withLock { $0.bytesWritten[path, default: 0] += count }
   }
 
   /// Numbers and records a request; returns it as recorded.

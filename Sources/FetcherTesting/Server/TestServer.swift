@@ -46,6 +46,8 @@ import Foundation
 /// | `/empty` | closes without answering |
 /// | `/garbage` | sends bytes that are not HTTP, then closes |
 /// | `/fail-first?n=N&key=K&status=503&fault=…&retryAfter=S&bytes=M` | the first N requests with key K fail (`fault=status` (default), `reset`, `truncate` or `empty`); later ones get 200 with M pattern bytes (default 16). `X-Attempt` tells the attempt number |
+/// | `/sse?events=N&interval=MS&id=FIRST&retry=MS&dropAfter=K&event=TYPE` | `text/event-stream`, chunked: N events `id: n` / `data: event n` from FIRST (or after the request's `Last-Event-ID`), one per chunk MS ms apart; `retry` sends `retry: MS` first; `dropAfter=K` closes the connection after K events |
+/// | `/stream?bytes=N&chunkSize=S&interval=MS` | N pattern bytes, chunked in S-byte chunks (default 16384) MS ms apart (default 10) |
 /// | `/NAME.location` | starts a resumable upload (POST or PUT with `X-Goog-Upload-Protocol: resumable`, `X-Goog-Upload-Command: start` and `X-Goog-Upload-Content-Type`, else 503): `X-Goog-Upload-Status: active`, `X-Goog-Upload-URL: http://host:port/NAME.upload?<the same query>`, and `X-Goog-Upload-Chunk-Granularity` when the request sends `GTM-Upload-Granularity-Request` |
 /// | `/NAME.upload` | the upload's commands (404 before a start): `query` → `active` with `X-Goog-Upload-Size-Received` (`?bytesReceived=N` sets it, `?queryStatus=final`, `cancelled` or `error` (502)); `cancel` → `cancelled`; `upload` / `upload, finalize` / `finalize` with `X-Goog-Upload-Offset` (a wrong offset → 503; `?uploadStatus=N` forces N, for the chunk requests listed in `?uploadStatusChunks=1,3` or all; a chunk reaching the declared length without `finalize` → 400) → `active` and the size received, or `final` with JSON `{"length":N,"checksum":"…","contentType":"…"}`. ``resumableUpload(path:)`` gives the assembled bytes |
 /// | anything else | 404 `not found` |
@@ -143,11 +145,22 @@ public final class TestServer: Sendable {
     return core.state.withLock { state in state.requests.filter { $0.path == path } }
   }
 
-  /// Forgets the recorded requests and resets the `/fail-first` counters. Custom routes stay.
+  /// The response bytes (status line, headers and body, as framed on the wire) that the server has
+  /// written to its sockets so far for requests whose path equals `path`; a query in `path` is
+  /// ignored. Counted as each write reaches the kernel, so a client that stops reading makes it stop
+  /// growing once the socket buffers are full.
+  public func bytesWritten(path: String) -> Int {
+    let path = RequestTarget(path).path
+    return core.state.withLock { $0.bytesWritten[path, default: 0] }
+  }
+
+  /// Forgets the recorded requests and resets the `/fail-first` and ``bytesWritten(path:)``
+  /// counters. Custom routes stay.
   public func resetRecords() {
     core.state.withLock { state in
       state.requests = []
       state.attempts = [:]
+      state.bytesWritten = [:]
     }
   }
 

@@ -62,6 +62,8 @@ enum ResponseSink {
   case file
   /// A redirect's own body: kept in memory in case the redirect is refused.
   case redirect
+  /// Handed to the stream consumer of ``SessionFetcher/beginStreaming(highWaterMark:lowWaterMark:)``.
+  case stream
 }
 
 /// Why the fetcher cancelled its own task.
@@ -69,6 +71,8 @@ enum CancelReason {
   case stopped
   case timedOut
   case failed(any Error)
+  /// A stream's buffer is full: the transfer is paused and continues later with a Range request.
+  case pausedForBackpressure
 }
 
 /// The fetcher's whole mutable state, behind one lock.
@@ -107,6 +111,9 @@ struct FetcherStorage {
   var timeoutWork: DispatchWorkItem?
   var retryWork: DispatchWorkItem?
   var partFile: PartFile?
+  /// Streaming (see `SessionFetcher+Streaming.swift`): the consumer, how far it got, and how a
+  /// paused transfer continues.
+  var stream = FetcherStreamState()
 
   // Results.
   var downloadedData: Data?

@@ -27,7 +27,7 @@ extension SessionFetcher {
       let http = response as? HTTPURLResponse
       let body = storage.responseData
       switch storage.cancelReason {
-      case .stopped?:
+      case .stopped?, .pausedForBackpressure?:
         return .ignore
       case .timedOut?:
         var info: [String: Any] = [NSLocalizedDescriptionKey: "The request timed out."]
@@ -110,7 +110,7 @@ extension SessionFetcher {
         }
       }
       finish(data: nil, error: commitError)
-    case .accumulate:
+    case .accumulate, .stream:
       finish(data: nil, error: nil)
     case .memory, .redirect:
       finish(data: data ?? Data(), error: nil)
@@ -197,7 +197,7 @@ extension SessionFetcher {
       (
         method: String, partial: Bool, enabled: Bool, authorizer: (any FetcherAuthorizer)?,
         refreshed: Bool, queue: DispatchQueue, block: RetryBlock?, elapsed: TimeInterval,
-        backoff: RetryBackoff
+        backoff: RetryBackoff, streamStarted: Bool
       )? = storage.withLock { storage in
         guard storage.lifecycle.isFetching, let plan = storage.plan else { return nil }
         if storage.backoff == nil {
@@ -209,7 +209,8 @@ extension SessionFetcher {
           (plan.baseRequest.httpMethod ?? "GET").uppercased(), storage.receivedPartialBody,
           storage.config.isRetryEnabled, storage.config.authorizer, storage.didRefreshAuthorization,
           plan.callbackQueue, storage.config.retryBlock,
-          Date().timeIntervalSince(storage.timing.startDate ?? Date()), storage.backoff!
+          Date().timeIntervalSince(storage.timing.startDate ?? Date()), storage.backoff!,
+          storage.stream.deliveredBytes > 0
         )
       }
     guard let context else { return }
@@ -226,7 +227,8 @@ extension SessionFetcher {
       }
       return
     }
-    guard context.enabled else {
+    // A stream consumer already holds part of the body: a new attempt would deliver it twice.
+    guard context.enabled, !context.streamStarted else {
       finishFailed(failure)
       return
     }

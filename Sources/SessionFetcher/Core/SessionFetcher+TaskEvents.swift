@@ -119,12 +119,22 @@ extension SessionFetcher: SessionTaskHandler {
       case none
       case accumulate(DispatchQueue, @Sendable (Data?) -> Void)
     }
+    var streamConsumer: (any FetcherStreamConsumer)?
     let outcome: (Restart, SessionCookieStorage?, URL?, Error?) = storage.withLock { storage in
       guard storage.lifecycle.state == .running, let plan = storage.plan else {
         return (.none, nil, nil, nil)
       }
       let now = Date()
       storage.lastActivity = now
+      if storage.stream.isContinuation {
+        // A paused stream goes on: the consumer keeps the head it has.
+        storage.stream.isContinuation = false
+        storage.response = storage.stream.head ?? response
+        storage.responseBodyLength = storage.stream.deliveredBytes
+        storage.sink = .stream
+        let error = StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
+        return (.none, plan.cookieStorage, response.url ?? storage.currentRequest?.url, error)
+      }
       if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
       storage.response = response
       storage.responseData = Data()
@@ -136,7 +146,12 @@ extension SessionFetcher: SessionTaskHandler {
       if storage.redirectTarget != nil, RedirectPolicy.isRedirect(status) {
         storage.sink = .redirect
       } else if (200..<300).contains(status) || http == nil {
-        if plan.accumulates {
+        if storage.stream.isStreaming {
+          storage.sink = .stream
+          storage.stream.head = response
+          storage.stream.pauseUnavailable = false
+          streamConsumer = storage.stream.consumer?.consumer
+        } else if plan.accumulates {
           storage.sink = .accumulate
           if storage.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
             restart = .accumulate(plan.callbackQueue, block)
@@ -176,13 +191,18 @@ extension SessionFetcher: SessionTaskHandler {
       deliver(on: queue) { block(nil) }
     }
     for monitor in allMonitors() { monitor.fetcher(self, didReceiveResponse: response) }
-    if let sinkError { cancelCurrentTask(failing: sinkError) }
+    if let sinkError {
+      cancelCurrentTask(failing: sinkError)
+      return
+    }
+    streamConsumer?.fetcher(self, didReceiveStreamResponse: response)
   }
 
   func receive(data: Data) {
     enum Delivery {
       case none
       case accumulate(@Sendable (Data?) -> Void)
+      case stream(any FetcherStreamConsumer)
     }
     var writeError: Error?
     let result:
@@ -191,6 +211,8 @@ extension SessionFetcher: SessionTaskHandler {
         download: (@Sendable (Int64, Int64, Int64) -> Void)?, total: Int64, expected: Int64
       )? = storage.withLock { storage in
         guard storage.lifecycle.state == .running, let plan = storage.plan else { return nil }
+        // Bytes still arriving from a task cancelled for a pause come again with the continuation.
+        if case .pausedForBackpressure? = storage.cancelReason { return nil }
         // Bytes still arriving after the fetcher failed the transfer (past the in-memory limit, or
         // an unwritable download) are dropped while the cancellation takes effect.
         if case .failed? = storage.cancelReason { return nil }
@@ -222,6 +244,9 @@ extension SessionFetcher: SessionTaskHandler {
             writeError = SessionFetcherError.downloadFailed(description: String(describing: error))
           }
           download = storage.config.downloadProgressBlock
+        case .stream:
+          storage.stream.deliveredBytes += count
+          if let consumer = storage.stream.consumer?.consumer { delivery = .stream(consumer) }
         }
         var expected = storage.expectedContentLength
         if expected >= 0 && storage.responseBodyLength > expected { expected = -1 }
@@ -236,8 +261,13 @@ extension SessionFetcher: SessionTaskHandler {
     }
     guard let result else { return }
     let count = Int64(data.count)
-    if case .accumulate(let block) = result.delivery {
+    switch result.delivery {
+    case .none:
+      break
+    case .accumulate(let block):
       deliver(on: result.queue) { block(data) }
+    case .stream(let consumer):
+      if consumer.fetcher(self, didReceiveStreamData: data) { pauseStreamTransfer() }
     }
     if let received = result.received {
       deliver(on: result.queue) { received(count, result.total) }

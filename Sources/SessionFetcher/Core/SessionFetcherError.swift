@@ -28,6 +28,10 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   case invalidConfiguration(String)
   /// The ``FetcherAuthorizer`` failed to authorize the request.
   case authorizationFailed(description: String)
+  /// A streamed body could not go on after some of it was delivered (a paused transfer whose
+  /// server no longer answers the Range request with the same resource). Never retried: the consumer
+  /// already has part of the body.
+  case streamInterrupted(description: String)
   /// A response body kept in memory grew past ``SessionFetcher/maximumResponseBodyLength`` (or
   /// announced a `Content-Length` past it); the transfer was cancelled and nothing was kept.
   case responseTooLarge(limit: Int64)
@@ -44,6 +48,7 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
     return nil
   }
 
+  /// A one-line English description of the failure, for logs and command-line tools.
   public var description: String {
     switch self {
     case .status(let code, let data):
@@ -63,6 +68,8 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
       return "Invalid fetcher configuration: \(text)"
     case .authorizationFailed(let text):
       return "Authorization failed: \(text)"
+    case .streamInterrupted(let text):
+      return "The streamed body was interrupted: \(text)"
     case .responseTooLarge(let limit):
       return "The response body is larger than the limit of \(limit) bytes kept in memory"
     }
@@ -70,5 +77,6 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
 }
 
 extension SessionFetcherError: LocalizedError {
+  /// The same text as ``description``, so `localizedDescription` is useful too.
   public var errorDescription: String? { description }
 }

@@ -1,0 +1,202 @@
+import Foundation
+
+/// A response whose body is read as it arrives: the head first, then the body as an `AsyncSequence`
+/// of chunks, with bounded memory.
+///
+/// ```swift
+/// let fetcher = SessionFetcher.fetcher(urlString: "https://example.com/large.ndjson")
+/// let stream = try await fetcher.beginStreaming()
+/// print(stream.httpResponse?.statusCode ?? 0)
+/// for try await line in stream.lines {
+///   handle(line)
+/// }
+/// ```
+///
+/// **One consumer.** Iterate a stream once, from one task. Cancelling that task, or leaving the loop
+/// early (the iterator is released), stops the fetch at once: the network transfer ends and the
+/// fetcher posts its Stopped notification. Dropping the stream without iterating it stops the fetch
+/// as well.
+///
+/// **Errors** come out of the iterator once, after the chunks that arrived before them; the
+/// iterator then returns nil. An HTTP error status never reaches the stream: ``SessionFetcher/
+/// beginStreaming(highWaterMark:lowWaterMark:)`` throws ``SessionFetcherError/status(code:data:)``
+/// carrying the body, before any chunk.
+///
+/// **Backpressure.** Chunks the consumer has not taken yet are buffered up to the high-water mark;
+/// above it the fetcher stops reading from the network until the consumer has drained the buffer
+/// to the low-water mark. On Linux, where `URLSessionTask.suspend()` does not stop a running transfer
+/// (it restarts it), the pause ends the connection and the transfer continues with a
+/// `Range: bytes=N-` request guarded by `If-Range`; that needs a GET whose 200 response has
+/// `Accept-Ranges: bytes`, a Content-Length, no content coding, and a strong ETag or a Last-Modified
+/// date. Other responses (chunked or compressed ones, event streams) cannot be paused on Linux and are
+/// buffered as fast as the server sends; their memory is bounded only by the server's rate.
+public struct FetcherStream: AsyncSequence, Sendable {
+  /// The body chunk type.
+  public typealias Element = Data
+
+  /// The default high-water mark: 4 MiB.
+  public static let defaultHighWaterMark = 4 * 1024 * 1024
+
+  /// The head of the successful response (for HTTP, a 2xx ``httpResponse``).
+  public let response: URLResponse
+  let buffer: StreamBuffer
+
+  init(response: URLResponse, buffer: StreamBuffer) {
+    self.response = response
+    self.buffer = buffer
+  }
+
+  /// ``response`` as an HTTP response (nil for non-HTTP schemes).
+  public var httpResponse: HTTPURLResponse? { response as? HTTPURLResponse }
+
+  /// The fetcher that streams.
+  public var fetcher: SessionFetcher { buffer.fetcher }
+
+  /// Body bytes received but not yet taken by the consumer (at most about the high-water mark while
+  /// the transfer can be paused).
+  public var bufferedByteCount: Int { buffer.bufferedBytes }
+
+  /// The body as text lines (see ``StreamLines``).
+  public var lines: StreamLines<FetcherStream> { StreamLines(self) }
+
+  /// The body parsed as `text/event-stream` (see ``ServerSentEvents``).
+  public var events: ServerSentEvents<FetcherStream> { ServerSentEvents(self) }
+
+  /// Iterates the chunks; see ``FetcherStream`` for the one-consumer rule.
+  public func makeAsyncIterator() -> AsyncIterator {
+    AsyncIterator(lifetime: ConsumerLifetime(buffer: buffer))
+  }
+
+  /// Gives the body chunks in arrival order.
+  public struct AsyncIterator: AsyncIteratorProtocol {
+    let lifetime: ConsumerLifetime
+
+    /// The next chunk, or nil at the end of the body.
+    ///
+    /// - Throws: the fetch's error, once (`URLError` for transport failures,
+    ///   ``SessionFetcherError/cancelled`` when the consuming task is cancelled).
+    public mutating func next() async throws -> Data? {
+      try await lifetime.buffer.next()
+    }
+  }
+}
+
+/// Stops the fetch when the last copy of an iterator goes away (a `break` out of the loop).
+final class ConsumerLifetime: Sendable {
+  let buffer: StreamBuffer
+
+  init(buffer: StreamBuffer) {
+    self.buffer = buffer
+  }
+
+  deinit {
+    buffer.consumerDidCancel()
+  }
+}
+
+extension SessionFetcher {
+  /// Begins the fetch and returns as soon as the head of a successful response is in; the body then
+  /// comes from the returned stream as it arrives.
+  ///
+  /// Everything a fetch does applies: the authorizer, cookies, redirects, credentials, a service's
+  /// throttling, event monitors and logging, timeouts, and retries — but **a retry can happen only
+  /// before the first body chunk has arrived**; after that a failure ends the stream with its error.
+  /// The fetcher's completion-related properties (``downloadedData``, ``destinationFileURL``,
+  /// ``accumulateDataBlock``) are not used. The fetch ends, and the fetcher posts its Stopped
+  /// notification, when the body has been received (the consumer may still be reading the buffer),
+  /// when it fails, or when the consumer stops.
+  ///
+  /// ```swift
+  /// let stream = try await fetcher.beginStreaming()
+  /// for try await chunk in stream {
+  ///   try handle.write(contentsOf: chunk)
+  /// }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - highWaterMark: buffered bytes above which the transfer pauses (default 4 MiB).
+  ///   - lowWaterMark: buffered bytes at or below which a paused transfer resumes (default a quarter
+  ///     of `highWaterMark`).
+  /// - Returns: the stream; iterate it once.
+  /// - Throws: ``SessionFetcherError/status(code:data:)`` (with the body) for an HTTP error status,
+  ///   and every error ``beginFetch()`` throws; ``SessionFetcherError/cancelled`` when the awaiting
+  ///   task is cancelled (the fetch stops).
+  public func beginStreaming(
+    highWaterMark: Int = FetcherStream.defaultHighWaterMark, lowWaterMark: Int? = nil
+  ) async throws -> FetcherStream {
+    let buffer = StreamBuffer(
+      fetcher: self, highWaterMark: highWaterMark, lowWaterMark: lowWaterMark ?? highWaterMark / 4)
+    attachStreamConsumer(buffer)
+    if Task.isCancelled {
+      stop(forceCompletion: true)
+    }
+    // Weak: a stream that nobody holds any more must be able to go away and stop the fetch.
+    begin(
+      completion: { [weak buffer] data, error in buffer?.fetchDidComplete(data: data, error: error) },
+      forceCompletionOnStop: true)
+    let response = try await buffer.response()
+    return FetcherStream(response: response, buffer: buffer)
+  }
+
+  /// The body as chunks, beginning the fetch when the first chunk is asked for: a shorthand for
+  /// ``beginStreaming(highWaterMark:lowWaterMark:)`` when the head does not matter.
+  ///
+  /// ```swift
+  /// for try await chunk in fetcher.bodyChunks() { consume(chunk) }
+  /// ```
+  public func bodyChunks(highWaterMark: Int = FetcherStream.defaultHighWaterMark) -> FetcherBodyChunks {
+    FetcherBodyChunks(fetcher: self, highWaterMark: highWaterMark)
+  }
+
+  /// The body parsed as server-sent events, beginning the fetch when the first event is asked for.
+  /// Sets `Accept: text/event-stream`. There is no reconnection; see
+  /// ``eventSource(url:maximumReconnections:defaultRetryInterval:makeFetcher:)`` for that.
+  ///
+  /// ```swift
+  /// for try await event in fetcher.events() { print(event.event, event.data) }
+  /// ```
+  public func events() -> ServerSentEvents<FetcherBodyChunks> {
+    if request?.value(forHTTPHeaderField: "Accept") == nil {
+      setRequestValue("text/event-stream", forHTTPHeaderField: "Accept")
+    }
+    return ServerSentEvents(bodyChunks())
+  }
+}
+
+/// The body chunks of a fetcher that begins when the first chunk is asked for; see
+/// ``SessionFetcher/bodyChunks(highWaterMark:)``. Iterate once.
+public struct FetcherBodyChunks: AsyncSequence, Sendable {
+  /// The body chunk type.
+  public typealias Element = Data
+
+  let fetcher: SessionFetcher
+  let highWaterMark: Int
+
+  /// Iterates the chunks; the fetch begins at the first `next()`.
+  public func makeAsyncIterator() -> AsyncIterator {
+    AsyncIterator(fetcher: fetcher, highWaterMark: highWaterMark)
+  }
+
+  /// Gives the body chunks in arrival order.
+  public struct AsyncIterator: AsyncIteratorProtocol {
+    let fetcher: SessionFetcher
+    let highWaterMark: Int
+    var stream: FetcherStream.AsyncIterator?
+    var isDone = false
+
+    /// The next chunk, or nil at the end. The first call begins the fetch and may throw what
+    /// ``SessionFetcher/beginStreaming(highWaterMark:lowWaterMark:)`` throws.
+    public mutating func next() async throws -> Data? {
+      if isDone { return nil }
+      if stream == nil {
+        do {
+          stream = try await fetcher.beginStreaming(highWaterMark: highWaterMark).makeAsyncIterator()
+        } catch {
+          isDone = true
+          throw error
+        }
+      }
+      return try await stream?.next()
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// Receives the body of a streamed fetch from the fetcher core.
+///
+/// Called on the session's delegate queue, outside the fetcher's lock; implementations must not
+/// block and must not call user code.
+package protocol FetcherStreamConsumer: AnyObject, Sendable {
+  /// The head of a successful (2xx) response, before its first chunk. After a retry (possible only
+  /// before the first chunk) it may come again.
+  func fetcher(_ fetcher: SessionFetcher, didReceiveStreamResponse response: URLResponse)
+  /// A chunk of the body. Returns true when the consumer's buffer is over its high-water mark and
+  /// the transfer should pause; the consumer then calls ``SessionFetcher/resumeStreamTransfer()``
+  /// once it has drained.
+  func fetcher(_ fetcher: SessionFetcher, didReceiveStreamData data: Data) -> Bool
+}
+
+/// A weak reference: a stream nobody holds any more stops its fetch instead of being kept alive by it.
+struct WeakStreamConsumer {
+  weak var consumer: (any FetcherStreamConsumer)?
+}
+
+/// The streaming part of a fetcher's state (behind the fetcher's lock).
+struct FetcherStreamState {
+  var consumer: WeakStreamConsumer?
+  /// Body bytes handed to the consumer in this fetch. Once non-zero the fetch cannot be retried.
+  var deliveredBytes: Int64 = 0
+  /// The head the consumer saw; the base for continuing a paused transfer.
+  var head: URLResponse?
+  /// The current hop continues a paused transfer from `deliveredBytes`.
+  var isContinuation = false
+  /// The consumer asked for a pause that could not be made (the response cannot be continued).
+  var pauseUnavailable = false
+  /// The task is suspended (``StreamPausing/Method/suspendTask``).
+  var isSuspended = false
+
+  var isStreaming: Bool { consumer != nil }
+}
+
+/// How a transfer whose consumer is too slow is paused, and the checks that make it safe.
+///
+/// `URLSessionTask.suspend()` cannot be used on Linux: on a running data task, FoundationNetworking
+/// (swift-corelibs-foundation 6.3.1) removes the libcurl handle, which closes the connection, and
+/// `resume()` silently sends the request again and delivers its body *from the start* after the
+/// bytes already delivered (measured: a 400 MB body paused at 8 MB — the server saw a broken pipe and
+/// then a second `GET`). Holding the delegate queue does not help either: libcurl keeps reading and
+/// the chunks pile up in the queue (RSS grew 85 MB in 3.5 s). So on Linux a pause cancels the task
+/// and the transfer later continues with `Range: bytes=N-` and `If-Range`, which needs a response that
+/// can be continued. Apple's URLSession really stops reading on `suspend()`, so it is used there.
+enum StreamPausing {
+  enum Method: Equatable {
+    /// `task.suspend()` / `task.resume()`.
+    case suspendTask
+    /// Cancel the task; continue with a Range request from the bytes delivered.
+    case continueWithRange
+  }
+
+  #if canImport(FoundationNetworking)
+    static let method = Method.continueWithRange
+  #else
+    static let method = Method.suspendTask
+  #endif
+
+  /// The `If-Range` validator of a response that can be continued with a Range request, or nil:
+  /// a GET answered 200 with `Accept-Ranges: bytes`, a Content-Length, no content coding (ranges
+  /// count encoded bytes, the consumer sees decoded ones) and a strong ETag or a Last-Modified date.
+  static func continuationValidator(method: String, response: URLResponse) -> String? {
+    guard method.uppercased() == "GET", let http = response as? HTTPURLResponse, http.statusCode == 200,
+      http.expectedContentLength >= 0
+    else { return nil }
+    func header(_ name: String) -> String? { http.value(forHTTPHeaderField: name) }
+    guard header("Accept-Ranges")?.lowercased().contains("bytes") == true else { return nil }
+    if let encoding = header("Content-Encoding"), encoding.lowercased() != "identity" { return nil }
+    if let etag = header("ETag"), !etag.hasPrefix("W/") { return etag }
+    return header("Last-Modified")
+  }
+
+  /// The request that continues a transfer after `offset` delivered bytes.
+  static func continuationRequest(_ request: URLRequest, offset: Int64, validator: String) -> URLRequest {
+    var request = request
+    request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+    request.setValue(validator, forHTTPHeaderField: "If-Range")
+    return request
+  }
+
+  /// Nil when `response` continues the body at `offset`: a 206 whose `Content-Range` starts there.
+  static func continuationError(_ response: URLResponse, offset: Int64) -> SessionFetcherError? {
+    guard let http = response as? HTTPURLResponse, http.statusCode == 206,
+      let range = http.value(forHTTPHeaderField: "Content-Range"),
+      let start = contentRangeStart(range), start == offset
+    else {
+      let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+      return .streamInterrupted(
+        description: "the paused transfer could not continue at byte \(offset) (status \(status))")
+    }
+    return nil
+  }
+
+  /// The first byte of `bytes A-B/N`.
+  static func contentRangeStart(_ value: String) -> Int64? {
+    let trimmed = value.trimmingCharacters(in: .whitespaces)
+    guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+    let spec = trimmed.dropFirst(6)
+    guard let dash = spec.firstIndex(of: "-") else { return nil }
+    return Int64(spec[..<dash].trimmingCharacters(in: .whitespaces))
+  }
+}

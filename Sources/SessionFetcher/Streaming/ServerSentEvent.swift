@@ -1,0 +1,172 @@
+import Foundation
+
+/// One event of a `text/event-stream` (server-sent events, WHATWG HTML § 9.2).
+public struct ServerSentEvent: Sendable, Hashable, CustomStringConvertible {
+  /// The last event ID of the stream when this event was dispatched (an `id:` field stays in force
+  /// for later events); nil when none was set or it was reset to empty.
+  public var id: String?
+  /// The event type: the `event:` field, or `"message"`.
+  public var event: String
+  /// The `data:` lines joined with LF.
+  public var data: String
+  /// The reconnection time in milliseconds that the event's own `retry:` field set, if any.
+  public var retry: Int?
+
+  /// Creates an event.
+  public init(id: String? = nil, event: String = "message", data: String, retry: Int? = nil) {
+    self.id = id
+    self.event = event
+    self.data = data
+    self.retry = retry
+  }
+
+  public var description: String {
+    "ServerSentEvent(\(event)\(id.map { " id=\($0)" } ?? "")\(retry.map { " retry=\($0)" } ?? ""): \(data))"
+  }
+}
+
+/// The `text/event-stream` grammar as a pure value type: feed it bytes as they arrive, get the
+/// events they complete.
+///
+/// Follows the WHATWG HTML "event stream interpretation": a leading BOM is skipped; lines end with
+/// CRLF, LF or CR (also split across pieces); `:` starts a comment; `field: value` loses one space
+/// after the colon; a line without a colon is a field with an empty value; `data` lines accumulate;
+/// `event` sets the type; `id` (unless it contains NUL) sets the last event ID, which persists; `retry`
+/// with only ASCII digits sets ``reconnectionTime``; unknown fields are ignored; an empty line
+/// dispatches the event unless its data is empty. An event unterminated at the end of the stream is
+/// never dispatched.
+///
+/// ```swift
+/// var parser = ServerSentEventParser()
+/// let events = parser.parse(Data("event: add\ndata: 1\n\n".utf8))
+/// // [ServerSentEvent(event: "add", data: "1")]
+/// ```
+public struct ServerSentEventParser: Sendable {
+  private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+  /// The last event ID seen (the `Last-Event-ID` to send when reconnecting); empty when none.
+  public private(set) var lastEventID = ""
+  /// The reconnection time in milliseconds that the stream asked for with `retry:`, if any.
+  public private(set) var reconnectionTime: Int?
+
+  private var lines = ByteLineSplitter()
+  private var start: [UInt8] = []
+  private var isPastStart = false
+  private var dataBuffer = ""
+  private var hasData = false
+  private var eventType = ""
+  private var idBuffer = ""
+  private var retryInEvent: Int?
+
+  /// Creates a parser at the start of a stream.
+  public init() {}
+
+  /// Parses the next bytes of the stream and returns the events they complete, in order.
+  public mutating func parse(_ bytes: Data) -> [ServerSentEvent] {
+    var events: [ServerSentEvent] = []
+    if isPastStart {
+      for line in lines.append(bytes) { process(line, into: &events) }
+      return events
+    }
+    // Hold the first bytes until it is clear whether they are a byte order mark.
+    start.append(contentsOf: bytes)
+    let prefix = Self.byteOrderMark.prefix(start.count)
+    if start.count < Self.byteOrderMark.count && start.elementsEqual(prefix) { return [] }
+    isPastStart = true
+    let rest = start.starts(with: Self.byteOrderMark) ? Array(start.dropFirst(3)) : start
+    start = []
+    for line in lines.append(rest) { process(line, into: &events) }
+    return events
+  }
+
+  private mutating func process(_ line: [UInt8], into events: inout [ServerSentEvent]) {
+    if line.isEmpty {
+      dispatch(into: &events)
+      return
+    }
+    if line.first == UInt8(ascii: ":") { return }
+    let field: String
+    var value: ArraySlice<UInt8>
+    if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+      field = String(decoding: line[..<colon], as: UTF8.self)
+      value = line[(colon + 1)...]
+      if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
+    } else {
+      field = String(decoding: line, as: UTF8.self)
+      value = []
+    }
+    switch field {
+    case "event":
+      eventType = String(decoding: value, as: UTF8.self)
+    case "data":
+      dataBuffer += String(decoding: value, as: UTF8.self)
+      dataBuffer += "\n"
+      hasData = true
+    case "id":
+      if !value.contains(0) { idBuffer = String(decoding: value, as: UTF8.self) }
+    case "retry":
+      if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }) {
+        // Digits beyond Int's range mean "a very long time".
+        let time = Int(String(decoding: value, as: UTF8.self)) ?? Int.max
+        reconnectionTime = time
+        retryInEvent = time
+      }
+    default:
+      break
+    }
+  }
+
+  private mutating func dispatch(into events: inout [ServerSentEvent]) {
+    lastEventID = idBuffer
+    defer {
+      dataBuffer = ""
+      hasData = false
+      eventType = ""
+      retryInEvent = nil
+    }
+    guard hasData else { return }
+    var data = dataBuffer
+    if data.hasSuffix("\n") { data.removeLast() }
+    events.append(
+      ServerSentEvent(
+        id: lastEventID.isEmpty ? nil : lastEventID, event: eventType.isEmpty ? "message" : eventType,
+        data: data, retry: retryInEvent))
+  }
+}
+
+/// The server-sent events of a body stream, parsed with ``ServerSentEventParser``.
+///
+/// Obtain one with ``FetcherStream/events`` or ``SessionFetcher/events()``.
+public struct ServerSentEvents<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable
+where Base.Element == Data {
+  /// The event type.
+  public typealias Element = ServerSentEvent
+
+  let base: Base
+
+  init(_ base: Base) {
+    self.base = base
+  }
+
+  /// Iterates the events.
+  public func makeAsyncIterator() -> AsyncIterator {
+    AsyncIterator(base: base.makeAsyncIterator())
+  }
+
+  /// Gives the events in order.
+  public struct AsyncIterator: AsyncIteratorProtocol {
+    var base: Base.AsyncIterator
+    /// The parser, with the stream's last event ID and reconnection time so far.
+    public private(set) var parser = ServerSentEventParser()
+    var ready: [ServerSentEvent] = []
+
+    /// The next event, or nil at the end of the stream. Throws what the body stream throws.
+    public mutating func next() async throws -> ServerSentEvent? {
+      while ready.isEmpty {
+        guard let chunk = try await base.next() else { return nil }
+        ready = parser.parse(chunk).reversed()
+      }
+      return ready.removeLast()
+    }
+  }
+}
