@@ -62,6 +62,10 @@ for module in "${modules[@]}"; do
   for candidate in "$source"*.docc; do
     [[ -d "$candidate" ]] && catalog=("$candidate")
   done
+  if [[ ${#catalog[@]} -eq 0 ]] && ! grep -q '"precise"' "$module_graphs"/*.symbols.json; then
+    echo "== $module: no public API yet and no catalog; skipped"
+    continue
+  fi
   if [[ ${#catalog[@]} -eq 0 ]]; then
     echo "== docc convert $module (warning: no documentation catalog in $source)"
     echo "build-docs: $module has no .docc catalog with an overview and a getting-started article" >&2
