@@ -108,7 +108,7 @@ struct FetcherStorage {
   var cancelReason: CancelReason?
   var lastActivity = Date()
   var attemptStart = Date()
-  var timeoutWork: DispatchWorkItem?
+  var timeoutWork: DispatchSourceTimer?
   var retryWork: DispatchWorkItem?
   var partFile: PartFile?
   /// Streaming (see `SessionFetcher+Streaming.swift`): the consumer, how far it got, and how a

@@ -1,0 +1,30 @@
+// swift-tools-version:6.0
+// Reliability programs for SessionFetcher, run by `.ci/run` (kept out of the root package so that
+// `swift test` stays quick):
+//   swift run -c release --package-path Soak soak          fault soak, leaks, RSS over 10,000 fetches
+//   swift run -c release --package-path Soak proxy-probe   fetches through the `http_proxy` of its environment
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its directory's name, whatever the checkout is called.
+let rootPackage = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
+
+let package = Package(
+  name: "SessionFetcherSoak",
+  platforms: [.macOS(.v13)],
+  dependencies: [.package(path: "..")],
+  targets: [
+    .executableTarget(
+      name: "soak",
+      dependencies: [
+        .product(name: "SessionFetcher", package: rootPackage),
+        .product(name: "FetcherService", package: rootPackage),
+        .product(name: "FetcherTesting", package: rootPackage),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]),
+    .executableTarget(
+      name: "proxy-probe",
+      dependencies: [.product(name: "SessionFetcher", package: rootPackage)],
+      swiftSettings: [.swiftLanguageMode(.v6)]),
+  ]
+)
