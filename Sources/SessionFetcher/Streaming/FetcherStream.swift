@@ -18,9 +18,9 @@ import Foundation
 /// as well.
 ///
 /// **Errors** come out of the iterator once, after the chunks that arrived before them; the
-/// iterator then returns nil. An HTTP error status never reaches the stream: ``SessionFetcher/
-/// beginStreaming(highWaterMark:lowWaterMark:)`` throws ``SessionFetcherError/status(code:data:)``
-/// carrying the body, before any chunk.
+/// iterator then returns nil. An HTTP error status never reaches the stream:
+/// ``SessionFetcher/beginStreaming(highWaterMark:lowWaterMark:)`` throws
+/// ``SessionFetcherError/status(code:data:)`` carrying the body, before any chunk.
 ///
 /// **Backpressure.** Chunks the consumer has not taken yet are buffered up to the high-water mark;
 /// above it the fetcher stops reading from the network until the consumer has drained the buffer
