@@ -245,7 +245,8 @@ struct ResumeAndErrorTests {
     let handled = Recorder<Bool>()
     fetcher.cancellationHandler = { cancelFetcher, _, _ in handled.append(cancelFetcher == nil) }
     fetcher.beginFetch { _, _ in Issue.record("no completion without the flag") }
-    try await Task.sleep(nanoseconds: 100_000_000)
+    // The start is on the wire (the server answers it after 0.5 s).
+    #expect(await waitUntil { server.requests.count == 1 })
     fetcher.stopFetching()
     #expect(await waitUntil { handled.values == [true] })
     try await Task.sleep(nanoseconds: 600_000_000)

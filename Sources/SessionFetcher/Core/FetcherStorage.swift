@@ -111,6 +111,8 @@ struct FetcherStorage {
   var timeoutWork: DispatchSourceTimer?
   var retryWork: DispatchWorkItem?
   var partFile: PartFile?
+  /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt.
+  var downloadResume = DownloadResumeState()
   /// Streaming (see `SessionFetcher+Streaming.swift`): the consumer, how far it got, and how a
   /// paused transfer continues.
   var stream = FetcherStreamState()

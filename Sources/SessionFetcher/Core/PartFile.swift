@@ -24,6 +24,24 @@ final class PartFile {
     handle = try FileHandle(forWritingTo: url)
   }
 
+  /// Opens a part file kept by an earlier attempt or fetcher, to append after its first `length`
+  /// bytes (anything beyond them is cut).
+  init(resuming url: URL, destination: URL, length: Int64) throws {
+    self.url = url
+    self.destination = destination
+    let handle = try FileHandle(forWritingTo: url)
+    try handle.truncate(atOffset: UInt64(length))
+    try handle.seek(toOffset: UInt64(length))
+    self.handle = handle
+    self.length = length
+  }
+
+  /// The size of the file at `url`, nil when there is none.
+  static func size(of url: URL) -> Int64? {
+    guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+    return (attributes[.size] as? NSNumber)?.int64Value
+  }
+
   func write(_ data: Data) throws {
     guard let handle else { throw SessionFetcherError.downloadFailed(description: "the part file is closed") }
     try handle.write(contentsOf: data)
@@ -46,6 +64,12 @@ final class PartFile {
       discard()
       throw SessionFetcherError.downloadFailed(description: "cannot move into \(destination.path): \(reason)")
     }
+  }
+
+  /// Closes the file and keeps it, for a later resume.
+  func close() {
+    try? handle?.close()
+    handle = nil
   }
 
   /// Deletes the part file.

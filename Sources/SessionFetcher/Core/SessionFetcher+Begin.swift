@@ -214,6 +214,7 @@ extension SessionFetcher {
       let existing = request.value(forHTTPHeaderField: "Cookie")
       request.setValue(existing.map { "\($0); \(cookies)" } ?? cookies, forHTTPHeaderField: "Cookie")
     }
+    storage.withLock { DownloadResume.addRangeHeaders(to: &request, from: $0) }
     let proceed = storage.withLock { storage -> Bool in
       guard storage.lifecycle.state == .running else { return false }
       storage.hopRequest = hopRequest

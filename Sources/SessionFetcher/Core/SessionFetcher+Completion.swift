@@ -274,11 +274,10 @@ extension SessionFetcher {
     }
   }
 
+  /// Deletes the attempt's part file, or keeps it for the next attempt to continue with a range
+  /// request when the server takes ranges (see `DownloadResume`).
   private func discardPartFile() {
-    let partFile = storage.withLock { storage -> PartFile? in
-      defer { storage.partFile = nil }
-      return storage.partFile
-    }
+    let partFile = storage.withLock { DownloadResume.park(&$0) }
     partFile?.discard()
   }
 
@@ -359,8 +358,7 @@ extension SessionFetcher {
         }
         storage.timeoutWork?.cancel()
         storage.retryWork?.cancel()
-        let partFile = storage.partFile
-        storage.partFile = nil
+        let partFile = DownloadResume.fetchEnded(&storage, succeeded: error == nil)
         let task = storage.task
         storage.task = nil
         if task != nil { storage.cancelReason = .stopped }
@@ -446,8 +444,7 @@ extension SessionFetcher {
         let task = storage.task
         storage.task = nil
         storage.cancelReason = .stopped
-        let partFile = storage.partFile
-        storage.partFile = nil
+        let partFile = DownloadResume.fetchEnded(&storage, succeeded: false)
         let notify = storage.config.stopFetchingTriggersCompletionHandler || storage.forceCompletionOnStop
         let completion = stop.mayCompleteAsCancelled && notify ? storage.completion : nil
         let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil

@@ -160,11 +160,8 @@ extension SessionFetcher: SessionTaskHandler {
         } else if let destination = plan.destination {
           storage.sink = .file
           do {
-            if let partFile = storage.partFile {
-              try partFile.truncate()
-            } else {
-              storage.partFile = try PartFile(destination: destination)
-            }
+            storage.partFile = try DownloadResume.partFile(
+              for: response, destination: destination, storage: &storage)
           } catch {
             sinkError = SessionFetcherError.downloadFailed(description: String(describing: error))
           }

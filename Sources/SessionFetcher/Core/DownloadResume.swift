@@ -1,0 +1,201 @@
+import Foundation
+
+// Resumable downloads by HTTP ranges. FoundationNetworking has no resume data
+// (`cancel(byProducingResumeData:)` always gives nil), so the fetcher keeps the part file beside the
+// destination with the response's validator and continues with `Range: bytes=N-` + `If-Range`:
+// a 206 from N appends, a 200 (the resource changed) restarts cleanly.
+
+/// The validator of a response whose body can be continued with a range request.
+struct DownloadValidator: Codable, Equatable, Sendable {
+  var etag: String?
+  var lastModified: String?
+
+  /// The `If-Range` value: a strong ETag, else the Last-Modified date (a weak ETag cannot be used).
+  var ifRange: String? {
+    if let etag, !etag.hasPrefix("W/") { return etag }
+    return lastModified
+  }
+
+  /// The validator of `response`, or nil when its body cannot be continued: the server does not
+  /// take ranges (no `Accept-Ranges: bytes` nor 206) or gave nothing to send as `If-Range`.
+  init?(_ response: HTTPURLResponse) {
+    let ranges = RedirectPolicy.headerValue("Accept-Ranges", in: response)?.lowercased()
+    guard response.statusCode == 206 || ranges?.contains("bytes") == true else { return nil }
+    etag = RedirectPolicy.headerValue("ETag", in: response)
+    lastModified = RedirectPolicy.headerValue("Last-Modified", in: response)
+    guard ifRange != nil else { return nil }
+  }
+}
+
+/// A part file kept for a later attempt or fetcher: the resume token's content.
+struct ParkedDownload: Codable, Equatable, Sendable {
+  static let currentVersion = 1
+  var version = ParkedDownload.currentVersion
+  /// The part file beside the destination.
+  var partFileURL: URL
+  var destination: URL
+  /// The URL the bytes came from.
+  var sourceURL: URL
+  var validator: DownloadValidator
+  /// Bytes in the part file.
+  var length: Int64
+}
+
+/// The resume state of a fetcher (in its storage).
+struct DownloadResumeState {
+  /// Keep the part file and make ``SessionFetcher/downloadResumeData`` when the fetch fails or stops.
+  var keepsPartialDownload = false
+  /// The validator of the response being written to the part file.
+  var validator: DownloadValidator?
+  /// The part file the next attempt continues.
+  var parked: ParkedDownload?
+  /// The token made when the fetch ended with a parked part file.
+  var token: Data?
+}
+
+enum DownloadResume {
+  /// Adds `Range` and `If-Range` to a GET that continues a parked part file.
+  static func addRangeHeaders(to request: inout URLRequest, from storage: FetcherStorage) {
+    guard let parked = storage.downloadResume.parked, parked.length > 0,
+      (request.httpMethod ?? "GET").uppercased() == "GET",
+      request.value(forHTTPHeaderField: "Range") == nil, let ifRange = parked.validator.ifRange
+    else { return }
+    request.setValue("bytes=\(parked.length)-", forHTTPHeaderField: "Range")
+    request.setValue(ifRange, forHTTPHeaderField: "If-Range")
+  }
+
+  /// The part file for a successful response going to `destination`: the parked one, appended to,
+  /// when the response is a 206 from its end; otherwise an empty one (a 200 restarts cleanly).
+  static func partFile(
+    for response: URLResponse, destination: URL, storage: inout FetcherStorage
+  ) throws -> PartFile {
+    let http = response as? HTTPURLResponse
+    storage.downloadResume.validator = http.flatMap { DownloadValidator($0) }
+    if let parked = storage.downloadResume.parked {
+      storage.downloadResume.parked = nil
+      if let http, http.statusCode == 206, parked.destination == destination {
+        let range = RedirectPolicy.headerValue("Content-Range", in: http).flatMap(contentRange)
+        guard range?.start == parked.length else {
+          try? FileManager.default.removeItem(at: parked.partFileURL)
+          throw SessionFetcherError.downloadFailed(
+            description: "the server's Content-Range does not continue the \(parked.length) bytes kept")
+        }
+        let part = try PartFile(resuming: parked.partFileURL, destination: destination, length: parked.length)
+        if storage.downloadResume.validator == nil { storage.downloadResume.validator = parked.validator }
+        storage.responseBodyLength = parked.length
+        storage.expectedContentLength = range?.total ?? -1
+        return part
+      }
+      try? FileManager.default.removeItem(at: parked.partFileURL)
+    }
+    if let existing = storage.partFile {
+      try existing.truncate()
+      return existing
+    }
+    return try PartFile(destination: destination)
+  }
+
+  /// `bytes START-END/TOTAL` → (START, TOTAL or nil when `*`).
+  static func contentRange(_ value: String) -> (start: Int64, total: Int64?)? {
+    let trimmed = value.trimmingCharacters(in: .whitespaces)
+    guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+    let spec = trimmed.dropFirst("bytes ".count)
+    let parts = spec.split(separator: "/", maxSplits: 1)
+    guard parts.count == 2, let dash = parts[0].firstIndex(of: "-"),
+      let start = Int64(parts[0][..<dash].trimmingCharacters(in: .whitespaces))
+    else { return nil }
+    return (start, Int64(parts[1].trimmingCharacters(in: .whitespaces)))
+  }
+
+  /// An attempt ended without success: keep the part file for the next attempt when its response
+  /// can be continued. Returns the part file to delete (nil when parked or absent).
+  static func park(_ storage: inout FetcherStorage) -> PartFile? {
+    guard let partFile = storage.partFile else { return nil }
+    storage.partFile = nil
+    guard let validator = storage.downloadResume.validator, partFile.length > 0,
+      let plan = storage.plan, (plan.baseRequest.httpMethod ?? "GET").uppercased() == "GET",
+      let source = storage.currentRequest?.url ?? plan.baseRequest.url
+    else { return partFile }
+    partFile.close()
+    storage.downloadResume.parked = ParkedDownload(
+      partFileURL: partFile.url, destination: partFile.destination, sourceURL: source, validator: validator,
+      length: partFile.length)
+    return nil
+  }
+
+  /// The fetch ended (failed, stopped or succeeded). Keeps the part file and makes the token when
+  /// the fetch did not succeed and the caller asked to keep partial downloads, else deletes a
+  /// parked part file; returns the current part file to delete, if any.
+  static func fetchEnded(_ storage: inout FetcherStorage, succeeded: Bool) -> PartFile? {
+    let current = succeeded ? storage.partFile : park(&storage)
+    storage.partFile = nil
+    guard let parked = storage.downloadResume.parked else { return current }
+    storage.downloadResume.parked = nil
+    if !succeeded, storage.downloadResume.keepsPartialDownload {
+      storage.downloadResume.token = try? JSONEncoder().encode(parked)
+    } else {
+      try? FileManager.default.removeItem(at: parked.partFileURL)
+    }
+    return current
+  }
+}
+
+extension SessionFetcher {
+  /// Creates a fetcher that continues the download that `resumeData` describes (see
+  /// ``downloadResumeData``): a GET of the same URL to the same ``destinationFileURL``, continued
+  /// with `Range` and `If-Range`. Nil when `resumeData` is not a resume token.
+  ///
+  /// ```swift
+  /// guard let token = failed.downloadResumeData,
+  ///   let resumed = SessionFetcher(resumeData: token) else { return }
+  /// try await resumed.beginFetch()   // the destination appears once complete
+  /// ```
+  public convenience init?(resumeData: Data) {
+    guard let parked = try? JSONDecoder().decode(ParkedDownload.self, from: resumeData) else { return nil }
+    self.init(request: URLRequest(url: parked.sourceURL))
+    self.resumeData = resumeData
+  }
+
+  /// Whether a download to ``destinationFileURL`` that fails or is stopped keeps its part file
+  /// beside the destination (hidden, named `.<name>.<UUID>.part`) and offers
+  /// ``downloadResumeData`` to continue it later. Default false: nothing partial is left behind.
+  ///
+  /// Independently of this, a download whose server takes ranges (an `ETag` or `Last-Modified`
+  /// with `Accept-Ranges: bytes`) is continued, not restarted, by the fetcher's own retries.
+  public var keepsPartialDownloadForResume: Bool {
+    get { storage.withLock { $0.downloadResume.keepsPartialDownload } }
+    set { storage.withLock { $0.downloadResume.keepsPartialDownload = newValue } }
+  }
+
+  /// A token to continue this fetcher's download, once the fetch failed or was stopped with part
+  /// of the body on disk, the server takes ranges, and ``keepsPartialDownloadForResume`` is set;
+  /// otherwise nil. Like Apple's resume data, it is opaque: give it to ``init(resumeData:)`` or to
+  /// another fetcher's ``resumeData``. It names the part file, so it is valid on this machine only.
+  public var downloadResumeData: Data? {
+    storage.withLock { $0.downloadResume.token }
+  }
+
+  /// Continues the download of a resume token: sets ``destinationFileURL`` and
+  /// ``keepsPartialDownloadForResume``, and makes the first attempt ask for the missing bytes. A
+  /// token whose part file is gone starts over; a resource whose validator changed is downloaded
+  /// again whole (the server answers the `If-Range` with 200). Set before beginning; reads back
+  /// the token given.
+  public var resumeData: Data? {
+    get {
+      storage.withLock { storage in
+        storage.downloadResume.parked.flatMap { try? JSONEncoder().encode($0) }
+      }
+    }
+    set {
+      let parked = newValue.flatMap { try? JSONDecoder().decode(ParkedDownload.self, from: $0) }
+      storage.withLock { storage in
+        guard storage.lifecycle.state == .idle, var parked else { return }
+        storage.config.destinationFileURL = parked.destination
+        storage.downloadResume.keepsPartialDownload = true
+        guard let size = PartFile.size(of: parked.partFileURL), size > 0 else { return }
+        parked.length = size
+        storage.downloadResume.parked = parked
+      }
+    }
+  }
+}

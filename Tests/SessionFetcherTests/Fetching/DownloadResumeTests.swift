@@ -1,0 +1,218 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+/// Resumable downloads: the part file kept with its validator, continued with Range + If-Range.
+@Suite("Resumable downloads")
+struct DownloadResumeTests {
+  /// Whether the file at `url` holds exactly `count` pattern bytes (compared in 4 MiB pieces).
+  static func holdsPattern(_ url: URL, count: Int) throws -> Bool {
+    let handle = try FileHandle(forReadingFrom: url)
+    defer { try? handle.close() }
+    var offset = 0
+    while offset < count {
+      let piece = min(4 << 20, count - offset)
+      guard let data = try handle.read(upToCount: piece),
+        data == TestServer.patternBytes(count: piece, offset: offset)
+      else { return false }
+      offset += piece
+    }
+    return try handle.read(upToCount: 1)?.isEmpty ?? true
+  }
+
+  /// Answers `total` pattern bytes with `ETag: "<etag()>"` and `Accept-Ranges: bytes`, honouring
+  /// `Range: bytes=N-` when `If-Range` matches; the first `truncations` answers send half their body
+  /// and close.
+  static func rangeRoute(
+    _ server: TestServer, _ path: String, total: Int, truncations: Int, etag: @escaping @Sendable () -> String
+  ) {
+    let answered = Recorder<Int>()
+    server.route(path) { request in
+      answered.append(1)
+      let tag = "\"\(etag())\""
+      var start = 0
+      if let range = request.header("Range"), range.hasPrefix("bytes="), range.hasSuffix("-"),
+        request.header("If-Range") == nil || request.header("If-Range") == tag
+      {
+        start = Int(range.dropFirst("bytes=".count).dropLast()) ?? 0
+      }
+      let count = total - start
+      var headers = [("ETag", tag), ("Accept-Ranges", "bytes"), ("Content-Type", "application/octet-stream")]
+      if start > 0 { headers.append(("Content-Range", "bytes \(start)-\(total - 1)/\(total)")) }
+      if answered.count <= truncations {
+        var response = TestResponse(
+          status: start > 0 ? 206 : 200, headers: headers,
+          body: TestServer.patternBytes(count: count / 2, offset: start))
+        response.fault = .truncate(announcedLength: count)
+        return response
+      }
+      return TestResponse(
+        status: start > 0 ? 206 : 200, headers: headers,
+        body: TestServer.patternBytes(count: count, offset: start))
+    }
+  }
+
+  @Test("Retries continue an interrupted download with Range and If-Range instead of restarting")
+  func automaticResumeOnRetry() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    Self.rangeRoute(server, "/flaky", total: 1_000_000, truncations: 2) { "v1" }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("file.bin")
+    let fetcher = server.fetcher("/flaky")
+    fetcher.destinationFileURL = destination
+    fetcher.isRetryEnabled = true
+    fetcher.minRetryInterval = 0.01
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(try Self.holdsPattern(destination, count: 1_000_000))
+    let requests = server.requests(path: "/flaky")
+    #expect(requests.map { $0.header("Range") } == [nil, "bytes=500000-", "bytes=750000-"])
+    #expect(requests.dropFirst().allSatisfy { $0.header("If-Range") == "\"v1\"" })
+    #expect(DownloadTests.contents(folder) == ["file.bin"])
+    #expect(fetcher.downloadedLength == 1_000_000)
+    #expect(fetcher.downloadResumeData == nil)
+  }
+
+  @Test("A changed validator makes the server answer 200: the download restarts cleanly")
+  func changedValidatorRestarts() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let version = Recorder<Int>()
+    Self.rangeRoute(server, "/changing", total: 400_000, truncations: 1) {
+      version.append(1)
+      return "v\(version.count)"
+    }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("file.bin")
+    let fetcher = server.fetcher("/changing")
+    fetcher.destinationFileURL = destination
+    fetcher.isRetryEnabled = true
+    fetcher.minRetryInterval = 0.01
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(try Self.holdsPattern(destination, count: 400_000))
+    #expect(server.requests(path: "/changing").map { $0.header("Range") } == [nil, "bytes=200000-"])
+    #expect(DownloadTests.contents(folder) == ["file.bin"])
+  }
+
+  @Test("A failed download keeps its part file and gives a token that a new fetcher continues")
+  func failureGivesToken() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    Self.rangeRoute(server, "/once", total: 300_000, truncations: 1) { "v1" }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("file.bin")
+    let first = server.fetcher("/once")
+    first.destinationFileURL = destination
+    first.keepsPartialDownloadForResume = true
+    let failed = await first.fetchResult()
+    #expect(failed.error != nil)
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+    let token = try #require(first.downloadResumeData)
+    #expect(DownloadTests.contents(folder).count == 1)
+
+    let second = try #require(SessionFetcher(resumeData: token))
+    second.allowLocalhostRequest = true
+    second.callbackQueue = makeCallbackQueue()
+    #expect(second.destinationFileURL == destination)
+    let result = await second.fetchResult()
+    #expect(result.error == nil)
+    #expect(try Self.holdsPattern(destination, count: 300_000))
+    #expect(server.requests(path: "/once").last?.header("Range") == "bytes=150000-")
+    #expect(DownloadTests.contents(folder) == ["file.bin"])
+  }
+
+  @Test("Without keepsPartialDownloadForResume nothing partial is left and there is no token")
+  func defaultLeavesNothing() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    Self.rangeRoute(server, "/gone", total: 300_000, truncations: 1) { "v1" }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let fetcher = server.fetcher("/gone")
+    fetcher.destinationFileURL = folder.appendingPathComponent("file.bin")
+    let result = await fetcher.fetchResult()
+    #expect(result.error != nil)
+    #expect(fetcher.downloadResumeData == nil)
+    #expect(DownloadTests.contents(folder).isEmpty)
+  }
+
+  @Test("A token whose part file is gone downloads everything again")
+  func tokenWithoutPartFile() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    Self.rangeRoute(server, "/lost", total: 300_000, truncations: 1) { "v1" }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("file.bin")
+    let first = server.fetcher("/lost")
+    first.destinationFileURL = destination
+    first.keepsPartialDownloadForResume = true
+    _ = await first.fetchResult()
+    let token = try #require(first.downloadResumeData)
+    for name in DownloadTests.contents(folder) {
+      try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+    }
+    let second = try #require(SessionFetcher(resumeData: token))
+    second.allowLocalhostRequest = true
+    second.callbackQueue = makeCallbackQueue()
+    let result = await second.fetchResult()
+    #expect(result.error == nil)
+    #expect(try Self.holdsPattern(destination, count: 300_000))
+    #expect(server.requests(path: "/lost").last?.header("Range") == nil)
+    #expect(SessionFetcher(resumeData: Data("not a token".utf8)) == nil)
+  }
+
+  @Test("256 MiB stopped at random points resumes to the same bytes")
+  func bigDownloadStoppedAtRandomPoints() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let total = 256 << 20
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("big.bin")
+    var stopPoints = (0..<3).map { _ in Int64.random(in: 1...Int64(total - 1)) }.sorted()
+    var token: Data?
+    var ranges: [String?] = []
+    while true {
+      let fetcher: SessionFetcher
+      if let token {
+        fetcher = try #require(SessionFetcher(resumeData: token))
+        fetcher.allowLocalhostRequest = true
+        fetcher.callbackQueue = makeCallbackQueue()
+      } else {
+        fetcher = server.fetcher("/bytes/\(total)")
+        fetcher.destinationFileURL = destination
+        fetcher.keepsPartialDownloadForResume = true
+      }
+      let stopAt = stopPoints.first
+      if let stopAt {
+        stopPoints.removeFirst()
+        fetcher.downloadProgressBlock = { [weak fetcher] _, written, _ in
+          if written >= stopAt { fetcher?.stopFetching() }
+        }
+      }
+      server.resetRecords()
+      if stopAt == nil {
+        let result = await fetcher.fetchResult(timeout: 120)
+        #expect(result.error == nil)
+        ranges.append(server.requests.last?.header("Range"))
+        break
+      }
+      fetcher.beginFetch { _, _ in }
+      #expect(await eventually(timeout: 120) { fetcher.downloadResumeData != nil })
+      #expect(!FileManager.default.fileExists(atPath: destination.path))
+      ranges.append(server.requests.last?.header("Range"))
+      token = fetcher.downloadResumeData
+    }
+    #expect(ranges.first == .some(nil))
+    #expect(ranges.dropFirst().allSatisfy { $0?.hasPrefix("bytes=") == true })
+    #expect(try Self.holdsPattern(destination, count: total))
+    #expect(DownloadTests.contents(folder) == ["big.bin"])
+  }
+}
