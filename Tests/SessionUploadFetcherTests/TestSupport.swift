@@ -48,7 +48,7 @@ extension TestServer {
 }
 
 /// Waits until `condition` holds, at most `timeout` seconds.
-func waitUntil(timeout: TimeInterval = 5, _ condition: () -> Bool) async -> Bool {
+func waitUntil(timeout: TimeInterval = 30, _ condition: () -> Bool) async -> Bool {
   let deadline = Date().addingTimeInterval(timeout)
   while !condition() {
     if Date() > deadline { return false }
