@@ -2,7 +2,7 @@
 # Benchmarks SessionFetcher against raw URLSession, AsyncHTTPClient and curl on a loopback nginx with
 # one worker, and prints one Markdown table (also saved to Benchmarks/results/latest.md).
 #
-#   bash Benchmarks/run.sh            # 3 rounds, 3,000 small GETs per run: about 5-7 minutes
+#   bash Benchmarks/run.sh            # 3 rounds, 2,000 small GETs per run: about 6-10 minutes
 #   bash Benchmarks/run.sh --quick    # 2 rounds, 1,000 small GETs per run
 #   bash Benchmarks/run.sh --only small,mime --rounds 5     # any fetcher-bench option (README.md)
 #
@@ -106,9 +106,13 @@ bin="$(swift build -c release --package-path "$here" --show-bin-path)/fetcher-be
 nginx_version="$("$nginx_bin" -v 2>&1 | sed 's/.*nginx\///')"
 swift_version="$(swift --version 2>/dev/null | sed -n 's/.*Swift version \([^ ]*\).*/\1/p' | head -n 1)"
 curl_version="$(curl --version | sed -n '1s/^curl \([^ ]*\).*/\1/p')"
+revision="$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)"
+if [ -n "$(git -C "$here/.." status --porcelain -- Sources 2>/dev/null)" ]; then
+  revision="$revision with uncommitted changes in Sources/"
+fi
 {
   echo "Machine: $(nproc) cores, $(uname -sr), Swift $swift_version, nginx $nginx_version (1 worker)," \
-    "curl $curl_version; $(date -u '+%Y-%m-%d %H:%M UTC'). Command: bash Benchmarks/run.sh $*"
+    "curl $curl_version; library at $revision; $(date -u '+%Y-%m-%d %H:%M UTC'). Command: bash Benchmarks/run.sh $*"
   echo
   "$bin" all --base "http://127.0.0.1:$port/" --work "$work" --big-size "$big_size" "$@"
 } | tee "$here/results/latest.md"

@@ -7,7 +7,7 @@ struct Options {
   /// The work directory: `www/` (nginx's root with `small.txt` and `big.bin`), `out.bin`, logs.
   var work = URL(fileURLWithPath: "/tmp/sessionfetcher-bench", isDirectory: true)
   /// Timed small GETs per run.
-  var count = 3000
+  var count = 2000
   /// Small GETs in flight (child runs).
   var inflight = 1
   /// Rounds of every workload; the clients alternate inside each round.
