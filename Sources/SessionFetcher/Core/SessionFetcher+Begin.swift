@@ -271,8 +271,10 @@ extension SessionFetcher {
       }
       // A stream goes chunked; a Content-Length as well would frame it twice (corelibs #4818).
       wireRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
-      // No `Expect: 100-continue` round trip (and no fake 100 response on Linux).
-      wireRequest.setValue("", forHTTPHeaderField: "Expect")
+      // No empty `Expect` to suppress libcurl's `Expect: 100-continue`: FoundationNetworking sends
+      // an empty value as a bare `Expect:` line, which strict servers answer with 417 (gunicorn 22
+      // and later, so every streamed or MIMEDocument upload to them failed). libcurl's interim
+      // 100 response is ignored in `receive(response:)`.
       task = plan.session.makeTask(handler: self) { $0.dataTask(with: wireRequest) }
     }
     guard let task else {

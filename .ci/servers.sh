@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Real third-party servers for the interop suite, on loopback only (see shared reference servers.md):
+#   httpbin under gunicorn (gthread) on 127.0.0.1 and 127.0.0.2, nginx (static files with ETags,
+#   a 1 GiB file, PUT uploads to disk through dav), squid (forward proxy with Basic proxy auth).
+#
+#   source .ci/servers.sh
+#   interop_install            # apt + pip (needs root and the package archives)
+#   interop_start DIR          # writes configs and files under DIR, starts, waits, exports SESSIONFETCHER_*
+#   interop_stop               # stops what interop_start started (also safe when nothing runs)
+#
+# Ports are fixed and uncommon; a port already in use is an error (gunicorn would keep retrying).
+
+INTEROP_HTTPBIN_PORT="${INTEROP_HTTPBIN_PORT:-27583}"
+INTEROP_NGINX_PORT="${INTEROP_NGINX_PORT:-27581}"
+INTEROP_SQUID_PORT="${INTEROP_SQUID_PORT:-27528}"
+INTEROP_PROXY_USER=fetcher
+INTEROP_PROXY_PASSWORD=s3cret
+interop_pids=()
+interop_dir=""
+
+interop_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends nginx-light squid apache2-utils >/dev/null
+  python3 -m venv "$1/venv-httpbin"
+  # Versions measured to work together on Python 3.11.
+  "$1/venv-httpbin/bin/pip" install -q --disable-pip-version-check \
+    'httpbin==0.10.4' 'gunicorn==27.0.1' 'flask==3.1.3' 'werkzeug==3.1.9'
+}
+
+interop_port_free() {
+  ! (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null
+}
+
+interop_wait() { # host port name
+  local i
+  for i in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "interop: $3 did not start on $1:$2" >&2
+  return 1
+}
+
+interop_start() {
+  interop_dir="$1"
+  local d="$interop_dir"
+  for port in "$INTEROP_HTTPBIN_PORT" "$INTEROP_NGINX_PORT" "$INTEROP_SQUID_PORT"; do
+    if ! interop_port_free 127.0.0.1 "$port"; then
+      echo "interop: port $port on 127.0.0.1 is already in use" >&2
+      return 1
+    fi
+  done
+
+  # httpbin: two hosts (127.0.0.1 and 127.0.0.2), one process.
+  "$d/venv-httpbin/bin/gunicorn" -k gthread --threads 16 -w 1 --no-control-socket \
+    -b "127.0.0.1:$INTEROP_HTTPBIN_PORT" -b "127.0.0.2:$INTEROP_HTTPBIN_PORT" \
+    --log-level warning httpbin:app >"$d/httpbin.log" 2>&1 &
+  interop_pids+=($!)
+
+  # nginx: static files (ETag), a 1 GiB random file, PUT uploads to disk.
+  mkdir -p "$d/nginx/www/upload" "$d/nginx/logs" "$d/nginx/tmp"
+  head -c 1024 /dev/urandom >"$d/nginx/www/1k.bin"
+  head -c 1073741824 /dev/urandom >"$d/nginx/www/1g.bin"
+  chown -R www-data: "$d/nginx/www/upload" "$d/nginx/tmp" "$d/nginx/logs" 2>/dev/null || true
+  chmod 755 "$d"  # workers run as www-data and must reach www/ (mktemp -d makes 0700 folders)
+  cat >"$d/nginx/nginx.conf" <<EOF
+user www-data;
+worker_processes 1;
+pid nginx.pid;
+error_log logs/error.log warn;
+events { worker_connections 256; }
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    log_format interop '\$request_method \$uri \$status \$body_bytes_sent "\$http_if_none_match"';
+    access_log logs/access.log interop;
+    client_body_temp_path tmp/client_body;
+    proxy_temp_path tmp/proxy;
+    fastcgi_temp_path tmp/fastcgi;
+    uwsgi_temp_path tmp/uwsgi;
+    scgi_temp_path tmp/scgi;
+    sendfile on;
+    keepalive_timeout 65;
+    etag on;
+    server {
+        listen 127.0.0.1:$INTEROP_NGINX_PORT;
+        server_name localhost;
+        root www;
+        location / { }
+        location /upload/ {
+            client_max_body_size 0;
+            client_body_buffer_size 1m;
+            dav_methods PUT DELETE;
+            create_full_put_path on;
+            dav_access user:rw group:r all:r;
+        }
+    }
+}
+EOF
+  nginx -p "$d/nginx/" -c nginx.conf -e logs/error.log
+  interop_wait 127.0.0.1 "$INTEROP_NGINX_PORT" nginx
+
+  # squid: forward proxy with Basic proxy auth, loopback only, no cache, no traffic off the machine.
+  mkdir -p "$d/squid"
+  htpasswd -bc "$d/squid/passwd" "$INTEROP_PROXY_USER" "$INTEROP_PROXY_PASSWORD" 2>/dev/null
+  cat >"$d/squid/squid.conf" <<EOF
+http_port 127.0.0.1:$INTEROP_SQUID_PORT
+pid_filename $d/squid/squid.pid
+cache_log $d/squid/cache.log
+access_log stdio:$d/squid/access.log
+cache_store_log none
+cache deny all
+cache_mem 8 MB
+coredump_dir $d/squid
+pinger_enable off
+dns_nameservers 127.0.0.1
+visible_hostname localhost
+shutdown_lifetime 1 seconds
+auth_param basic program /usr/lib/squid/basic_ncsa_auth $d/squid/passwd
+auth_param basic realm fetcher-test
+auth_param basic children 2
+acl localnet_lo src 127.0.0.1/32 ::1
+acl authed proxy_auth REQUIRED
+http_access deny !localnet_lo
+http_access allow authed
+http_access deny all
+EOF
+  chown -R proxy:proxy "$d/squid" 2>/dev/null || true
+  squid -N -f "$d/squid/squid.conf" >"$d/squid/stdout.log" 2>&1 &
+  interop_pids+=($!)
+
+  interop_wait 127.0.0.1 "$INTEROP_HTTPBIN_PORT" "httpbin (127.0.0.1)"
+  interop_wait 127.0.0.2 "$INTEROP_HTTPBIN_PORT" "httpbin (127.0.0.2)"
+  interop_wait 127.0.0.1 "$INTEROP_SQUID_PORT" squid
+
+  export SESSIONFETCHER_INTEROP=1
+  export SESSIONFETCHER_HTTPBIN_URL="http://127.0.0.1:$INTEROP_HTTPBIN_PORT"
+  export SESSIONFETCHER_HTTPBIN2_URL="http://127.0.0.2:$INTEROP_HTTPBIN_PORT"
+  export SESSIONFETCHER_NGINX_URL="http://127.0.0.1:$INTEROP_NGINX_PORT"
+  export SESSIONFETCHER_NGINX_ROOT="$d/nginx/www"
+  export SESSIONFETCHER_NGINX_ACCESS_LOG="$d/nginx/logs/access.log"
+  export SESSIONFETCHER_PROXY_URL="http://127.0.0.1:$INTEROP_SQUID_PORT"
+  export SESSIONFETCHER_PROXY_USER="$INTEROP_PROXY_USER"
+  export SESSIONFETCHER_PROXY_PASSWORD="$INTEROP_PROXY_PASSWORD"
+  echo "interop: httpbin $SESSIONFETCHER_HTTPBIN_URL and $SESSIONFETCHER_HTTPBIN2_URL," \
+    "nginx $SESSIONFETCHER_NGINX_URL, squid $SESSIONFETCHER_PROXY_URL"
+}
+
+interop_stop() {
+  if [ -n "$interop_dir" ] && [ -f "$interop_dir/nginx/nginx.pid" ]; then
+    nginx -p "$interop_dir/nginx/" -c nginx.conf -e logs/error.log -s quit 2>/dev/null || true
+  fi
+  local pid
+  for pid in "${interop_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${interop_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  interop_pids=()
+}

@@ -1,0 +1,325 @@
+import FetcherService
+import Foundation
+import MIMEDocument
+import SessionFetcher
+import Testing
+
+/// Where the real servers of the interop suite run. `.ci/run` starts them on loopback (see
+/// `.ci/servers.sh`) and sets these variables; without `SESSIONFETCHER_INTEROP=1` the suite is
+/// skipped.
+enum Interop {
+  static let environment = ProcessInfo.processInfo.environment
+  static let isEnabled = environment["SESSIONFETCHER_INTEROP"] == "1"
+  static let skipMessage: Comment =
+    "interop servers not running: set SESSIONFETCHER_INTEROP=1 and the SESSIONFETCHER_* URLs (.ci/run does)"
+
+  static func url(_ name: String, _ path: String = "") -> URL {
+    URL(string: (environment[name] ?? "http://127.0.0.1:1") + path)!
+  }
+
+  static func httpbin(_ path: String) -> URL { url("SESSIONFETCHER_HTTPBIN_URL", path) }
+  static func httpbin2(_ path: String) -> URL { url("SESSIONFETCHER_HTTPBIN2_URL", path) }
+  static func nginx(_ path: String) -> URL { url("SESSIONFETCHER_NGINX_URL", path) }
+  static var nginxRoot: URL {
+    URL(fileURLWithPath: environment["SESSIONFETCHER_NGINX_ROOT"] ?? "/nonexistent")
+  }
+
+  /// A fetcher allowed to use plain http (127.0.0.2 is not "localhost"), with its own jar.
+  static func fetcher(_ url: URL, jar: SessionCookieStorage = SessionCookieStorage()) -> SessionFetcher {
+    let fetcher = SessionFetcher.fetcher(url: url)
+    fetcher.allowedInsecureSchemes = ["http"]
+    fetcher.callbackQueue = DispatchQueue(label: "interop.callbacks")
+    fetcher.cookieStorage = jar
+    return fetcher
+  }
+
+  static func json(_ data: Data?) -> [String: Any] {
+    (data.flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any]) ?? [:]
+  }
+
+  /// `sha256sum` of a file.
+  static func sha256(_ url: URL) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    process.arguments = [url.path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: output, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
+  }
+}
+
+@Suite("Interop with httpbin, nginx and squid", .enabled(if: Interop.isEnabled, Interop.skipMessage))
+struct InteropTests {
+  // MARK: - httpbin
+
+  @Test("status codes", arguments: [200, 201, 204, 400, 404, 418, 500, 503])
+  func statusCodes(_ code: Int) async {
+    let result = await Interop.fetcher(Interop.httpbin("/status/\(code)")).fetchResult()
+    if (200..<300).contains(code) {
+      #expect(result.error == nil)
+    } else {
+      #expect((result.error as? SessionFetcherError)?.statusCode == code)
+    }
+  }
+
+  @Test("redirects: relative chain, absolute chain, 303 → GET, 307 resends the body")
+  func redirectKinds() async throws {
+    let relative = Interop.fetcher(Interop.httpbin("/redirect/3"))
+    #expect(await relative.fetchResult().error == nil)
+    #expect(relative.response?.url?.path == "/get")
+    #expect(relative.timing.redirectCount == 3)
+
+    let absolute = Interop.fetcher(Interop.httpbin("/absolute-redirect/2"))
+    #expect(await absolute.fetchResult().error == nil)
+    #expect(absolute.timing.redirectCount == 2)
+
+    for (status, method) in [(303, "GET"), (307, "POST"), (308, "POST")] {
+      let fetcher = Interop.fetcher(Interop.httpbin("/redirect-to?url=/anything&status_code=\(status)"))
+      fetcher.bodyData = Data("payload-\(status)".utf8)
+      fetcher.setRequestValue("text/plain", forHTTPHeaderField: "Content-Type")
+      let result = await fetcher.fetchResult()
+      #expect(result.error == nil)
+      let echo = Interop.json(result.data)
+      #expect(echo["method"] as? String == method, "\(status)")
+      #expect((echo["data"] as? String) == (method == "POST" ? "payload-\(status)" : ""), "\(status)")
+    }
+  }
+
+  @Test("a cross-host redirect (127.0.0.1 → 127.0.0.2) strips credentials; a same-host one keeps them")
+  func crossHostRedirectStripsCredentials() async throws {
+    let target = Interop.httpbin2("/headers").absoluteString
+    let cross = Interop.fetcher(
+      Interop.httpbin(
+        "/redirect-to?url=" + target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!))
+    cross.setRequestValue("Bearer interop-secret", forHTTPHeaderField: "Authorization")
+    cross.setRequestValue("k=interop", forHTTPHeaderField: "Cookie")
+    let result = await cross.fetchResult()
+    #expect(result.error == nil)
+    let headers = Interop.json(result.data)["headers"] as? [String: String] ?? [:]
+    #expect(headers["Host"] == "127.0.0.2:\(Interop.httpbin2("").port ?? 0)")
+    #expect(headers["Authorization"] == nil)
+    #expect(headers["Cookie"] == nil)
+
+    let same = Interop.fetcher(Interop.httpbin("/redirect-to?url=/headers"))
+    same.setRequestValue("Bearer interop-secret", forHTTPHeaderField: "Authorization")
+    let sameHeaders = Interop.json(await same.fetchResult().data)["headers"] as? [String: String] ?? [:]
+    #expect(sameHeaders["Authorization"] == "Bearer interop-secret")
+  }
+
+  @Test("cookies persist across fetches on one host and stay off the other host")
+  func cookiesAcrossFetchesAndHosts() async throws {
+    let jar = SessionCookieStorage()
+    let set = await Interop.fetcher(Interop.httpbin("/cookies/set?flavour=oat&size=2"), jar: jar)
+      .fetchResult()
+    #expect(set.error == nil)
+    #expect(Interop.json(set.data)["cookies"] as? [String: String] == ["flavour": "oat", "size": "2"])
+    let again = await Interop.fetcher(Interop.httpbin("/cookies"), jar: jar).fetchResult()
+    #expect(Interop.json(again.data)["cookies"] as? [String: String] == ["flavour": "oat", "size": "2"])
+    let otherHost = await Interop.fetcher(Interop.httpbin2("/cookies"), jar: jar).fetchResult()
+    #expect(Interop.json(otherHost.data)["cookies"] as? [String: String] == [:])
+    let deleted = await Interop.fetcher(Interop.httpbin("/cookies/delete?flavour"), jar: jar).fetchResult()
+    #expect(Interop.json(deleted.data)["cookies"] as? [String: String] == ["size": "2"])
+  }
+
+  @Test("Basic auth: right credentials pass; wrong or missing ones end promptly as 401")
+  func basicAuth() async throws {
+    let right = Interop.fetcher(Interop.httpbin("/basic-auth/user/passwd"))
+    right.credential = URLCredential(user: "user", password: "passwd", persistence: .none)
+    let ok = await right.fetchResult()
+    #expect(ok.error == nil)
+    #expect(Interop.json(ok.data)["authenticated"] as? Bool == true)
+
+    for credential in [URLCredential(user: "user", password: "wrong", persistence: .none), nil] {
+      let fetcher = Interop.fetcher(Interop.httpbin("/basic-auth/user/passwd"))
+      fetcher.credential = credential
+      let started = Date()
+      let result = await fetcher.fetchResult()
+      #expect((result.error as? SessionFetcherError)?.statusCode == 401)
+      #expect(Date().timeIntervalSince(started) < 10)
+    }
+  }
+
+  @Test("gzip and deflate bodies arrive decoded")
+  func compressedBodies() async throws {
+    let gzip = await Interop.fetcher(Interop.httpbin("/gzip")).fetchResult()
+    #expect(Interop.json(gzip.data)["gzipped"] as? Bool == true)
+    let deflate = await Interop.fetcher(Interop.httpbin("/deflate")).fetchResult()
+    #expect(Interop.json(deflate.data)["deflated"] as? Bool == true)
+  }
+
+  @Test("chunked streams: deterministic bytes, NDJSON lines, accumulated chunk by chunk")
+  func chunkedStreams() async throws {
+    let path = "/stream-bytes/100000?seed=7&chunk_size=1000"
+    let first = await Interop.fetcher(Interop.httpbin(path)).fetchResult()
+    let second = await Interop.fetcher(Interop.httpbin(path)).fetchResult()
+    #expect(first.data?.count == 100_000)
+    #expect(first.data == second.data)
+
+    let lines = await Interop.fetcher(Interop.httpbin("/stream/5")).fetchResult()
+    #expect(String(decoding: lines.data ?? Data(), as: UTF8.self).split(separator: "\n").count == 5)
+
+    let chunks = Recorder<Int>()
+    let accumulating = Interop.fetcher(Interop.httpbin(path))
+    accumulating.accumulateDataBlock = { chunk in chunks.append(chunk?.count ?? -1) }
+    #expect(await accumulating.fetchResult().error == nil)
+    #expect(chunks.values.reduce(0, +) == 100_000)
+  }
+
+  @Test("delays within the timeout succeed; a delay past it times out promptly")
+  func delaysAndTimeouts() async throws {
+    let slow = Interop.fetcher(Interop.httpbin("/delay/1"))
+    slow.request?.timeoutInterval = 5
+    let started = Date()
+    #expect(await slow.fetchResult().error == nil)
+    #expect(Date().timeIntervalSince(started) >= 1)
+
+    let tooSlow = Interop.fetcher(Interop.httpbin("/delay/6"))
+    tooSlow.request?.timeoutInterval = 1.5
+    let timedStart = Date()
+    let result = await tooSlow.fetchResult()
+    #expect((result.error as? URLError)?.code == .timedOut)
+    #expect(Date().timeIntervalSince(timedStart) < 5)
+
+    let drip = Interop.fetcher(Interop.httpbin("/drip?numbytes=20&duration=2&delay=0"))
+    drip.request?.timeoutInterval = 1.5
+    #expect(await drip.fetchResult().data?.count == 20)
+  }
+
+  @Test("multipart/form-data from MIMEDocument, parsed by httpbin")
+  func multipartForm() async throws {
+    let binary = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+    let document = MIMEDocument()
+    document.appendFormField(name: "title", value: "ünïcode title")
+    document.appendFormField(name: "count", value: "3")
+    document.appendFormFile(name: "upload", filename: "blob.bin", data: binary)
+    let fetcher = Interop.fetcher(Interop.httpbin("/post"))
+    try fetcher.setBody(document)
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    let echo = Interop.json(result.data)
+    #expect(echo["form"] as? [String: String] == ["title": "ünïcode title", "count": "3"])
+    let file = (echo["files"] as? [String: String])?["upload"] ?? ""
+    let prefix = "data:application/octet-stream;base64,"
+    #expect(file.hasPrefix(prefix))
+    #expect(Data(base64Encoded: String(file.dropFirst(prefix.count))) == binary)
+  }
+
+  // MARK: - nginx
+
+  @Test("ETag → 304 answered from the service cache, proved by nginx's access log")
+  func etagCacheWithNginx() async throws {
+    let service = FetcherService()
+    service.allowedInsecureSchemes = ["http"]
+    service.callbackQueue = DispatchQueue(label: "interop.service")
+    service.shouldRememberETags = true
+    service.shouldCacheETaggedData = true
+    let url = Interop.nginx("/1k.bin?probe=\(UUID().uuidString)")
+    let first = await service.fetcher(url: url).fetchResult()
+    #expect(first.error == nil)
+    #expect(first.data?.count == 1024)
+    let second = service.fetcher(url: url)
+    let cached = await second.fetchResult()
+    #expect(cached.error == nil)
+    #expect(cached.data == first.data)
+    #expect(second.statusCode == 200)
+    let logPath = Interop.environment["SESSIONFETCHER_NGINX_ACCESS_LOG"] ?? ""
+    let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    let lines = log.split(separator: "\n").filter { $0.contains("GET /1k.bin ") }
+    #expect(lines.contains { $0.contains(" 200 1024 \"-\"") })
+    // nginx logs the If-None-Match it received (quotes escaped as \x22); "-" would mean none.
+    #expect(
+      lines.contains { $0.contains(" 304 0 ") && !$0.hasSuffix("\"-\"") },
+      "no 304 with If-None-Match in nginx's log")
+  }
+
+  // MARK: - squid (in a child process: the proxy comes only from its environment)
+
+  @Test("through squid with proxy credentials in http_proxy: 200; without them: 407")
+  func proxy() throws {
+    guard let probe = Interop.environment["SESSIONFETCHER_PROXY_PROBE"],
+      FileManager.default.isExecutableFile(atPath: probe)
+    else {
+      Issue.record(
+        "SESSIONFETCHER_PROXY_PROBE does not name the proxy-probe executable (.ci/run builds Soak/)")
+      return
+    }
+    let proxy = Interop.url("SESSIONFETCHER_PROXY_URL")
+    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
+    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
+    let targets = [Interop.httpbin("/get").absoluteString, Interop.httpbin2("/headers").absoluteString]
+    func run(_ proxyURL: String) throws -> [String] {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: probe)
+      process.arguments = targets
+      var environment = Interop.environment
+      for name in ["no_proxy", "NO_PROXY", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"] {
+        environment[name] = nil
+      }
+      environment["http_proxy"] = proxyURL
+      process.environment = environment
+      let pipe = Pipe()
+      process.standardOutput = pipe
+      try process.run()
+      let output = pipe.fileHandleForReading.readDataToEndOfFile()
+      process.waitUntilExit()
+      return String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+    let host = "\(proxy.host ?? "127.0.0.1"):\(proxy.port ?? 0)"
+    let authorized = try run("http://\(user):\(password)@\(host)")
+    #expect(authorized.count == 2)
+    #expect(authorized.allSatisfy { $0.hasPrefix("200 ") }, "\(authorized)")
+    let anonymous = try run("http://\(host)")
+    #expect(anonymous.count == 2)
+    #expect(anonymous.allSatisfy { $0.hasPrefix("407 ") }, "\(anonymous)")
+    let wrong = try run("http://\(user):wrong@\(host)")
+    #expect(wrong.allSatisfy { $0.hasPrefix("407 ") }, "\(wrong)")
+  }
+}
+
+/// The 1 GiB transfers, run on their own after the main suite (`SESSIONFETCHER_INTEROP_LARGE=1
+/// swift test --filter InteropLargeTransferTests`, as `.ci/run` does) so that they do not starve
+/// the timing-sensitive tests running in parallel on a 2-core machine.
+@Suite(
+  "Interop: 1 GiB transfers with nginx", .serialized,
+  .enabled(
+    if: Interop.isEnabled && Interop.environment["SESSIONFETCHER_INTEROP_LARGE"] == "1",
+    "set SESSIONFETCHER_INTEROP_LARGE=1 with the interop servers running (.ci/run does)"))
+struct InteropLargeTransferTests {
+  @Test("1 GiB download to a file, sha256 equal to nginx's file")
+  func gigabyteDownload() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("interop-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("1g.bin")
+    let fetcher = Interop.fetcher(Interop.nginx("/1g.bin"))
+    fetcher.destinationFileURL = destination
+    let result = await fetcher.fetchResult(timeout: 300)
+    #expect(result.error == nil)
+    #expect(fetcher.downloadedLength == 1 << 30)
+    #expect(
+      try Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
+  }
+
+  @Test("1 GiB PUT upload from a file, sha256 equal on nginx's disk")
+  func gigabyteUpload() async throws {
+    let source = Interop.nginxRoot.appendingPathComponent("1g.bin")
+    let name = "put-\(UUID().uuidString).bin"
+    var request = URLRequest(url: Interop.nginx("/upload/\(name)"))
+    request.httpMethod = "PUT"
+    let fetcher = SessionFetcher(request: request)
+    fetcher.allowedInsecureSchemes = ["http"]
+    fetcher.callbackQueue = DispatchQueue(label: "interop.upload")
+    fetcher.bodyFileURL = source
+    let sent = Recorder<Int64>()
+    fetcher.sendProgressBlock = { _, total, _ in sent.append(total) }
+    let result = await fetcher.fetchResult(timeout: 300)
+    #expect(result.error == nil)
+    #expect(fetcher.statusCode == 201)
+    #expect(sent.values.last == 1 << 30)
+    let stored = Interop.nginxRoot.appendingPathComponent("upload/\(name)")
+    defer { try? FileManager.default.removeItem(at: stored) }
+    #expect(try Interop.sha256(stored) == Interop.sha256(source))
+  }
+}
