@@ -71,7 +71,8 @@ enum CancelReason {
   case stopped
   case timedOut
   case failed(any Error)
-  /// A stream's buffer is full: the transfer is paused and continues later with a Range request.
+  /// A stream's buffer is full, or a stream's Range window ended (`StreamWindows`): the transfer
+  /// is paused and continues later with a Range request.
   case pausedForBackpressure
 }
 

@@ -215,6 +215,7 @@ extension SessionFetcher {
       request.setValue(existing.map { "\($0); \(cookies)" } ?? cookies, forHTTPHeaderField: "Cookie")
     }
     storage.withLock { DownloadResume.addRangeHeaders(to: &request, from: $0) }
+    storage.withLock { StreamWindows.addRangeHeaders(to: &request, storage: &$0) }
     let proceed = storage.withLock { storage -> Bool in
       guard storage.lifecycle.state == .running else { return false }
       storage.hopRequest = hopRequest

@@ -18,6 +18,7 @@ extension SessionFetcher {
       case redirect(HTTPURLResponse, URL, Data)
       case success(URLResponse?)
       case failure(AttemptFailure)
+      case nextWindow((any FetcherStreamConsumer)?)
     }
     let outcome: Outcome = storage.withLock { storage in
       guard storage.lifecycle.state == .running else { return .ignore }
@@ -50,6 +51,11 @@ extension SessionFetcher {
       if let transportError {
         return .failure(AttemptFailure(error: transportError, statusCode: nil, response: http))
       }
+      switch StreamWindows.hopEnded(&storage) {
+      case .finished: break
+      case .more(let consumer): return .nextWindow(consumer)
+      case .stalled(let error): return .failure(AttemptFailure(error: error, response: http))
+      }
       if let http, let target = storage.redirectTarget, RedirectPolicy.isRedirect(http.statusCode) {
         return .redirect(http, target, body)
       }
@@ -64,6 +70,9 @@ extension SessionFetcher {
       attemptFailed(failure)
     case .success(let response):
       completeResponse(response)
+    case .nextWindow(let consumer):
+      // The next Range window now, or once the consumer has drained its buffer.
+      if consumer?.fetcherShouldRequestNextWindow(self) == true { resumeStreamTransfer() }
     }
   }
 
@@ -210,7 +219,7 @@ extension SessionFetcher {
           storage.config.isRetryEnabled, storage.config.authorizer, storage.didRefreshAuthorization,
           plan.callbackQueue, storage.config.retryBlock,
           Date().timeIntervalSince(storage.timing.startDate ?? Date()), storage.backoff!,
-          storage.stream.deliveredBytes > 0
+          !StreamWindows.allowsRetry(after: failure.error, storage: storage)
         )
       }
     guard let context else { return }
@@ -227,7 +236,8 @@ extension SessionFetcher {
       }
       return
     }
-    // A stream consumer already holds part of the body: a new attempt would deliver it twice.
+    // A stream consumer already holds part of the body: a new attempt would deliver it twice
+    // (unless it asks for a fresh Range window after it, see `StreamWindows`).
     guard context.enabled, !context.streamStarted else {
       finishFailed(failure)
       return

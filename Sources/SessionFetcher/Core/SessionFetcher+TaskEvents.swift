@@ -120,6 +120,8 @@ extension SessionFetcher: SessionTaskHandler {
       case accumulate(DispatchQueue, @Sendable (Data?) -> Void)
     }
     var streamConsumer: (any FetcherStreamConsumer)?
+    var streamHead: URLResponse?
+    var windowRefetch: (task: URLSessionTask?, hop: URLRequest)?
     let outcome: (Restart, SessionCookieStorage?, URL?, Error?) = storage.withLock { storage in
       guard storage.lifecycle.state == .running, let plan = storage.plan else {
         return (.none, nil, nil, nil)
@@ -132,9 +134,25 @@ extension SessionFetcher: SessionTaskHandler {
         storage.response = storage.stream.head ?? response
         storage.responseBodyLength = storage.stream.deliveredBytes
         storage.sink = .stream
-        let error = StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
+        let error =
+          StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
+          ?? StreamWindows.continuationError(response, storage: storage)
         return (.none, plan.cookieStorage, response.url ?? storage.currentRequest?.url, error)
       }
+      // The first Range window of a stream: the fetcher and the consumer see the whole resource.
+      var wholeResource: URLResponse?
+      switch StreamWindows.firstResponse(response, storage: &storage) {
+      case .asIs:
+        break
+      case .whole(let head):
+        wholeResource = head
+      case .refetch:
+        storage.cancelReason = .pausedForBackpressure
+        if let hop = storage.hopRequest { windowRefetch = (storage.task, hop) }
+        storage.task = nil
+        return (.none, plan.cookieStorage, response.url ?? storage.currentRequest?.url, nil)
+      }
+      let response = wholeResource ?? response
       if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
       storage.response = response
       storage.responseData = Data()
@@ -151,6 +169,7 @@ extension SessionFetcher: SessionTaskHandler {
           storage.stream.head = response
           storage.stream.pauseUnavailable = false
           streamConsumer = storage.stream.consumer?.consumer
+          streamHead = response
         } else if plan.accumulates {
           storage.sink = .accumulate
           if storage.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
@@ -188,11 +207,17 @@ extension SessionFetcher: SessionTaskHandler {
       deliver(on: queue) { block(nil) }
     }
     for monitor in allMonitors() { monitor.fetcher(self, didReceiveResponse: response) }
+    if let windowRefetch {
+      // The server's answer to the first Range window cannot be streamed in windows: ask again whole.
+      windowRefetch.task?.cancel()
+      sendHop(windowRefetch.hop, body: .none)
+      return
+    }
     if let sinkError {
       cancelCurrentTask(failing: sinkError)
       return
     }
-    streamConsumer?.fetcher(self, didReceiveStreamResponse: response)
+    streamConsumer?.fetcher(self, didReceiveStreamResponse: streamHead ?? response)
   }
 
   func receive(data: Data) {

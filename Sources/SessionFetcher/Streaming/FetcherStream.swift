@@ -25,11 +25,27 @@ import Foundation
 /// **Backpressure.** Chunks the consumer has not taken yet are buffered up to the high-water mark;
 /// above it the fetcher stops reading from the network until the consumer has drained the buffer
 /// to the low-water mark. On Linux, where `URLSessionTask.suspend()` does not stop a running transfer
-/// (it restarts it), the pause ends the connection and the transfer continues with a
-/// `Range: bytes=N-` request guarded by `If-Range`; that needs a GET whose 200 response has
-/// `Accept-Ranges: bytes`, a Content-Length, no content coding, and a strong ETag or a Last-Modified
-/// date. Other responses (chunked or compressed ones, event streams) cannot be paused on Linux and are
-/// buffered as fast as the server sends; their memory is bounded only by the server's rate.
+/// (it restarts it) and a cancelled transfer has read far ahead, a GET asks for the body in
+/// **Range windows** of (high-water mark − low-water mark) bytes, `Range: bytes=N-(N+W-1)`, the
+/// first request included; the next window is asked for, with `If-Range`, only once the buffer is
+/// at or below the low-water mark. A 1 GiB body read slowly with the default marks peaked at about
+/// 45 MB of RSS above the process's baseline, and the server wrote it once. That needs a server
+/// answering the first window with a 206 whose `Content-Range` gives the total, no content coding,
+/// and (when more than one window) a strong ETag or a Last-Modified date, as static files and
+/// object stores do. A server that ignores ranges answers 200: that body is streamed as it comes,
+/// paused (by ending the connection and continuing with `Range: bytes=N-`) only when it has
+/// `Accept-Ranges: bytes` and a validator, else buffered as fast as the server sends — as are
+/// chunked or compressed responses and event streams, whose memory is bounded only by the server's
+/// rate. Apple platforms suspend the task instead and ask for the body whole.
+///
+/// **The windows are invisible** except in the server's logs (and to event monitors, which see
+/// each window's request and response, as for redirects): ``response`` describes the whole resource,
+/// one Started/Stopped notification pair covers the whole stream, the body comes out once and in
+/// order, and a failure ends the stream once. A window whose connection fails may be retried (with
+/// ``SessionFetcher/isRetryEnabled``): the retry asks for a fresh window from the bytes delivered, as
+/// a new attempt (its own Started/Stopped pair, as for any retry). A resource that changed between
+/// windows (the server answers the `If-Range` with 200) ends the stream with
+/// ``SessionFetcherError/streamInterrupted(description:)``, never retried.
 public struct FetcherStream: AsyncSequence, Sendable {
   /// The body chunk type.
   public typealias Element = Data
@@ -38,6 +54,10 @@ public struct FetcherStream: AsyncSequence, Sendable {
   public static let defaultHighWaterMark = 4 * 1024 * 1024
 
   /// The head of the successful response (for HTTP, a 2xx ``httpResponse``).
+  ///
+  /// When the body comes in Range windows (Linux, see Backpressure above), this describes the whole
+  /// resource, not the first window's 206: status 200, the first response's headers without
+  /// `Content-Range`, and the total length as `Content-Length` (`expectedContentLength`).
   public let response: URLResponse
   let buffer: StreamBuffer
 
@@ -104,7 +124,10 @@ extension SessionFetcher {
   /// The fetcher's completion-related properties (``downloadedData``, ``destinationFileURL``,
   /// ``accumulateDataBlock``) are not used. The fetch ends, and the fetcher posts its Stopped
   /// notification, when the body has been received (the consumer may still be reading the buffer),
-  /// when it fails, or when the consumer stops.
+  /// when it fails, or when the consumer stops. A body asked for in Range windows (Linux, see
+  /// ``FetcherStream``) is one fetch: Started when the first window is sent, Stopped after the
+  /// last, however long the consumer takes between them; a failed window can be retried (it is a
+  /// fresh range), unlike a failure in a body fetched whole.
   ///
   /// ```swift
   /// let stream = try await fetcher.beginStreaming()
@@ -126,7 +149,10 @@ extension SessionFetcher {
   ) async throws -> FetcherStream {
     let buffer = StreamBuffer(
       fetcher: self, highWaterMark: highWaterMark, lowWaterMark: lowWaterMark ?? highWaterMark / 4)
-    attachStreamConsumer(buffer)
+    attachStreamConsumer(
+      buffer,
+      windowLength: StreamWindows.length(
+        highWaterMark: buffer.highWaterMark, lowWaterMark: buffer.lowWaterMark))
     if Task.isCancelled {
       stop(forceCompletion: true)
     }

@@ -12,6 +12,11 @@ package protocol FetcherStreamConsumer: AnyObject, Sendable {
   /// the transfer should pause; the consumer then calls ``SessionFetcher/resumeStreamTransfer()``
   /// once it has drained.
   func fetcher(_ fetcher: SessionFetcher, didReceiveStreamData data: Data) -> Bool
+  /// A Range window ended and more of the body remains (see ``StreamWindows``). Returns true when
+  /// the buffer is at or below its low-water mark: the fetcher then asks for the next window at
+  /// once. Otherwise the consumer calls ``SessionFetcher/resumeStreamTransfer()`` once it has
+  /// drained, as after a pause.
+  func fetcherShouldRequestNextWindow(_ fetcher: SessionFetcher) -> Bool
 }
 
 /// A weak reference: a stream nobody holds any more stops its fetch instead of being kept alive by it.
@@ -32,6 +37,15 @@ struct FetcherStreamState {
   var pauseUnavailable = false
   /// The task is suspended (``StreamPausing/Method/suspendTask``).
   var isSuspended = false
+  /// The length of the Range windows the body is asked for in (see ``StreamWindows``); nil when the
+  /// fetch does not use windows (Apple platforms, not a GET, or the server's first answer).
+  var windowLength: Int64?
+  /// The first byte of the current window.
+  var windowStart: Int64 = 0
+  /// The whole resource's length, from the first window's `Content-Range`.
+  var total: Int64?
+  /// The `If-Range` value of a windowed stream (a strong ETag or a Last-Modified date).
+  var validator: String?
 
   var isStreaming: Bool { consumer != nil }
 }

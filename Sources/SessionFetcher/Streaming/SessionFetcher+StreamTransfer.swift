@@ -3,10 +3,15 @@ import Foundation
 /// The core's side of streaming: attaching a consumer, pausing and resuming the transfer.
 extension SessionFetcher {
   /// Makes `consumer` receive the body of successful responses. Only before the fetch begins.
-  package func attachStreamConsumer(_ consumer: any FetcherStreamConsumer) {
+  /// `windowLength`: where pausing means continuing with a Range request (Linux), a GET asks for
+  /// the body in Range windows of this many bytes (see ``StreamWindows``); nil asks for it whole.
+  package func attachStreamConsumer(_ consumer: any FetcherStreamConsumer, windowLength: Int64? = nil) {
     storage.withLock { storage in
       guard storage.lifecycle.state == .idle else { return }
       storage.stream.consumer = WeakStreamConsumer(consumer: consumer)
+      if StreamPausing.method == .continueWithRange, let windowLength, windowLength > 0 {
+        storage.stream.windowLength = windowLength
+      }
     }
   }
 
@@ -26,7 +31,9 @@ extension SessionFetcher {
         storage.stream.isSuspended = true
       case .continueWithRange:
         guard let head = storage.stream.head,
-          StreamPausing.continuationValidator(method: plan.baseRequest.httpMethod ?? "GET", response: head)
+          storage.stream.validator
+            ?? StreamPausing.continuationValidator(
+              method: plan.baseRequest.httpMethod ?? "GET", response: head)
             != nil
         else {
           storage.stream.pauseUnavailable = true
@@ -64,12 +71,17 @@ extension SessionFetcher {
         guard let task = storage.task else { return .none }
         return .task(task, min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }
+      // A pause, or the end of a Range window (see ``StreamWindows``).
       guard case .pausedForBackpressure? = storage.cancelReason, let hop = storage.hopRequest,
         let head = storage.stream.head,
-        let validator = StreamPausing.continuationValidator(
-          method: plan.baseRequest.httpMethod ?? "GET", response: head)
+        let validator = storage.stream.validator
+          ?? StreamPausing.continuationValidator(method: plan.baseRequest.httpMethod ?? "GET", response: head)
       else { return .none }
+      // Once only: a second call finds nothing paused.
+      storage.cancelReason = nil
       storage.stream.isContinuation = true
+      // In windows, `sendHop` sets the next window's Range on the plain hop request.
+      guard storage.stream.windowLength == nil else { return .continuation(hop) }
       return .continuation(
         StreamPausing.continuationRequest(hop, offset: storage.stream.deliveredBytes, validator: validator))
     }

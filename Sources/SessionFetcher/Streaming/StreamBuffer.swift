@@ -68,6 +68,16 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
     return pause
   }
 
+  func fetcherShouldRequestNextWindow(_ fetcher: SessionFetcher) -> Bool {
+    state.withLock { state in
+      guard !state.isConsumerGone, state.ending == nil else { return false }
+      // A pause already requested is resumed by the consumer's next drain (`resumeTransferIfDrained`).
+      if state.bufferedBytes <= lowWaterMark, !state.isPauseRequested { return true }
+      state.isPauseRequested = true
+      return false
+    }
+  }
+
   /// The fetch's completion: success (`data` is a body that never went through the stream, such as
   /// an ETag-cache answer or a stub) or the error.
   func fetchDidComplete(data: Data?, error: (any Error)?) {

@@ -145,7 +145,11 @@ struct StreamingTests {
     }
     #expect(total == size)
     #expect(hash.hexDigest == TestServer.checksum(TestServer.patternBytes(count: size)))
-    let continuations = server.requests(path: "/bytes/\(size)").filter { $0.header("Range") != nil }
+    // On Linux the body comes in Range windows from the first request on (`StreamWindowTests`);
+    // every window after the first is guarded by If-Range.
+    let continuations = server.requests(path: "/bytes/\(size)").filter {
+      $0.header("Range").map { !$0.hasPrefix("bytes=0-") } ?? false
+    }
     #expect(!continuations.isEmpty)
     #expect(continuations.allSatisfy { $0.header("If-Range") == "\"bytes-\(size)\"" })
     #expect(await eventually { counter.started == 1 && counter.stopped == 1 })
