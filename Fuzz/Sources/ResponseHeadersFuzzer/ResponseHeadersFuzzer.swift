@@ -32,7 +32,8 @@ private func parseHead(_ text: String) -> (status: Int, headers: [String: String
   var status = 200
   if !lines.isEmpty {
     let statusLine = lines.removeFirst().split(separator: " ", maxSplits: 2)
-    if statusLine.count >= 2, let code = Int(statusLine[1]) { status = min(max(code, 100), 999) }
+    // 1xx responses are interim: libcurl never hands one over as the final response.
+    if statusLine.count >= 2, let code = Int(statusLine[1]) { status = min(max(code, 200), 999) }
   }
   var headers: [String: String] = [:]
   for line in lines {
