@@ -141,10 +141,31 @@ func makeTemporaryFolder() throws -> URL {
   return url
 }
 
-/// A port on 127.0.0.1 with nothing listening (bound, then closed).
+/// A port on 127.0.0.1 with nothing listening: bound and never listened on, for the life of the
+/// process. (A port bound and closed again could be taken at once by another suite's server running
+/// in parallel, and the "refused" connection would reach it.)
 func closedPort() throws -> UInt16 {
-  let server = try TestServer()
-  let port = server.port
-  server.stop()
-  return port
+  #if canImport(Glibc)
+    let streamType = Int32(SOCK_STREAM.rawValue)
+  #else
+    let streamType = SOCK_STREAM
+  #endif
+  let descriptor = socket(AF_INET, streamType, 0)
+  guard descriptor >= 0 else { throw TestTimeout() }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = 0
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+  let bound = withUnsafeMutablePointer(to: &address) { pointer in
+    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+      bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+    }
+  }
+  guard bound else {
+    close(descriptor)
+    throw TestTimeout()
+  }
+  // Deliberately never closed: the port stays reserved, and refuses connections.
+  return UInt16(bigEndian: address.sin_port)
 }
