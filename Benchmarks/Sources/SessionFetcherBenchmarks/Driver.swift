@@ -150,6 +150,9 @@ struct Driver {
               label: "raw URLSession uploadTask(fromFile:)", kind: .child(["bulk", "raw-upload-file"])),
             BenchCase(label: "SessionFetcher bodyFileURL", kind: .child(["bulk", "fetcher-upload-file"])),
             BenchCase(
+              label: "raw URLSession httpBodyStream, InputStream(url:)",
+              kind: .child(["bulk", "raw-upload-file-stream"])),
+            BenchCase(
               label: "raw URLSession httpBodyStream, MIMEDocument", kind: .child(["bulk", "raw-upload-mime"])),
             BenchCase(
               label: "SessionFetcher setBody(MIMEDocument)", kind: .child(["bulk", "fetcher-upload-mime"])),
