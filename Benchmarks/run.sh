@@ -2,7 +2,7 @@
 # Benchmarks SessionFetcher against raw URLSession, AsyncHTTPClient and curl on a loopback nginx with
 # one worker, and prints one Markdown table (also saved to Benchmarks/results/latest.md).
 #
-#   bash Benchmarks/run.sh            # 3 rounds, 2,000 small GETs per run: about 6-10 minutes
+#   bash Benchmarks/run.sh            # 3 rounds, 2,000 small GETs per run: about 5-9 minutes
 #   bash Benchmarks/run.sh --quick    # 2 rounds, 1,000 small GETs per run
 #   bash Benchmarks/run.sh --only small,mime --rounds 5     # any fetcher-bench option (README.md)
 #
