@@ -149,12 +149,24 @@ public final class SessionCookieStorage: @unchecked Sendable {
   public func handleResponse(_ response: HTTPURLResponse, for url: URL, mainDocumentURL: URL? = nil) {
     var values: [String] = []
     for (key, value) in response.allHeaderFields {
-      guard let name = key.base as? String, name.caseInsensitiveCompare("Set-Cookie") == .orderedSame
-      else { continue }
+      guard let name = key.base as? String, Self.isSetCookieHeaderName(name) else { continue }
       guard let joined = value as? String else { continue }
       values += SetCookieParser.splitJoinedHeader(joined)
     }
     handleSetCookieHeaders(values, for: url, mainDocumentURL: mainDocumentURL)
+  }
+
+  /// Whether a header name is `Set-Cookie`, ASCII case-insensitively. Runs for every header of every
+  /// response, so it compares bytes instead of calling Foundation's `caseInsensitiveCompare`
+  /// (which cost more than the rest of a cookie-less response's handling).
+  static func isSetCookieHeaderName(_ name: String) -> Bool {
+    let target = "set-cookie".utf8
+    guard name.utf8.count == target.count else { return false }
+    for (byte, expected) in zip(name.utf8, target) {
+      let isLetter = expected >= UInt8(ascii: "a") && expected <= UInt8(ascii: "z")
+      guard byte == expected || (isLetter && byte | 0x20 == expected) else { return false }
+    }
+    return true
   }
 
   /// Parses and stores Set-Cookie header values received from `url`; values that do not parse, or

@@ -121,7 +121,7 @@ extension SessionFetcher {
     } else if let data = request.httpBody {
       body = .data(data)
     }
-    request.httpBody = nil
+    if request.httpBody != nil { request.httpBody = nil }
     let method = (request.httpMethod ?? "GET").uppercased()
     if method == "GET" && (config.bodyData != nil || config.bodyStreamProvider != nil) {
       request.httpMethod = "POST"
@@ -247,7 +247,9 @@ extension SessionFetcher {
     var wireRequest = request
     // The fetcher's own timer enforces the timeout with sub-second precision; URLSession's (whole
     // seconds on Linux, sub-second values fire at once) is only a backstop behind it.
-    wireRequest.timeoutInterval = max(1, (plan.idleTimeout + 2).rounded(.up))
+    // (Each URLRequest mutation copies its storage: set only what changes.)
+    let backstopTimeout = max(1, (plan.idleTimeout + 2).rounded(.up))
+    if wireRequest.timeoutInterval != backstopTimeout { wireRequest.timeoutInterval = backstopTimeout }
     let task: URLSessionTask?
     switch body {
     case .none:
