@@ -49,6 +49,8 @@ extension LoggingFileTests {
 
       // A Set-Cookie value, sent back on the next request.
       let cookie = server.fetcher("/set-cookie?c=sid=\(secrets[4])&redirect=/cookies")
+      // A private jar: the shared one would send this cookie to every 127.0.0.1 port other suites use.
+      cookie.cookieStorage = SessionCookieStorage()
       fetchers.append(cookie)
 
       for fetcher in fetchers { _ = await fetcher.fetchResult() }
