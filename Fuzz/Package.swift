@@ -29,7 +29,10 @@ var targets: [Target] = [
   fuzzer("MIMEParserFuzzer", testing: "MIMEDocument"),
 ]
 // Fuzzers of other modules join when their sources are present.
-let optionalFuzzers = [("ResponseHeadersFuzzer", "FetcherService"), ("CookieParserFuzzer", "SessionFetcher")]
+let optionalFuzzers = [
+  ("ResponseHeadersFuzzer", "FetcherService"), ("CookieParserFuzzer", "SessionFetcher"),
+  ("SSEParserFuzzer", "SessionFetcher"),
+]
 for (name, product) in optionalFuzzers
 where FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/Sources/\(name)") {
   targets.append(fuzzer(name, testing: product))

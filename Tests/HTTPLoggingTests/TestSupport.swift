@@ -59,6 +59,8 @@ extension TestServer {
     let fetcher = SessionFetcher.fetcher(url: url(pathAndQuery))
     fetcher.setProperty(true, forKey: loggingTestMarker)
     fetcher.allowLocalhostRequest = true
+    // A private jar: cookies these tests set must not reach other suites' requests.
+    fetcher.cookieStorage = SessionCookieStorage()
     fetcher.callbackQueue = DispatchQueue(label: "HTTPLoggingTests.callbacks")
     return fetcher
   }

@@ -93,6 +93,9 @@ extension TestServer {
     let fetcher = SessionFetcher.fetcher(url: url(pathAndQuery))
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = queue ?? makeCallbackQueue()
+    // Suites run in parallel in one process: a private jar keeps one test's cookies out of another's
+    // requests (SessionCookieStorage.shared is process-wide).
+    fetcher.cookieStorage = SessionCookieStorage()
     return fetcher
   }
 }
