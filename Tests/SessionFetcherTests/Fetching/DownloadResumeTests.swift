@@ -193,9 +193,9 @@ struct DownloadResumeTests {
       let stopAt = stopPoints.first
       if let stopAt {
         stopPoints.removeFirst()
-        fetcher.downloadProgressBlock = { [weak fetcher] _, written, _ in
-          if written >= stopAt { fetcher?.stopFetching() }
-        }
+        // A monitor runs on the delivery path itself, so the stop always comes before the end of the
+        // body (a progress block runs later, on the callback queue, possibly after completion).
+        fetcher.eventMonitors = [StopAtMonitor(stopAt)]
       }
       server.resetRecords()
       if stopAt == nil {
@@ -214,5 +214,17 @@ struct DownloadResumeTests {
     #expect(ranges.dropFirst().allSatisfy { $0?.hasPrefix("bytes=") == true })
     #expect(try Self.holdsPattern(destination, count: total))
     #expect(DownloadTests.contents(folder) == ["big.bin"])
+  }
+}
+
+/// Stops a fetcher once its download (resumed bytes included) reaches a length.
+final class StopAtMonitor: FetcherEventMonitor, @unchecked Sendable {
+  // `@unchecked Sendable`: `stopAt` is immutable; `stopFetching()` is thread-safe.
+  let stopAt: Int64
+
+  init(_ stopAt: Int64) { self.stopAt = stopAt }
+
+  func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) {
+    if fetcher.downloadedLength >= stopAt { fetcher.stopFetching() }
   }
 }

@@ -40,9 +40,9 @@ struct FoundationNetworkingWorkaroundTests {
   @Test func idleTimeoutIsResetByProgress() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    // 25 pieces 100 ms apart: never idle for 1.5 s, though the whole takes about 2.5 s.
-    var request = URLRequest(url: server.url("/drip?bytes=1000&chunks=25&interval=100"))
-    request.timeoutInterval = 1.5
+    // 40 pieces 100 ms apart: never idle for 3 s, though the whole takes about 4 s.
+    var request = URLRequest(url: server.url("/drip?bytes=1000&chunks=40&interval=100"))
+    request.timeoutInterval = 3
     let fetcher = SessionFetcher(request: request)
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = makeCallbackQueue()
