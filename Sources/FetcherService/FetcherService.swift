@@ -44,6 +44,12 @@ public final class FetcherService: @unchecked Sendable {
   /// Creates a service with its own cookie jar, ETag cache and (on demand) URLSession.
   public init() {}
 
+  deinit {
+    // Every fetcher holds its service, so none can use the shared session any more: close it
+    // (an abandoned URLSession keeps its libcurl handles until the process ends).
+    state.withLock { $0.sessions.current }?.finishTasksAndInvalidate()
+  }
+
   subscript<Value>(defaults keyPath: WritableKeyPath<FetcherDefaults, Value>) -> Value {
     get { state.withLock { $0.defaults[keyPath: keyPath] } }
     set { state.withLock { $0.defaults[keyPath: keyPath] = newValue } }

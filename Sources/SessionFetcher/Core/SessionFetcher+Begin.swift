@@ -196,7 +196,6 @@ extension SessionFetcher {
     serviceHooks?.fetcher(self, willSend: &request)
     let started: (queue: DispatchQueue, body: BodySource)? = storage.withLock { storage in
       guard storage.lifecycle.attemptStarted(), let plan = storage.plan else { return nil }
-      storage.hopKeepsBody = true
       storage.attemptStart = Date()
       return (plan.callbackQueue, plan.body)
     }

@@ -25,6 +25,21 @@ struct SessionTests {
     #expect(Set(server.requests(path: "/text").map(\.connectionID)).count < 4)
   }
 
+  @Test func aServiceThatIsGoneClosesItsSession() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    var service: FetcherService? = makeService()
+    weak let weakService = service
+    let result = await service?.fetcher(url: server.url("/text?value=x")).fetchResult()
+    #expect(result?.error == nil)
+    let session = try #require(service?.currentSharedSession)
+    #expect(!session.isInvalidated)
+    service = nil
+    // The fetcher lets go of its service once its completion has been delivered.
+    #expect(await eventually { weakService == nil })
+    #expect(await eventually { session.isInvalidated })
+  }
+
   @Test func aSessionPerFetcherWithoutReuse() async throws {
     let server = try TestServer()
     defer { server.stop() }
