@@ -162,10 +162,14 @@ extension SessionUploadFetcher {
     send(command, request: request, body: body, chunkOffset: offset) { fetcher, data in
       let decision = UploadResponse.chunk(
         self.response(of: fetcher), offset: offset, length: length, wasFinal: command != .upload)
+      // What the server holds counts as sent even when the transport skipped its last progress
+      // callback for the chunk.
       switch decision {
       case .done:
+        self.reportProgress(total: offset + length)
         self.finish(data: data, error: nil)
       case .uploadFrom(let next, _, _):
+        self.reportProgress(total: next)
         self.state.withLock { state in
           state.offset = next
           state.resyncsWithoutProgress = 0
@@ -247,8 +251,8 @@ extension SessionUploadFetcher {
       ($0.sendProgressBlock != nil, $0.willBeginCommandFetcher)
     }
     if body != nil, hasProgress {
-      fetcher.sendProgressBlock = { [weak self] sent, totalSent, _ in
-        self?.reportProgress(sent: sent, total: chunkOffset + totalSent)
+      fetcher.sendProgressBlock = { [weak self] _, totalSent, _ in
+        self?.reportProgress(total: chunkOffset + totalSent)
       }
     }
     willBegin?(fetcher)
@@ -375,14 +379,26 @@ extension SessionUploadFetcher {
 
   // MARK: - Progress
 
-  private func reportProgress(sent: Int64, total: Int64) {
-    let delivery: (DispatchQueue, @Sendable (Int64, Int64, Int64) -> Void, Int64)? = state.withLock { state in
-      guard state.phase == .running, let block = state.sendProgressBlock else { return nil }
-      return (state.callbackQueue, block, state.totalLength ?? -1)
+  /// Reports `total` bytes of the upload sent, if that is more than reported so far: totals only
+  /// grow (a chunk resent after a failure does not move them back), and the bytes-sent argument is
+  /// the growth since the previous report.
+  ///
+  /// Queued on the callback queue before the completion, so a report made while the last chunk was
+  /// on the wire still arrives (before the completion) even though the upload has finished by the
+  /// time it runs; only ``stopFetching()`` silences reports already queued.
+  private func reportProgress(total: Int64) {
+    let delivery: (DispatchQueue, @Sendable (Int64, Int64, Int64) -> Void, Int64, Int64)? = state.withLock {
+      state in
+      guard state.phase == .running, let block = state.sendProgressBlock, total > state.progressReported else {
+        return nil
+      }
+      let sent = total - state.progressReported
+      state.progressReported = total
+      return (state.callbackQueue, block, state.totalLength ?? -1, sent)
     }
-    guard let (queue, block, expected) = delivery else { return }
+    guard let (queue, block, expected, sent) = delivery else { return }
     queue.async {
-      guard self.state.withLock({ $0.phase.isFetching }) else { return }
+      guard self.state.withLock({ $0.phase != .stopped }) else { return }
       block(sent, total, expected)
     }
   }

@@ -69,6 +69,8 @@ struct UploadState {
   var retryCount = 0
   /// Chunk 4xx answers in a row that a query resynchronized, without a chunk succeeding since.
   var resyncsWithoutProgress = 0
+  /// The highest upload total reported to the send progress block.
+  var progressReported: Int64 = 0
   var response: HTTPURLResponse?
 
   init(request: URLRequest, location: URL?, mimeType: String, chunkSize: Int64, service: FetcherService?) {

@@ -50,6 +50,34 @@ struct ChunkedUploadTests {
     #expect(progress.values.allSatisfy { $0.2 == Int64(bigLength) })
   }
 
+  @Test("Progress queued behind a busy callback queue still arrives, before the completion, up to the whole length")
+  func progressQueuedBeforeTheEndIsDelivered() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = makeUploadFetcher(server, "/late.location")
+    let callbacks = DispatchQueue(label: "busy upload callbacks")
+    fetcher.callbackQueue = callbacks
+    fetcher.uploadData = bigData
+    let events = Recorder<String>()
+    fetcher.sendProgressBlock = { _, total, _ in events.append("progress \(total)") }
+    // The callback queue is held until the upload has finished on the wire, so every progress
+    // report is still queued when the upload ends.
+    callbacks.suspend()
+    let done = Recorder<Bool>()
+    fetcher.beginFetch { _, error in
+      events.append(error == nil ? "completion" : "error \(String(describing: error))")
+      done.append(true)
+    }
+    let finished = await waitUntil { !fetcher.isFetching }
+    callbacks.resume()
+    #expect(finished)
+    #expect(await waitUntil { !done.values.isEmpty })
+    let values = events.values
+    #expect(values.last == "completion")
+    #expect(values.dropLast().last == "progress \(bigLength)")
+    #expect(values.filter { $0.hasPrefix("progress") }.count >= 3)
+  }
+
   @Test("Big file URL in chunks: each chunk a slice read at its offset")
   func bigFileURLChunkedUpload() async throws {
     let server = try TestServer()
