@@ -387,11 +387,10 @@ extension SessionUploadFetcher {
   /// on the wire still arrives (before the completion) even though the upload has finished by the
   /// time it runs; only ``stopFetching()`` silences reports already queued.
   private func reportProgress(total: Int64) {
-    let delivery: (DispatchQueue, @Sendable (Int64, Int64, Int64) -> Void, Int64, Int64)? = state.withLock {
-      state in
-      guard state.phase == .running, let block = state.sendProgressBlock, total > state.progressReported else {
-        return nil
-      }
+    typealias Delivery = (DispatchQueue, @Sendable (Int64, Int64, Int64) -> Void, Int64, Int64)
+    let delivery: Delivery? = state.withLock { state in
+      guard state.phase == .running, let block = state.sendProgressBlock, total > state.progressReported
+      else { return nil }
       let sent = total - state.progressReported
       state.progressReported = total
       return (state.callbackQueue, block, state.totalLength ?? -1, sent)

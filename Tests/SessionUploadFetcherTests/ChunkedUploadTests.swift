@@ -50,7 +50,7 @@ struct ChunkedUploadTests {
     #expect(progress.values.allSatisfy { $0.2 == Int64(bigLength) })
   }
 
-  @Test("Progress queued behind a busy callback queue still arrives, before the completion, up to the whole length")
+  @Test("Progress queued behind a busy callback queue arrives before the completion, up to the whole length")
   func progressQueuedBeforeTheEndIsDelivered() async throws {
     let server = try TestServer()
     defer { server.stop() }
