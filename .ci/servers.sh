@@ -58,10 +58,11 @@ interop_start() {
     --log-level warning httpbin:app >"$d/httpbin.log" 2>&1 &
   interop_pids+=($!)
 
-  # nginx: static files (ETag), a 1 GiB random file, PUT uploads to disk.
+  # nginx: static files (ETag), 1 GiB and 256 MiB random files, PUT uploads to disk.
   mkdir -p "$d/nginx/www/upload" "$d/nginx/logs" "$d/nginx/tmp"
   head -c 1024 /dev/urandom >"$d/nginx/www/1k.bin"
   head -c 1073741824 /dev/urandom >"$d/nginx/www/1g.bin"
+  head -c 268435456 "$d/nginx/www/1g.bin" >"$d/nginx/www/256m.bin"
   chown -R www-data: "$d/nginx/www/upload" "$d/nginx/tmp" "$d/nginx/logs" 2>/dev/null || true
   chmod 755 "$d"  # workers run as www-data and must reach www/ (mktemp -d makes 0700 folders)
   cat >"$d/nginx/nginx.conf" <<EOF

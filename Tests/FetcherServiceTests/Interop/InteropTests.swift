@@ -302,6 +302,55 @@ struct InteropLargeTransferTests {
       try Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
   }
 
+  @Test("256 MiB download stopped at random points, resumed by token with 206 answers, sha256 equal")
+  func bigDownloadResumedFromRandomPoints() async throws {
+    let total: Int64 = 256 << 20
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("interop-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("256m.bin")
+    var stopPoints = (0..<3).map { _ in Int64.random(in: 1..<total) }.sorted()
+    var token: Data?
+    var resumedStatuses: [Int] = []
+    var contentRanges: [String?] = []
+    while true {
+      let fetcher: SessionFetcher
+      if let token {
+        fetcher = try #require(SessionFetcher(resumeData: token))
+        fetcher.allowedInsecureSchemes = ["http"]
+        fetcher.callbackQueue = DispatchQueue(label: "interop.resume")
+      } else {
+        fetcher = Interop.fetcher(Interop.nginx("/256m.bin"))
+        fetcher.destinationFileURL = destination
+        fetcher.keepsPartialDownloadForResume = true
+      }
+      guard let stopAt = stopPoints.first else {
+        let result = await fetcher.fetchResult(timeout: 300)
+        #expect(result.error == nil)
+        contentRanges.append(
+          (fetcher.response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range"))
+        resumedStatuses.append(fetcher.statusCode)
+        break
+      }
+      stopPoints.removeFirst()
+      // A monitor runs on the delivery path, so the stop always comes before the body ends.
+      fetcher.eventMonitors = [StopAtLengthMonitor(stopAt)]
+      fetcher.beginFetch { _, _ in }
+      #expect(await eventually(timeout: 300) { fetcher.downloadResumeData != nil })
+      #expect(!FileManager.default.fileExists(atPath: destination.path))
+      contentRanges.append((fetcher.response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range"))
+      if token != nil { resumedStatuses.append(fetcher.statusCode) }
+      token = fetcher.downloadResumeData
+    }
+    #expect(contentRanges.first == .some(nil))
+    #expect(contentRanges.count == 4)
+    #expect(contentRanges.dropFirst().allSatisfy { $0?.hasPrefix("bytes ") == true })
+    #expect(resumedStatuses == [206, 206, 206])
+    #expect(try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int64 == total)
+    #expect(
+      try Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("256m.bin")))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["256m.bin"])
+  }
+
   @Test("1 GiB PUT upload from a file, sha256 equal on nginx's disk")
   func gigabyteUpload() async throws {
     let source = Interop.nginxRoot.appendingPathComponent("1g.bin")
@@ -321,5 +370,17 @@ struct InteropLargeTransferTests {
     let stored = Interop.nginxRoot.appendingPathComponent("upload/\(name)")
     defer { try? FileManager.default.removeItem(at: stored) }
     #expect(try Interop.sha256(stored) == Interop.sha256(source))
+  }
+}
+
+/// Stops a fetcher once its download (resumed bytes included) reaches a length.
+final class StopAtLengthMonitor: FetcherEventMonitor, @unchecked Sendable {
+  // `@unchecked Sendable`: `stopAt` is immutable; `stopFetching()` is thread-safe.
+  let stopAt: Int64
+
+  init(_ stopAt: Int64) { self.stopAt = stopAt }
+
+  func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) {
+    if fetcher.downloadedLength >= stopAt { fetcher.stopFetching() }
   }
 }
