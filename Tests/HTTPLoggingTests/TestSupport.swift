@@ -39,7 +39,7 @@ let loggingTestMarker = "HTTPLoggingTests.fetcher"
 
 extension SessionFetcher {
   /// Begins with the closure API and waits (bounded) for the completion.
-  func fetchResult(timeout: TimeInterval = 20) async -> FetchResult {
+  func fetchResult(timeout: TimeInterval = 30) async -> FetchResult {
     await withCheckedContinuation { (continuation: CheckedContinuation<FetchResult, Never>) in
       let once = OnceFlag()
       let resume: @Sendable (FetchResult) -> Void = { result in

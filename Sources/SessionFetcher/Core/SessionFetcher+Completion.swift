@@ -95,6 +95,8 @@ extension SessionFetcher {
     }
     if (200..<300).contains(http.statusCode) {
       finishSuccessfully(data: data)
+    } else if http.statusCode == 416, restartWithoutRange() {
+      return
     } else {
       let body = (data?.isEmpty ?? true) ? nil : data
       attemptFailed(
@@ -102,6 +104,23 @@ extension SessionFetcher {
           error: SessionFetcherError.status(code: http.statusCode, data: body), statusCode: http.statusCode,
           response: http, data: body))
     }
+  }
+
+  /// A 416 answer to the `Range` that continued a kept part file (the resource shrank, or the part
+  /// already held all of it): the part file is dropped and the request sent again without a range,
+  /// once, as a 200 to `If-Range` would have restarted it.
+  private func restartWithoutRange() -> Bool {
+    let restart: (hop: URLRequest, partFile: URL)? = storage.withLock { storage in
+      guard let parked = storage.downloadResume.parked, let hop = storage.hopRequest,
+        storage.currentRequest?.value(forHTTPHeaderField: "If-Range") != nil
+      else { return nil }
+      storage.downloadResume.parked = nil
+      return (hop, parked.partFileURL)
+    }
+    guard let restart else { return false }
+    try? FileManager.default.removeItem(at: restart.partFile)
+    sendHop(restart.hop, body: .none)
+    return true
   }
 
   private func finishSuccessfully(data: Data?) {

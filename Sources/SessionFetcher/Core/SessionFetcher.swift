@@ -425,6 +425,25 @@ public final class SessionFetcher: @unchecked Sendable {
   /// The error the fetch ended with, once it ended (nil on success).
   public var error: (any Error)? { storage.withLock { $0.finalError } }
 
+  /// A one-line account of where the fetch stands (lifecycle, task and its byte counts), for a test
+  /// that gave up waiting to print.
+  package var diagnosticSummary: String {
+    let (state, task, timing, hasPlan) = storage.withLock {
+      ($0.lifecycle.state, $0.task, $0.timing, $0.plan != nil)
+    }
+    var summary =
+      "lifecycle \(state), plan \(hasPlan), retries \(timing.retryCount), sent \(timing.bytesSent)"
+    if let task {
+      summary += "; task \(task.taskIdentifier) state \(task.state.rawValue) sent \(task.countOfBytesSent)"
+      summary += " of \(task.countOfBytesExpectedToSend), received \(task.countOfBytesReceived)"
+      summary += ", response \((task.response as? HTTPURLResponse)?.statusCode ?? -1)"
+      summary += ", error \(task.error.map { String(describing: $0) } ?? "none")"
+    } else {
+      summary += "; no task"
+    }
+    return summary
+  }
+
   /// The hooks of the service that made this fetcher.
   package var serviceHooks: (any FetcherServiceHooks)? {
     get { self[config: \.serviceHooks] }

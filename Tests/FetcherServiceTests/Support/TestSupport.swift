@@ -96,7 +96,7 @@ struct TestTimeout: Error, CustomStringConvertible {
 
 extension SessionFetcher {
   /// Begins with the closure API and waits (bounded) for the completion.
-  func fetchResult(timeout: TimeInterval = 20) async -> FetchResult {
+  func fetchResult(timeout: TimeInterval = 30) async -> FetchResult {
     await withCheckedContinuation { (continuation: CheckedContinuation<FetchResult, Never>) in
       let once = Recorder<Bool>()
       let resume: @Sendable (FetchResult) -> Void = { result in
@@ -104,7 +104,12 @@ extension SessionFetcher {
         if once.count == 1 { continuation.resume(returning: result) }
       }
       beginFetch { data, error in resume(FetchResult(data: data, error: error)) }
-      DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+      // Weak: a test may check that the fetcher (and what it holds) is freed long before this runs.
+      DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
+        guard once.count == 0 else { return }
+        let account =
+          self.map { "\($0.request?.url?.absoluteString ?? "?"): \($0.diagnosticSummary)" } ?? "freed"
+        print("fetchResult gave up after \(timeout) s on \(account)")
         resume(FetchResult(data: nil, error: TestTimeout()))
       }
     }
@@ -126,7 +131,7 @@ func makeService(maxPerHost: Int = 10) -> FetcherService {
 }
 
 /// Waits until `condition` holds, polling, at most `timeout` seconds.
-func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) async -> Bool {
+func eventually(timeout: TimeInterval = 30, _ condition: () -> Bool) async -> Bool {
   let deadline = Date().addingTimeInterval(timeout)
   while Date() < deadline {
     if condition() { return true }

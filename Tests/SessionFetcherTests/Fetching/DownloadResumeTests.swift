@@ -127,6 +127,40 @@ struct DownloadResumeTests {
     #expect(DownloadTests.contents(folder) == ["file.bin"])
   }
 
+  @Test("A 416 to the resumed range drops the part file and downloads the whole resource again")
+  func rangeNotSatisfiableRestarts() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    Self.rangeRoute(server, "/shrinks", total: 300_000, truncations: 1) { "v1" }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("file.bin")
+    let first = server.fetcher("/shrinks")
+    first.destinationFileURL = destination
+    first.keepsPartialDownloadForResume = true
+    #expect(await first.fetchResult().error != nil)
+    let token = try #require(first.downloadResumeData)
+
+    // The resource is now shorter than the 150,000 bytes kept: the range cannot be satisfied.
+    server.route("/shrinks") { request in
+      let headers = [("ETag", "\"v1\""), ("Accept-Ranges", "bytes")]
+      if request.header("Range") != nil {
+        return TestResponse(status: 416, headers: headers + [("Content-Range", "bytes */100000")])
+      }
+      return TestResponse(status: 200, headers: headers, body: TestServer.patternBytes(count: 100_000))
+    }
+    let second = try #require(SessionFetcher(resumeData: token))
+    second.allowLocalhostRequest = true
+    second.callbackQueue = makeCallbackQueue()
+    let result = await second.fetchResult()
+    #expect(result.error == nil)
+    #expect(second.statusCode == 200)
+    #expect(try Self.holdsPattern(destination, count: 100_000))
+    let ranges = server.requests(path: "/shrinks").suffix(2).map { $0.header("Range") }
+    #expect(ranges == ["bytes=150000-", nil])
+    #expect(DownloadTests.contents(folder) == ["file.bin"])
+  }
+
   @Test("Without keepsPartialDownloadForResume nothing partial is left and there is no token")
   func defaultLeavesNothing() async throws {
     let server = try TestServer()
