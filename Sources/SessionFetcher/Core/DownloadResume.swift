@@ -178,8 +178,9 @@ extension SessionFetcher {
   /// Continues the download of a resume token: sets ``destinationFileURL`` and
   /// ``keepsPartialDownloadForResume``, and makes the first attempt ask for the missing bytes. A
   /// token whose part file is gone starts over; a resource whose validator changed is downloaded
-  /// again whole (the server answers the `If-Range` with 200). Set before beginning; reads back
-  /// the token given.
+  /// again whole (the server answers the `If-Range` with 200), and so is one that can no longer
+  /// satisfy the range (a 416 answer: the part file is dropped and the request sent once more
+  /// without a range). Set before beginning; reads back the token given.
   public var resumeData: Data? {
     get {
       storage.withLock { storage in
