@@ -1,4 +1,5 @@
 import FetcherService
+import FetcherTesting
 import Foundation
 import MIMEDocument
 import SessionFetcher
@@ -370,17 +371,5 @@ struct InteropLargeTransferTests {
     let stored = Interop.nginxRoot.appendingPathComponent("upload/\(name)")
     defer { try? FileManager.default.removeItem(at: stored) }
     #expect(try Interop.sha256(stored) == Interop.sha256(source))
-  }
-}
-
-/// Stops a fetcher once its download (resumed bytes included) reaches a length.
-final class StopAtLengthMonitor: FetcherEventMonitor, @unchecked Sendable {
-  // `@unchecked Sendable`: `stopAt` is immutable; `stopFetching()` is thread-safe.
-  let stopAt: Int64
-
-  init(_ stopAt: Int64) { self.stopAt = stopAt }
-
-  func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) {
-    if fetcher.downloadedLength >= stopAt { fetcher.stopFetching() }
   }
 }

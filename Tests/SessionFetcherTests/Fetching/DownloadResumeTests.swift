@@ -229,7 +229,7 @@ struct DownloadResumeTests {
         stopPoints.removeFirst()
         // A monitor runs on the delivery path itself, so the stop always comes before the end of the
         // body (a progress block runs later, on the callback queue, possibly after completion).
-        fetcher.eventMonitors = [StopAtMonitor(stopAt)]
+        fetcher.eventMonitors = [StopAtLengthMonitor(stopAt)]
       }
       server.resetRecords()
       if stopAt == nil {
@@ -248,17 +248,5 @@ struct DownloadResumeTests {
     #expect(ranges.dropFirst().allSatisfy { $0?.hasPrefix("bytes=") == true })
     #expect(try Self.holdsPattern(destination, count: total))
     #expect(DownloadTests.contents(folder) == ["big.bin"])
-  }
-}
-
-/// Stops a fetcher once its download (resumed bytes included) reaches a length.
-final class StopAtMonitor: FetcherEventMonitor, @unchecked Sendable {
-  // `@unchecked Sendable`: `stopAt` is immutable; `stopFetching()` is thread-safe.
-  let stopAt: Int64
-
-  init(_ stopAt: Int64) { self.stopAt = stopAt }
-
-  func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) {
-    if fetcher.downloadedLength >= stopAt { fetcher.stopFetching() }
   }
 }
