@@ -260,10 +260,9 @@ private func sameBytes(_ data: Data, at offset: Int, _ buffer: [UInt8], count: I
   }
 }
 
-/// The process's memory figures from /proc/self/status (Linux); zero elsewhere.
+/// The process's resident memory from /proc/self/status (Linux); zero elsewhere.
 struct MemoryStatus {
   var residentBytes: Int64 = 0
-  var highWaterBytes: Int64 = 0
 
   static func current() -> MemoryStatus {
     var status = MemoryStatus()
@@ -272,7 +271,6 @@ struct MemoryStatus {
       let fields = line.split { $0 == " " || $0 == "\t" }
       guard fields.count >= 2, let kilobytes = Int64(fields[1]) else { continue }
       if fields[0] == "VmRSS:" { status.residentBytes = kilobytes * 1024 }
-      if fields[0] == "VmHWM:" { status.highWaterBytes = kilobytes * 1024 }
     }
     return status
   }
