@@ -94,31 +94,3 @@ package struct RetryBackoff: Sendable, Equatable {
     lastInterval = interval
   }
 }
-
-/// HTTP-date parsing (RFC 9110 §5.6.7: IMF-fixdate, obsolete RFC 850 and asctime forms).
-package enum HTTPDate {
-  private static let formats = [
-    "EEE, dd MMM yyyy HH:mm:ss zzz",
-    "EEEE, dd-MMM-yy HH:mm:ss zzz",
-    "EEE MMM d HH:mm:ss yyyy",
-  ]
-
-  package static func parse(_ string: String) -> Date? {
-    for format in formats {
-      let formatter = DateFormatter()
-      formatter.locale = Locale(identifier: "en_US_POSIX")
-      formatter.timeZone = TimeZone(identifier: "GMT")
-      formatter.dateFormat = format
-      if let date = formatter.date(from: string) { return date }
-    }
-    return nil
-  }
-
-  package static func format(_ date: Date) -> String {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "GMT")
-    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-    return formatter.string(from: date)
-  }
-}

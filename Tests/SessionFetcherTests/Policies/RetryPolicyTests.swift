@@ -121,4 +121,37 @@ struct RetryPolicyTests {
     #expect(RetryPolicy.retryAfterDelay("Sun, 06 Nov 1994 08:00:00 GMT", now: now) == 0)
     #expect(HTTPDate.format(now) == "Sun, 06 Nov 1994 08:49:37 GMT")
   }
+
+  @Test(
+    arguments: [
+      (0.0, "Thu, 01 Jan 1970 00:00:00 GMT"),
+      (784_111_777, "Sun, 06 Nov 1994 08:49:37 GMT"),
+      (951_782_400, "Tue, 29 Feb 2000 00:00:00 GMT"),
+      (2_147_483_648, "Tue, 19 Jan 2038 03:14:08 GMT"),
+      (-1, "Wed, 31 Dec 1969 23:59:59 GMT"),
+      (4_102_444_800, "Fri, 01 Jan 2100 00:00:00 GMT"),
+      (-11_644_473_600, "Mon, 01 Jan 1601 00:00:00 GMT"),
+      (1.9, "Thu, 01 Jan 1970 00:00:01 GMT"),
+    ] as [(Double, String)])
+  func httpDatesFormatAndParseBack(_ seconds: Double, _ text: String) {
+    let date = Date(timeIntervalSince1970: seconds)
+    #expect(HTTPDate.format(date) == text)
+    #expect(HTTPDate.parse(text) == Date(timeIntervalSince1970: seconds.rounded(.down)))
+  }
+
+  @Test(
+    arguments: [
+      ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777.0),
+      ("Sunday, 06-Nov-94 08:49:37 GMT", 784_111_777),
+      ("Sun Nov  6 08:49:37 1994", 784_111_777),
+      ("sun, 06 nov 1994 08:49:37 gmt", 784_111_777),
+      ("Sun, 31 Feb 1994 08:49:37 GMT", nil),
+      ("Sun, 06 Nov 1994 24:00:00 GMT", nil),
+      ("Sun, 06 Nov 1994", nil),
+      ("", nil),
+      ("tomorrow", nil),
+    ] as [(String, Double?)])
+  func httpDateForms(_ text: String, _ seconds: Double?) {
+    #expect(HTTPDate.parse(text) == seconds.map { Date(timeIntervalSince1970: $0) })
+  }
 }
