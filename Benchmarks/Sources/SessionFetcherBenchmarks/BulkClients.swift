@@ -196,6 +196,11 @@ func runBulk(client: String, options: Options) throws {
     let fetcher = benchFetcher(putRequest)
     fetcher.bodyFileURL = bigFile
     outcome = try fetchAndWait(fetcher) { fileSize(bigFile) }
+  case "fetcher-upload-file-chunked":
+    let fetcher = benchFetcher(putRequest)
+    fetcher.bodyFileURL = bigFile
+    fetcher.sendsBodyFileChunked = true
+    outcome = try fetchAndWait(fetcher) { fileSize(bigFile) }
   case "fetcher-upload-mime":
     let fetcher = benchFetcher(putRequest)
     try fetcher.setBody(uploadDocument(file: bigFile))

@@ -153,6 +153,9 @@ struct Driver {
               label: "raw URLSession httpBodyStream, InputStream(url:)",
               kind: .child(["bulk", "raw-upload-file-stream"])),
             BenchCase(
+              label: "SessionFetcher bodyFileURL, sendsBodyFileChunked",
+              kind: .child(["bulk", "fetcher-upload-file-chunked"])),
+            BenchCase(
               label: "raw URLSession httpBodyStream, MIMEDocument", kind: .child(["bulk", "raw-upload-mime"])),
             BenchCase(
               label: "SessionFetcher setBody(MIMEDocument)", kind: .child(["bulk", "fetcher-upload-mime"])),
@@ -163,6 +166,10 @@ struct Driver {
             (
               "ratio SessionFetcher ÷ raw, file", "SessionFetcher bodyFileURL",
               "raw URLSession uploadTask(fromFile:)"
+            ),
+            (
+              "ratio chunked ÷ Content-Length, SessionFetcher file",
+              "SessionFetcher bodyFileURL, sendsBodyFileChunked", "SessionFetcher bodyFileURL"
             ),
             (
               "ratio SessionFetcher ÷ raw, MIME", "SessionFetcher setBody(MIMEDocument)",

@@ -31,7 +31,8 @@ struct Options {
            fetcher-bench child small (raw|fetcher|service|ahc) [--inflight N] [--count N]
                              [--logging off|files|memory]
            fetcher-bench child bulk (raw-download|fetcher-download|ahc-download|raw-upload-file|raw-upload-file-stream|
-                             raw-upload-mime|fetcher-upload-file|fetcher-upload-mime|ahc-upload-file)
+                             raw-upload-mime|fetcher-upload-file|fetcher-upload-file-chunked|fetcher-upload-mime|
+                             ahc-upload-file)
            fetcher-bench child mime (generate-stream|generate-data|parse)
     """
 

@@ -10,7 +10,8 @@ import SessionFetcher
 #endif
 
 /// The configuration the library gives its own sessions (`FetcherSession.adjusted` of `.ephemeral`):
-/// no URLCache, no platform cookie handling, FoundationNetworking's default connection limits.
+/// no URLCache, no platform cookie handling, FoundationNetworking's default connection limits
+/// (`BENCH_MAX_CONNECTIONS` overrides the per-host limit).
 func libraryLikeConfiguration() -> URLSessionConfiguration {
   let configuration = URLSessionConfiguration.ephemeral
   configuration.urlCache = nil
@@ -18,6 +19,10 @@ func libraryLikeConfiguration() -> URLSessionConfiguration {
   configuration.httpShouldSetCookies = false
   configuration.httpCookieAcceptPolicy = .never
   configuration.httpCookieStorage = nil
+  // The connection-churn sweep (Benchmarks/README.md) sets the per-host connection limit.
+  if let limit = ProcessInfo.processInfo.environment["BENCH_MAX_CONNECTIONS"].flatMap(Int.init) {
+    configuration.httpMaximumConnectionsPerHost = limit
+  }
   return configuration
 }
 
@@ -184,6 +189,9 @@ func runSmallGet(client: String, options: Options) throws {
   case "service":
     let service = FetcherService()
     service.maxRunningFetchersPerHost = 16
+    if ProcessInfo.processInfo.environment["BENCH_MAX_CONNECTIONS"] != nil {
+      service.configuration = libraryLikeConfiguration()
+    }
     issuer = FetcherIssuer(url: url, expectedLength: expected, service: service)
   case "ahc":
     issuer = try AHCIssuer(url: url, expectedLength: expected, connections: max(inflight, 6))

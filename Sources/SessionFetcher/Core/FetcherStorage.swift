@@ -8,6 +8,7 @@ struct FetcherConfiguration {
   var properties: [String: any Sendable] = [:]
   var bodyData: Data?
   var bodyFileURL: URL?
+  var sendsBodyFileChunked = false
   var bodyStreamProvider: SessionFetcher.BodyStreamProvider?
   var bodyLength: Int64?
   var destinationFileURL: URL?

@@ -111,11 +111,17 @@ extension SessionFetcher {
     }
 
     var body = BodySource.none
+    var bodyLength = config.bodyLength
     if let data = config.bodyData {
       body = .data(data)
     } else if let fileURL = config.bodyFileURL {
       try SessionFetcher.checkReadableFile(fileURL)
-      body = .file(fileURL)
+      if config.sendsBodyFileChunked {
+        body = .stream(SessionFetcher.fileStreamProvider(fileURL))
+        bodyLength = bodyLength ?? SessionFetcher.fileSize(fileURL)
+      } else {
+        body = .file(fileURL)
+      }
     } else if let provider = config.bodyStreamProvider {
       body = .stream(provider)
     } else if let data = request.httpBody {
@@ -148,13 +154,28 @@ extension SessionFetcher {
       resourceTimeout = session.configuration.timeoutIntervalForResource
     }
     return FetchPlan(
-      baseRequest: request, body: body, bodyLength: config.bodyLength,
+      baseRequest: request, body: body, bodyLength: bodyLength,
       destination: config.destinationFileURL, accumulates: config.accumulateDataBlock != nil,
       maximumInMemoryBodyLength: config.maximumResponseBodyLength,
       idleTimeout: idleTimeout, resourceTimeout: resourceTimeout, callbackQueue: config.callbackQueue,
       monitors: config.eventMonitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
       session: session, ownsSession: ownsSession,
       testBlock: config.testBlock ?? SessionFetcher.globalTestBlock)
+  }
+
+  /// A fresh stream of the file for every attempt (a retry or redirect sends it again).
+  static func fileStreamProvider(_ url: URL) -> BodyStreamProvider {
+    {
+      try checkReadableFile(url)
+      guard let stream = InputStream(url: url) else {
+        throw SessionFetcherError.bodyUnavailable(description: "cannot read \(url.path)")
+      }
+      return stream
+    }
+  }
+
+  static func fileSize(_ url: URL) -> Int64? {
+    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
   }
 
   static func checkReadableFile(_ url: URL) throws {

@@ -42,7 +42,83 @@ struct BodyTests {
     let recorded = try #require(server.requests.last)
     #expect(recorded.method == "PUT")
     #expect(recorded.header("Content-Length") == "1000000")
+    #expect(!recorded.wasChunked)
     #expect(recorded.bodyChecksum == TestServer.checksum(body))
+  }
+
+  @Test func fileBodyCanBeSentChunked() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("body.bin")
+    let body = TestServer.patternBytes(count: 3_000_001, offset: 11)
+    try body.write(to: file)
+    let fetcher = server.fetcher("/upload")
+    fetcher.request?.httpMethod = "PUT"
+    fetcher.bodyFileURL = file
+    fetcher.sendsBodyFileChunked = true
+    let sent = Recorder<(Int64, Int64, Int64)>()
+    fetcher.sendProgressBlock = { sent.append(($0, $1, $2)) }
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(fetcher.statusCode == 200)
+    let recorded = try #require(server.requests.last)
+    #expect(recorded.method == "PUT")
+    #expect(recorded.wasChunked)
+    #expect(recorded.header("Content-Length") == nil)
+    #expect(recorded.bodyChecksum == TestServer.checksum(body))
+    // The file's size is the expected total, although a stream reports none on Linux.
+    #expect(!sent.values.isEmpty)
+    #expect(sent.values.allSatisfy { $0.2 == 3_000_001 })
+    #expect(sent.values.last?.1 == 3_000_001)
+  }
+
+  @Test func chunkedFileBodyIsReadAgainForEveryAttempt() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("body.bin")
+    let body = TestServer.patternBytes(count: 200_000, offset: 3)
+    try body.write(to: file)
+    let fetcher = server.fetcher("/fail-first?n=2&key=file-\(UUID().uuidString)&status=503")
+    fetcher.request?.httpMethod = "PUT"
+    fetcher.bodyFileURL = file
+    fetcher.sendsBodyFileChunked = true
+    fetcher.isRetryEnabled = true
+    fetcher.minRetryInterval = 0.01
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(server.requests.count == 3)
+    #expect(server.requests.allSatisfy { $0.wasChunked && $0.body == body })
+  }
+
+  @Test func chunkedFileBodyThatDisappearsBeforeARetryFailsCleanly() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("body.bin")
+    try Data("first attempt".utf8).write(to: file)
+    let fetcher = server.fetcher("/fail-first?n=1&key=gone-\(UUID().uuidString)&status=503")
+    fetcher.request?.httpMethod = "PUT"
+    fetcher.bodyFileURL = file
+    fetcher.sendsBodyFileChunked = true
+    fetcher.isRetryEnabled = true
+    fetcher.minRetryInterval = 0.01
+    // Deletes the file when the 503 is judged; the suggestion stands (retry the 503, not the
+    // missing file that follows).
+    fetcher.retryBlock = { suggested, _, response in
+      try? FileManager.default.removeItem(at: file)
+      response(suggested)
+    }
+    let result = await fetcher.fetchResult()
+    guard case .bodyUnavailable? = result.fetcherError else {
+      Issue.record("expected bodyUnavailable, got \(String(describing: result.error))")
+      return
+    }
+    #expect(server.requests.count == 1)
   }
 
   @Test func streamBodyIsChunkedNeverFramedTwice() async throws {
