@@ -162,9 +162,9 @@ public final class SessionFetcher: @unchecked Sendable {
   /// blocks, instead of with a Content-Length (default `false`).
   ///
   /// A Content-Length upload goes through `uploadTask(with:fromFile:)`, which FoundationNetworking on
-  /// Linux feeds in small dispatch-I/O pieces: on a 2-core machine about 150 MB/s and 6 s of CPU per
-  /// GiB. Sent chunked, the same file moves at about 400 MB/s with 1.3 s of CPU (the benchmark in
-  /// `Benchmarks/`). The file is still read from disk as it is sent, never loaded whole, a retry or
+  /// Linux feeds in small dispatch-I/O pieces: on a 2-core machine about 180 MB/s, 6.8 s of CPU and
+  /// a million context switches per GiB. Sent chunked, the same file moves at about 650 MB/s with
+  /// 1.6 s of CPU (the upload rows of the benchmark in `Benchmarks/`). The file is still read from disk as it is sent, never loaded whole, a retry or
   /// a 307/308 redirect reads it again from the start, and send progress reports the file's size
   /// as the expected total (or ``bodyLength`` when set).
   ///
