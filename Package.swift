@@ -44,6 +44,7 @@ let package = Package(
       dependencies: ["SessionUploadFetcher", "SessionFetcher", "FetcherService", "FetcherTesting"],
       swiftSettings: strictSettings),
     .testTarget(
-      name: "FetcherTestingTests", dependencies: ["FetcherTesting"], swiftSettings: strictSettings),
+      name: "FetcherTestingTests", dependencies: ["FetcherTesting", "SessionFetcher"],
+      swiftSettings: strictSettings),
   ]
 )

@@ -9,49 +9,8 @@ import Testing
   import FoundationNetworking
 #endif
 
-/// The result of a closure-form fetch.
-struct FetchResult: @unchecked Sendable {
-  // `@unchecked`: the error is only read by the test that made it.
-  var data: Data?
-  var error: (any Error)?
-}
-
-/// A thread-safe one-shot flag.
-final class OnceFlag: @unchecked Sendable {
-  // `@unchecked Sendable`: `fired` is only touched under `lock`.
-  private let lock = NSLock()
-  private var fired = false
-
-  /// True the first time only.
-  func fire() -> Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    if fired { return false }
-    fired = true
-    return true
-  }
-}
-
-struct TestTimeout: Error {}
-
 /// The property that marks a fetcher made by these tests (see ``withLogging(toFile:maximumBodySize:redaction:_:)``).
 let loggingTestMarker = "HTTPLoggingTests.fetcher"
-
-extension SessionFetcher {
-  /// Begins with the closure API and waits (bounded) for the completion.
-  func fetchResult(timeout: TimeInterval = 30) async -> FetchResult {
-    await withCheckedContinuation { (continuation: CheckedContinuation<FetchResult, Never>) in
-      let once = OnceFlag()
-      let resume: @Sendable (FetchResult) -> Void = { result in
-        if once.fire() { continuation.resume(returning: result) }
-      }
-      beginFetch { data, error in resume(FetchResult(data: data, error: error)) }
-      DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-        resume(FetchResult(data: nil, error: TestTimeout()))
-      }
-    }
-  }
-}
 
 extension TestServer {
   /// A fetcher for a path on this server, allowed to reach localhost, with a private serial queue.

@@ -68,10 +68,10 @@ struct ChunkedUploadTests {
       events.append(error == nil ? "completion" : "error \(String(describing: error))")
       done.append(true)
     }
-    let finished = await waitUntil { !fetcher.isFetching }
+    let finished = await eventually { !fetcher.isFetching }
     callbacks.resume()
     #expect(finished)
-    #expect(await waitUntil { !done.values.isEmpty })
+    #expect(await eventually { !done.values.isEmpty })
     let values = events.values
     #expect(values.last == "completion")
     #expect(values.dropLast().last == "progress \(bigLength)")

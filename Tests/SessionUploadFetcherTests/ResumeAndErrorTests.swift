@@ -194,7 +194,7 @@ struct ResumeAndErrorTests {
       }
     }
     async let result = run(fetcher)
-    #expect(await waitUntil { paused.values.count == 1 })
+    #expect(await eventually { paused.values.count == 1 })
     #expect(fetcher.isPaused)
     #expect(fetcher.isFetching)
     try await Task.sleep(nanoseconds: 100_000_000)
@@ -228,7 +228,7 @@ struct ResumeAndErrorTests {
     }
     let (_, error) = await run(fetcher)
     #expect(error as? SessionFetcherError == .cancelled)
-    #expect(await waitUntil { cancelResults.values.count == 1 })
+    #expect(await eventually { cancelResults.values.count == 1 })
     #expect(cancelResults.values.first?.0 == true)
     #expect(cancelResults.values.first?.1 == true)
     #expect(server.commands("/cancel.upload").map(\.command) == ["upload", "cancel"])
@@ -246,9 +246,9 @@ struct ResumeAndErrorTests {
     fetcher.cancellationHandler = { cancelFetcher, _, _ in handled.append(cancelFetcher == nil) }
     fetcher.beginFetch { _, _ in Issue.record("no completion without the flag") }
     // The start is on the wire (the server never answers it).
-    #expect(await waitUntil { server.requests.count == 1 })
+    #expect(await eventually { server.requests.count == 1 })
     fetcher.stopFetching()
-    #expect(await waitUntil { handled.values == [true] })
+    #expect(await eventually { handled.values == [true] })
     try await Task.sleep(nanoseconds: 200_000_000)
     #expect(server.requests.count == 1)
   }
@@ -263,7 +263,7 @@ struct ResumeAndErrorTests {
       if isChunk(commandFetcher, at: 75_000) { first?.pauseFetching() }
     }
     first.beginFetch { _, _ in Issue.record("the first fetcher never completes") }
-    #expect(await waitUntil { first.isPaused })
+    #expect(await eventually { first.isPaused })
     let location = try #require(first.uploadLocationURL)
 
     let second = SessionUploadFetcher(

@@ -10,25 +10,6 @@ let bigLength = 199_000
 let bigChunkSize: Int64 = 75_000
 let bigData = TestServer.patternBytes(count: bigLength)
 
-/// A thread-safe list of values recorded in callbacks.
-final class Recorder<Value>: @unchecked Sendable {
-  // `@unchecked Sendable`: `storage` is only touched under `lock`.
-  private let lock = NSLock()
-  private var storage: [Value] = []
-
-  func append(_ value: Value) {
-    lock.lock()
-    storage.append(value)
-    lock.unlock()
-  }
-
-  var values: [Value] {
-    lock.lock()
-    defer { lock.unlock() }
-    return storage
-  }
-}
-
 /// A command as the server recorded it.
 struct RecordedCommand: Equatable, CustomStringConvertible {
   var command: String
@@ -45,16 +26,6 @@ extension TestServer {
       RecordedCommand(command: $0.command, offset: $0.offset, length: $0.length)
     }
   }
-}
-
-/// Waits until `condition` holds, at most `timeout` seconds.
-func waitUntil(timeout: TimeInterval = 30, _ condition: () -> Bool) async -> Bool {
-  let deadline = Date().addingTimeInterval(timeout)
-  while !condition() {
-    if Date() > deadline { return false }
-    try? await Task.sleep(nanoseconds: 10_000_000)
-  }
-  return true
 }
 
 /// A standalone upload fetcher for `pathAndQuery` on `server` (a `.location` path), allowed to

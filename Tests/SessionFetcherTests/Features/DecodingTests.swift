@@ -120,8 +120,8 @@ struct DecodingTests {
     defer { server.stop() }
     let marked = MarkedQueue()
     let fetcher = server.fetcher("/user", queue: marked.queue)
-    let parseStarted = ParseGate()
-    let releaseParse = ParseGate()
+    let parseStarted = Gate()
+    let releaseParse = Gate()
     let parseOnQueue = Recorder<Bool>()
     let events = Recorder<String>()
     fetcher.beginFetch(
@@ -163,8 +163,8 @@ struct DecodingTests {
     let server = try serverWithUser()
     defer { server.stop() }
     let fetcher = server.fetcher("/user")
-    let parseStarted = ParseGate()
-    let releaseParse = ParseGate()
+    let parseStarted = Gate()
+    let releaseParse = Gate()
     let completions = Recorder<String>()
     fetcher.beginFetch(
       parsing: { data, _ in
@@ -189,26 +189,5 @@ struct DecodingTests {
     #expect(await eventually { server.requestCount(path: "/hang") == 1 })
     task.cancel()
     #expect((await task.result.error as? SessionFetcherError) == .cancelled)
-  }
-}
-
-/// A gate that a blocked closure waits on until the test opens it (or a bound runs out).
-private final class ParseGate: @unchecked Sendable {
-  // `@unchecked Sendable`: `isOpen` is only touched under `condition`.
-  private let condition = NSCondition()
-  private var isOpen = false
-
-  func wait(timeout: TimeInterval = 15) {
-    condition.lock()
-    defer { condition.unlock() }
-    let deadline = Date().addingTimeInterval(timeout)
-    while !isOpen && condition.wait(until: deadline) {}
-  }
-
-  func open() {
-    condition.lock()
-    isOpen = true
-    condition.broadcast()
-    condition.unlock()
   }
 }

@@ -28,7 +28,7 @@ struct AsyncTests {
     let server = try TestServer()
     defer { server.stop() }
     let fetcher = server.fetcher("/hang")
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let task = Task { try await fetcher.beginFetch() }
     #expect(await eventually { server.requestCount(path: "/hang") == 1 })
     task.cancel()

@@ -21,7 +21,7 @@ struct AuthTests {
     defer { server.stop() }
     // Workaround pinned: default handling would hang forever on Swift 6.3.1 (corelibs #5456).
     let fetcher = server.fetcher("/basic-auth/user/pa55")
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult(timeout: 10)
     #expect(result.fetcherError?.statusCode == 401)
     #expect(fetcher.statusCode == 401)
@@ -84,7 +84,7 @@ struct AuthTests {
     let authorizer = Authorizer(tokens: ["expired", "fresh"], allowRefresh: true)
     let fetcher = server.fetcher("/bearer/fresh")
     fetcher.authorizer = authorizer
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     #expect(result.error == nil)
     #expect(authorizer.refreshes == 1)

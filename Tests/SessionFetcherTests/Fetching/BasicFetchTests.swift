@@ -10,7 +10,7 @@ struct BasicFetchTests {
     defer { server.stop() }
     let queue = makeCallbackQueue()
     let fetcher = server.fetcher("/bytes/5000", queue: queue)
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     #expect(result.error == nil)
     #expect(result.data == TestServer.patternBytes(count: 5000))
@@ -112,7 +112,7 @@ struct BasicFetchTests {
     let fetcher = SessionFetcher.fetcher(urlString: string)
     fetcher.callbackQueue = makeCallbackQueue()
     #expect(fetcher.request == nil)
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     #expect(result.fetcherError == .invalidURL(string))
     #expect(counter.started == 0 && counter.stopped == 0)
@@ -123,7 +123,7 @@ struct BasicFetchTests {
     defer { server.stop() }
     let fetcher = SessionFetcher.fetcher(url: server.url("/bytes/1"))
     fetcher.callbackQueue = makeCallbackQueue()
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     #expect(result.fetcherError == .insecureRequest(server.url("/bytes/1")))
     #expect(counter.started == 0)
@@ -154,7 +154,7 @@ struct BasicFetchTests {
     defer { server.stop() }
     for path in ["/garbage", "/empty"] {
       let fetcher = server.fetcher(path)
-      let counter = NotificationCounter([fetcher])
+      let counter = NotificationRecorder([fetcher])
       let result = await fetcher.fetchResult()
       #expect(result.urlError != nil, "\(path): \(String(describing: result.error))")
       #expect(await eventually { counter.completionInvoked == 1 })

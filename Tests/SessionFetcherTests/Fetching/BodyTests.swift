@@ -169,7 +169,7 @@ struct BodyTests {
     defer { server.stop() }
     let fetcher = server.fetcher("/upload")
     fetcher.bodyFileURL = URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString)")
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     guard case .bodyUnavailable? = result.fetcherError else {
       Issue.record("expected bodyUnavailable, got \(String(describing: result.error))")
@@ -185,7 +185,7 @@ struct BodyTests {
     defer { server.stop() }
     let fetcher = server.fetcher("/upload")
     fetcher.bodyStreamProvider = { throw Broken() }
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     guard case .bodyUnavailable? = result.fetcherError else {
       Issue.record("expected bodyUnavailable, got \(String(describing: result.error))")

@@ -88,7 +88,7 @@ struct DownloadTests {
     try Data("x".utf8).write(to: blocker)
     let fetcher = server.fetcher("/bytes/10")
     fetcher.destinationFileURL = blocker.appendingPathComponent("file.bin")
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     guard case .downloadFailed? = result.fetcherError else {
       Issue.record("expected downloadFailed, got \(String(describing: result.error))")

@@ -12,7 +12,7 @@ struct RedirectTests {
     let server = try TestServer()
     defer { server.stop() }
     let fetcher = server.fetcher(path)
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     #expect(result.error == nil)
     #expect(fetcher.statusCode == 200)

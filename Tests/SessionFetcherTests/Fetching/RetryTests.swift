@@ -13,7 +13,7 @@ struct RetryTests {
     let fetcher = server.fetcher("/fail-first?n=2&key=\(Self.key())&status=503&bytes=100")
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.02
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     #expect(result.error == nil)
     #expect(result.data == TestServer.patternBytes(count: 100))
@@ -79,7 +79,7 @@ struct RetryTests {
     let server = try TestServer()
     defer { server.stop() }
     let fetcher = server.fetcher("/status/503")
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     #expect(await fetcher.fetchResult().fetcherError?.statusCode == 503)
     #expect(server.requestCount(path: "/status/503") == 1)
     #expect(counter.retryDelayStarted == 0)
@@ -158,7 +158,7 @@ struct RetryTests {
     let fetcher = server.fetcher("/status/503")
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 30
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     fetcher.beginFetch { _, _ in Issue.record("a stopped fetch runs no completion") }
     #expect(await eventually { counter.retryDelayStarted == 1 })
     fetcher.stopFetching()

@@ -9,7 +9,7 @@ struct StopTests {
     let server = try TestServer()
     defer { server.stop() }
     let fetcher = server.fetcher("/hang")
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let completions = Recorder<Int>()
     fetcher.beginFetch { _, _ in completions.append(1) }
     #expect(await eventually { server.requestCount(path: "/hang") == 1 })
@@ -42,7 +42,7 @@ struct StopTests {
     let server = try TestServer()
     defer { server.stop() }
     let silent = server.fetcher("/bytes/1")
-    let counter = NotificationCounter([silent])
+    let counter = NotificationRecorder([silent])
     silent.stopFetching()
     silent.beginFetch { _, _ in Issue.record("no completion without the flag") }
     let notified = server.fetcher("/bytes/1")
@@ -59,7 +59,7 @@ struct StopTests {
     let server = try TestServer()
     defer { server.stop() }
     let queue = makeCallbackQueue()
-    let counter = NotificationCounter()
+    let counter = NotificationRecorder()
     let completions = Recorder<Int>()
     var fetchers: [SessionFetcher] = []
     // As with main-queue callbacks in the original test, nothing queued may run between a begin
@@ -86,7 +86,7 @@ struct StopTests {
     let server = try TestServer()
     defer { server.stop() }
     let queue = makeCallbackQueue()
-    let counter = NotificationCounter()
+    let counter = NotificationRecorder()
     let completions = Recorder<SessionFetcherError?>()
     let fetchers = (0..<200).map { _ in server.fetcher("/delay/0.01", queue: queue) }
     for fetcher in fetchers {
@@ -121,7 +121,7 @@ struct StopTests {
     let fetcher = server.fetcher("/bytes/1")
     fetcher.authorizer = SlowAuthorizer()
     fetcher.stopFetchingTriggersCompletionHandler = true
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let errors = Recorder<SessionFetcherError?>()
     fetcher.beginFetch { _, error in errors.append(error as? SessionFetcherError) }
     fetcher.stopFetching()

@@ -15,7 +15,7 @@ struct TestBlockTests {
     let fetcher = SessionFetcher.fetcher(url: Self.url)
     fetcher.callbackQueue = makeCallbackQueue()
     fetcher.testBlock = { _, respond in respond(Self.response(200), Data("stubbed".utf8), nil) }
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     #expect(result.data == Data("stubbed".utf8))
     #expect(fetcher.statusCode == 200)

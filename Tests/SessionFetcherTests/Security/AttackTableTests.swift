@@ -20,7 +20,7 @@ struct AttackTableTests {
     let fetcher = SessionFetcher.fetcher(urlString: urlString)
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = makeCallbackQueue()
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     guard case .insecureRequest? = result.fetcherError else {
       Issue.record("\(urlString) was not refused: \(String(describing: result.error))")
@@ -229,7 +229,7 @@ struct AttackTableTests {
       fetcher.maximumResponseBodyLength = 1_000
       let started = Date()
       let result = await fetcher.fetchResult(timeout: 120)  // generous: sanitizer runs are slow
-      #expect(!(result.error is TestTimeout), "\(path) hung")
+      #expect(!(result.error is FetchTimeout), "\(path) hung")
       // libcurl refuses header blocks past its own limit; whatever it accepts stays bounded.
       if result.error == nil {
         #expect(result.data == Data("small".utf8))

@@ -99,7 +99,7 @@ struct StreamWindowTests {
     let mark = 1 << 20
     let path = "/bytes/\(size)"
     let fetcher = server.fetcher(path)
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let stream = try await bounded { try await fetcher.beginStreaming(highWaterMark: mark) }
     #expect(stream.httpResponse?.statusCode == 200)
     #expect(stream.response.expectedContentLength == Int64(size))
@@ -144,7 +144,7 @@ struct StreamWindowTests {
       let fetcher = server.fetcher("/changing")
       fetcher.isRetryEnabled = true
       fetcher.minRetryInterval = 0.05
-      let counter = NotificationCounter([fetcher])
+      let counter = NotificationRecorder([fetcher])
       let mark = 1 << 20
       let (count, errors, afterError) = try await bounded {
         var iterator = try await fetcher.beginStreaming(highWaterMark: mark).makeAsyncIterator()
@@ -190,7 +190,7 @@ struct StreamWindowTests {
       let fetcher = server.fetcher("/flaky")
       fetcher.isRetryEnabled = true
       fetcher.minRetryInterval = 0.05
-      let counter = NotificationCounter([fetcher])
+      let counter = NotificationRecorder([fetcher])
       let result = try await bounded {
         try await consume(try await fetcher.beginStreaming(highWaterMark: mark))
       }
@@ -226,7 +226,7 @@ struct StreamWindowTests {
       let server = try TestServer()
       defer { server.stop() }
       let fetcher = server.fetcher("/bytes/0")
-      let counter = NotificationCounter([fetcher])
+      let counter = NotificationRecorder([fetcher])
       let stream = try await bounded { try await fetcher.beginStreaming() }
       #expect(stream.httpResponse?.statusCode == 200)
       let result = try await bounded { try await consume(stream) }

@@ -11,7 +11,7 @@ func bounded<T: Sendable>(
     group.addTask { try await body() }
     group.addTask {
       try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
-      throw TestTimeout()
+      throw FetchTimeout()
     }
     defer { group.cancelAll() }
     return try await group.next()!
@@ -24,7 +24,7 @@ struct StreamingTests {
     let server = try TestServer()
     defer { server.stop() }
     let fetcher = server.fetcher("/stream?bytes=300000&chunkSize=7000&interval=1")
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let received = try await bounded {
       let stream = try await fetcher.beginStreaming()
       #expect(stream.httpResponse?.statusCode == 200)
@@ -67,7 +67,7 @@ struct StreamingTests {
     let fetcher = server.fetcher("/fail-first?n=1&key=stream-retry&status=503&bytes=20000")
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.05
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let body = try await bounded {
       var body = Data()
       for try await chunk in try await fetcher.beginStreaming() { body.append(chunk) }
@@ -116,7 +116,7 @@ struct StreamingTests {
     defer { server.stop() }
     let size = 64 * 1024 * 1024
     let fetcher = server.fetcher("/bytes/\(size)")
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let stream = try await bounded { try await fetcher.beginStreaming(highWaterMark: 1 << 20) }
     var iterator = stream.makeAsyncIterator()
     var hash = FNV1a64()
@@ -162,7 +162,7 @@ struct StreamingTests {
     // a loaded machine stalls the consumer for many seconds.
     let total = 200_000_000
     let fetcher = server.fetcher("/stream?bytes=\(total)&chunkSize=16384&interval=5")
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     try await bounded {
       var seen = 0
       for try await chunk in try await fetcher.beginStreaming() {
@@ -187,7 +187,7 @@ struct StreamingTests {
     defer { server.stop() }
     let total = 200_000_000
     let fetcher = server.fetcher("/stream?bytes=\(total)&chunkSize=16384&interval=20")
-    let counter = NotificationCounter([fetcher])
+    let counter = NotificationRecorder([fetcher])
     let started = Recorder<Int>()
     let task = Task {
       for try await chunk in try await fetcher.beginStreaming() { started.append(chunk.count) }
