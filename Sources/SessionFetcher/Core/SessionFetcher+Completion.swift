@@ -37,7 +37,11 @@ extension SessionFetcher {
         }
         return .failure(AttemptFailure(error: URLError(.timedOut, userInfo: info), response: http))
       case .failed(let error)?:
-        return .failure(AttemptFailure(error: error, response: http))
+        // A `.status` failure here is a stream window answered with an HTTP error: the retry rules
+        // judge its status.
+        return .failure(
+          AttemptFailure(
+            error: error, statusCode: (error as? SessionFetcherError)?.statusCode, response: http))
       case nil:
         break
       }

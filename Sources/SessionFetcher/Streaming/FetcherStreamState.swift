@@ -97,7 +97,14 @@ enum StreamPausing {
   }
 
   /// Nil when `response` continues the body at `offset`: a 206 whose `Content-Range` starts there.
+  ///
+  /// An HTTP error status (400 and up) is a `.status` error, which the retry rules judge as for any
+  /// fetch (a 503 to a window is retried when retries are on); any other answer means the resource
+  /// cannot go on where it stopped.
   static func continuationError(_ response: URLResponse, offset: Int64) -> SessionFetcherError? {
+    if let http = response as? HTTPURLResponse, http.statusCode >= 400 {
+      return .status(code: http.statusCode, data: nil)
+    }
     guard let http = response as? HTTPURLResponse, http.statusCode == 206,
       let range = http.value(forHTTPHeaderField: "Content-Range"),
       let start = contentRangeStart(range), start == offset

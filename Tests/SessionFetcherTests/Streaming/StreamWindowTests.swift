@@ -205,6 +205,53 @@ struct StreamWindowTests {
       #expect(await eventually { counter.started == 2 && counter.stopped == 2 })
     }
 
+    /// A window answered with an HTTP error is judged by the retry rules like any response: a 503
+    /// is retried (with retries on) as a fresh window from the bytes delivered; without retries the
+    /// stream fails once with the status, after the bytes of the first window.
+    @Test(arguments: [true, false])
+    func aWindowAnsweredWithAnErrorStatus(retries: Bool) async throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let mark = 1 << 20
+      let window = 3 * mark / 4
+      let resource = RangedResource(size: 2 * 1024 * 1024)
+      let path = "/busy-\(retries)"
+      let hits = Recorder<Int>()
+      server.route(path) { request in
+        hits.append(1)
+        let response = resource.respond(request)
+        return hits.count == 2
+          ? TestResponse(status: 503, headers: [("Content-Type", "text/plain")], body: Data("busy".utf8))
+          : response
+      }
+      let fetcher = server.fetcher(path)
+      fetcher.isRetryEnabled = retries
+      fetcher.minRetryInterval = 0.05
+      let outcome = try await bounded { () -> (count: Int, digest: String?, error: (any Error)?) in
+        var iterator = try await fetcher.beginStreaming(highWaterMark: mark).makeAsyncIterator()
+        var received = Data()
+        do {
+          while let chunk = try await iterator.next() { received.append(chunk) }
+          return (received.count, TestServer.checksum(received), nil)
+        } catch {
+          return (received.count, nil, error)
+        }
+      }
+      if retries {
+        #expect(outcome.error == nil)
+        #expect(outcome.count == resource.body.count)
+        #expect(outcome.digest == TestServer.checksum(resource.body))
+        #expect(fetcher.retryCount == 1)
+        let starts = server.requests(path: path).map(rangeStart)
+        #expect(Array(starts.prefix(3)) == [0, window, window])
+      } else {
+        #expect(
+          (outcome.error as? SessionFetcherError)?.statusCode == 503, "\(String(describing: outcome.error))")
+        #expect(outcome.count == window)
+        #expect(server.requestCount(path: path) == 2)
+      }
+    }
+
     /// A server that ignores ranges answers the first window with the whole body: it is streamed
     /// as it comes, from that one request.
     @Test func aServerIgnoringRangesStreamsTheWholeBody() async throws {
