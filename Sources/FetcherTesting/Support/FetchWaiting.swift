@@ -124,8 +124,12 @@ public final class Gate: @unchecked Sendable {
   /// A closed gate.
   public init() {}
 
-  /// Blocks the calling thread until the gate is open, at most `timeout` seconds (default 15).
-  public func wait(timeout: TimeInterval = 15) {
+  /// Blocks the calling thread until the gate is open, at most `timeout` seconds.
+  ///
+  /// The default, 60 s, is a bound for a test that fails before it opens the gate, never a wait a
+  /// passing test makes: a shorter one can run out on a loaded machine while the test still
+  /// expects the gate closed.
+  public func wait(timeout: TimeInterval = 60) {
     condition.lock()
     defer { condition.unlock() }
     let deadline = Date().addingTimeInterval(timeout)
