@@ -79,7 +79,16 @@ final class RawBulkDelegate: NSObject, URLSessionDownloadDelegate, URLSessionDat
     }
   }
 
+  /// Set for a download through a data task: each chunk is written here as it arrives, as the
+  /// fetcher writes its part file.
+  var chunkFile: Foundation.FileHandle?
+
+  func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    try? chunkFile?.write(contentsOf: data)
+  }
+
   func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    try? chunkFile?.close()
     var outcome = TransferOutcome()
     outcome.status = (task.response as? HTTPURLResponse)?.statusCode ?? -1
     outcome.bytes = destination == nil ? task.countOfBytesSent : task.countOfBytesReceived
@@ -150,6 +159,15 @@ func runBulk(client: String, options: Options) throws {
     let delegate = RawBulkDelegate(destination: outFile)
     let session = delegate.makeSession()
     session.downloadTask(with: URLRequest(url: bigURL)).resume()
+    outcome = try delegate.completion.wait()
+    outcome.bytes = fileSize(outFile)
+    session.finishTasksAndInvalidate()
+  case "raw-download-datatask":
+    let delegate = RawBulkDelegate(destination: nil)
+    _ = FileManager.default.createFile(atPath: outFile.path, contents: nil)
+    delegate.chunkFile = try Foundation.FileHandle(forWritingTo: outFile)
+    let session = delegate.makeSession()
+    session.dataTask(with: URLRequest(url: bigURL)).resume()
     outcome = try delegate.completion.wait()
     outcome.bytes = fileSize(outFile)
     session.finishTasksAndInvalidate()

@@ -133,6 +133,9 @@ struct Driver {
           cases: [
             BenchCase(label: "raw URLSession downloadTask", kind: .child(["bulk", "raw-download"])),
             BenchCase(
+              label: "raw URLSession dataTask, chunks written by the delegate",
+              kind: .child(["bulk", "raw-download-datatask"])),
+            BenchCase(
               label: "SessionFetcher destinationFileURL", kind: .child(["bulk", "fetcher-download"])),
             BenchCase(label: "AsyncHTTPClient FileDownloadDelegate", kind: .child(["bulk", "ahc-download"])),
             BenchCase(label: "curl -o", kind: .curlDownload),

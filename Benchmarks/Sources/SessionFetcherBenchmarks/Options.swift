@@ -30,7 +30,7 @@ struct Options {
                              [--base URL] [--work DIR] [--big-size BYTES] [--mime-size BYTES]
            fetcher-bench child small (raw|fetcher|service|ahc) [--inflight N] [--count N]
                              [--logging off|files|memory]
-           fetcher-bench child bulk (raw-download|fetcher-download|ahc-download|raw-upload-file|raw-upload-file-stream|
+           fetcher-bench child bulk (raw-download|raw-download-datatask|fetcher-download|ahc-download|raw-upload-file|raw-upload-file-stream|
                              raw-upload-mime|fetcher-upload-file|fetcher-upload-file-chunked|fetcher-upload-mime|
                              ahc-upload-file)
            fetcher-bench child mime (generate-stream|generate-data|parse)
