@@ -123,6 +123,16 @@ enum DownloadResume {
     return nil
   }
 
+  /// A 416 answered the range that continued the parked part file: forgets the part so the request
+  /// can go again whole, and returns its URL to delete; nil when the request did not continue one.
+  static func dropForRestart(_ storage: inout FetcherStorage) -> URL? {
+    guard let parked = storage.downloadResume.parked,
+      storage.currentRequest?.value(forHTTPHeaderField: "If-Range") != nil
+    else { return nil }
+    storage.downloadResume.parked = nil
+    return parked.partFileURL
+  }
+
   /// The fetch ended (failed, stopped or succeeded). Keeps the part file and makes the token when
   /// the fetch did not succeed and the caller asked to keep partial downloads, else deletes a
   /// parked part file; returns the current part file to delete, if any.

@@ -118,7 +118,7 @@ extension SessionFetcher {
       try SessionFetcher.checkReadableFile(fileURL)
       if config.sendsBodyFileChunked {
         body = .stream(SessionFetcher.fileStreamProvider(fileURL))
-        bodyLength = bodyLength ?? SessionFetcher.fileSize(fileURL)
+        bodyLength = bodyLength ?? PartFile.size(of: fileURL)
       } else {
         body = .file(fileURL)
       }
@@ -172,10 +172,6 @@ extension SessionFetcher {
       }
       return stream
     }
-  }
-
-  static func fileSize(_ url: URL) -> Int64? {
-    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
   }
 
   static func checkReadableFile(_ url: URL) throws {

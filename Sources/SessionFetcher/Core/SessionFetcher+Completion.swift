@@ -4,9 +4,12 @@ extension SessionFetcher {
   /// The result of one attempt, before the retry decision.
   struct AttemptFailure {
     var error: any Error
-    var statusCode: Int?
     var response: HTTPURLResponse?
     var data: Data?
+
+    /// The HTTP status the attempt failed with: that of a `.status` error (a final response, a
+    /// refused redirect, a stream window answered with an error), nil for any other failure.
+    var statusCode: Int? { (error as? SessionFetcherError)?.statusCode }
   }
 
   // MARK: - End of a hop
@@ -37,11 +40,7 @@ extension SessionFetcher {
         }
         return .failure(AttemptFailure(error: URLError(.timedOut, userInfo: info), response: http))
       case .failed(let error)?:
-        // A `.status` failure here is a stream window answered with an HTTP error: the retry rules
-        // judge its status.
-        return .failure(
-          AttemptFailure(
-            error: error, statusCode: (error as? SessionFetcherError)?.statusCode, response: http))
+        return .failure(AttemptFailure(error: error, response: http))
       case nil:
         break
       }
@@ -49,11 +48,11 @@ extension SessionFetcher {
         let data = body.isEmpty ? nil : body
         return .failure(
           AttemptFailure(
-            error: SessionFetcherError.status(code: http.statusCode, data: data), statusCode: http.statusCode,
+            error: SessionFetcherError.status(code: http.statusCode, data: data),
             response: http, data: data))
       }
       if let transportError {
-        return .failure(AttemptFailure(error: transportError, statusCode: nil, response: http))
+        return .failure(AttemptFailure(error: transportError, response: http))
       }
       switch StreamWindows.hopEnded(&storage) {
       case .finished: break
@@ -105,7 +104,7 @@ extension SessionFetcher {
       let body = (data?.isEmpty ?? true) ? nil : data
       attemptFailed(
         AttemptFailure(
-          error: SessionFetcherError.status(code: http.statusCode, data: body), statusCode: http.statusCode,
+          error: SessionFetcherError.status(code: http.statusCode, data: body),
           response: http, data: body))
     }
   }
@@ -115,11 +114,10 @@ extension SessionFetcher {
   /// once, as a 200 to `If-Range` would have restarted it.
   private func restartWithoutRange() -> Bool {
     let restart: (hop: URLRequest, partFile: URL)? = storage.withLock { storage in
-      guard let parked = storage.downloadResume.parked, let hop = storage.hopRequest,
-        storage.currentRequest?.value(forHTTPHeaderField: "If-Range") != nil
-      else { return nil }
-      storage.downloadResume.parked = nil
-      return (hop, parked.partFileURL)
+      guard let hop = storage.hopRequest, let partFile = DownloadResume.dropForRestart(&storage) else {
+        return nil
+      }
+      return (hop, partFile)
     }
     guard let restart else { return false }
     try? FileManager.default.removeItem(at: restart.partFile)
@@ -179,7 +177,7 @@ extension SessionFetcher {
       finish(data: nil, error: SessionFetcherError.insecureRequest(url))
     case .failure(.noLocation):
       attemptFailed(
-        AttemptFailure(error: refusal, statusCode: response.statusCode, response: response, data: body))
+        AttemptFailure(error: refusal, response: response, data: body))
     case .success(let hop):
       let nextBody = hop.keepsBody ? context.body : .none
       guard let block = context.block else {
@@ -190,7 +188,7 @@ extension SessionFetcher {
         block(response, hop.request) { chosen in
           guard let chosen else {
             self.attemptFailed(
-              AttemptFailure(error: refusal, statusCode: response.statusCode, response: response, data: body))
+              AttemptFailure(error: refusal, response: response, data: body))
             return
           }
           // The block may point anywhere: the insecure-scheme gate still applies.

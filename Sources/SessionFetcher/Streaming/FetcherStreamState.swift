@@ -102,14 +102,12 @@ enum StreamPausing {
   /// fetch (a 503 to a window is retried when retries are on); any other answer means the resource
   /// cannot go on where it stopped.
   static func continuationError(_ response: URLResponse, offset: Int64) -> SessionFetcherError? {
-    if let http = response as? HTTPURLResponse, http.statusCode >= 400 {
-      return .status(code: http.statusCode, data: nil)
-    }
-    guard let http = response as? HTTPURLResponse, http.statusCode == 206,
-      let range = http.value(forHTTPHeaderField: "Content-Range"),
-      let start = contentRangeStart(range), start == offset
+    let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+    if status >= 400 { return .status(code: status, data: nil) }
+    guard status == 206,
+      let range = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Range"),
+      contentRangeStart(range) == offset
     else {
-      let status = (response as? HTTPURLResponse)?.statusCode ?? 0
       return .streamInterrupted(
         description: "the paused transfer could not continue at byte \(offset) (status \(status))")
     }

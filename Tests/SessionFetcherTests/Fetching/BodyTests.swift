@@ -29,14 +29,9 @@ struct BodyTests {
   @Test func fileBodyIsStreamedWithContentLength() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let folder = try makeTemporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let file = folder.appendingPathComponent("body.bin")
     let body = TestServer.patternBytes(count: 1_000_000, offset: 7)
-    try body.write(to: file)
-    let fetcher = server.fetcher("/upload")
-    fetcher.request?.httpMethod = "PUT"
-    fetcher.bodyFileURL = file
+    let (fetcher, file) = try putFile(body, to: "/upload", on: server)
+    defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
     let result = await fetcher.fetchResult()
     #expect(result.error == nil)
     let recorded = try #require(server.requests.last)
@@ -49,14 +44,9 @@ struct BodyTests {
   @Test func fileBodyCanBeSentChunked() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let folder = try makeTemporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let file = folder.appendingPathComponent("body.bin")
     let body = TestServer.patternBytes(count: 3_000_001, offset: 11)
-    try body.write(to: file)
-    let fetcher = server.fetcher("/upload")
-    fetcher.request?.httpMethod = "PUT"
-    fetcher.bodyFileURL = file
+    let (fetcher, file) = try putFile(body, to: "/upload", on: server)
+    defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
     fetcher.sendsBodyFileChunked = true
     let sent = Recorder<(Int64, Int64, Int64)>()
     fetcher.sendProgressBlock = { sent.append(($0, $1, $2)) }
@@ -77,14 +67,10 @@ struct BodyTests {
   @Test func chunkedFileBodyIsReadAgainForEveryAttempt() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let folder = try makeTemporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let file = folder.appendingPathComponent("body.bin")
     let body = TestServer.patternBytes(count: 200_000, offset: 3)
-    try body.write(to: file)
-    let fetcher = server.fetcher("/fail-first?n=2&key=file-\(UUID().uuidString)&status=503")
-    fetcher.request?.httpMethod = "PUT"
-    fetcher.bodyFileURL = file
+    let (fetcher, file) = try putFile(
+      body, to: "/fail-first?n=2&key=file-\(UUID().uuidString)&status=503", on: server)
+    defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
     fetcher.sendsBodyFileChunked = true
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.01
@@ -97,13 +83,9 @@ struct BodyTests {
   @Test func chunkedFileBodyThatDisappearsBeforeARetryFailsCleanly() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let folder = try makeTemporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let file = folder.appendingPathComponent("body.bin")
-    try Data("first attempt".utf8).write(to: file)
-    let fetcher = server.fetcher("/fail-first?n=1&key=gone-\(UUID().uuidString)&status=503")
-    fetcher.request?.httpMethod = "PUT"
-    fetcher.bodyFileURL = file
+    let (fetcher, file) = try putFile(
+      Data("first attempt".utf8), to: "/fail-first?n=1&key=gone-\(UUID().uuidString)&status=503", on: server)
+    defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
     fetcher.sendsBodyFileChunked = true
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.01
@@ -208,5 +190,16 @@ struct BodyTests {
       return
     }
     #expect(server.requests.isEmpty)
+  }
+
+  /// A PUT fetcher whose `bodyFileURL` is a new file holding `body`, in a fresh temporary folder
+  /// (the caller removes it).
+  private func putFile(_ body: Data, to path: String, on server: TestServer) throws -> (SessionFetcher, URL) {
+    let file = try makeTemporaryFolder().appendingPathComponent("body.bin")
+    try body.write(to: file)
+    let fetcher = server.fetcher(path)
+    fetcher.request?.httpMethod = "PUT"
+    fetcher.bodyFileURL = file
+    return (fetcher, file)
   }
 }
