@@ -130,5 +130,9 @@ public func responseHeadersFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ si
     // Only a cached body may turn a 304 into a success, and it must be the body the cache kept.
     precondition(firstError == nil && secondData == firstData, "a 304 was answered with another body")
   }
+  // Nothing carries over to the next input. (A body left in the global service's cache is reported
+  // as a leak: LeakSanitizer does not follow a `Data` held in Swift global storage, as it misses
+  // statics initialized in `_WZ` functions in the test suite.)
+  service.removeAllCachedETags()
   return 0
 }
