@@ -165,4 +165,18 @@ struct LifecycleTests {
     try rst.sendRequest("GET", "/rst")
     #expect(rst.readUntilEnd().1 == .reset)
   }
+
+  @Test("a test process with a server survives a write to a closed pipe")
+  func brokenPipesAreHarmless() throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    var ends: [Int32] = [0, 0]
+    try #require(pipe(&ends) == 0)
+    close(ends[0])
+    defer { close(ends[1]) }
+    var byte: UInt8 = 1
+    // Without SIGPIPE ignored this kills the process; with it, the write fails with EPIPE.
+    #expect(write(ends[1], &byte, 1) == -1)
+    #expect(errno == EPIPE)
+  }
 }

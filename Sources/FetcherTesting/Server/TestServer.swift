@@ -70,7 +70,11 @@ public final class TestServer: Sendable {
   ///   - host: a numeric IPv4 or IPv6 address (`"127.0.0.1"`, `"::1"`) or a host name.
   ///   - port: the port, or `0` (the default) for an ephemeral port; read it from ``port``.
   /// - Throws: ``TestServerError`` when the address cannot be bound.
+  ///
+  /// The first server ignores SIGPIPE for the whole process, so that a connection closed under a
+  /// writer fails that write instead of killing the test run.
   public init(host: String = "127.0.0.1", port: UInt16 = 0) throws {
+    POSIX.ignoreBrokenPipes
     let stopSignal = try StopSignal()
     let listener = try Listener(host: host, port: port)
     let hostForURL = host.contains(":") ? "[\(host)]" : host

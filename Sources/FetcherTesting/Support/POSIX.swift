@@ -19,6 +19,14 @@ enum POSIX {
     #endif
   }
 
+  /// Makes SIGPIPE harmless for the whole process, once. The server never raises it (see
+  /// ``sendFlags``), yet a test process running many clients and servers in parallel was once
+  /// killed by one from elsewhere (its source is not established); a test process must fail a
+  /// test, not die.
+  static let ignoreBrokenPipes: Void = {
+    _ = signal(SIGPIPE, SIG_IGN)
+  }()
+
   /// `send(2)` flags: Linux suppresses SIGPIPE per call; Darwin does it per socket
   /// (see ``configureAcceptedSocket(_:)``).
   static var sendFlags: Int32 {
