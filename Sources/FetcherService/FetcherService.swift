@@ -94,7 +94,7 @@ public final class FetcherService: @unchecked Sendable {
       let id = ObjectIdentifier(fetcher)
       fetcher.sessionProvider = { [self] in self.sharedSession(for: id) }
     } else {
-      fetcher.configuration = defaults.configuration ?? .ephemeral
+      fetcher.configuration = defaults.configuration ?? FetcherSession.defaultConfiguration()
       fetcher.configurationBlock = defaults.configurationBlock
     }
     return fetcher
@@ -184,8 +184,12 @@ public final class FetcherService: @unchecked Sendable {
     set { self[defaults: \.testBlock] = newValue }
   }
 
-  /// The base configuration of the service's session(s); nil (the default) means ephemeral. The
-  /// library's required settings are applied to a copy. Takes effect for the next session made.
+  /// The base configuration of the service's session(s). Nil (the default) means the library's:
+  /// ephemeral and, on Linux, at most 4 connections per host (see
+  /// `SessionFetcher.configuration`). A configuration set here is used as it is, its
+  /// `httpMaximumConnectionsPerHost` included; to keep the library's defaults and change other
+  /// settings, set only ``configurationBlock``. The library's required settings are applied to a
+  /// copy. Takes effect for the next session made.
   public var configuration: URLSessionConfiguration? {
     get { self[defaults: \.configuration] }
     set { self[defaults: \.configuration] = newValue }
@@ -246,8 +250,8 @@ public final class FetcherService: @unchecked Sendable {
         state.sessions.assign(session, to: fetcher)
         return session
       }
-      let configuration = (state.defaults.configuration ?? .ephemeral).copy() as? URLSessionConfiguration
-      let base = configuration ?? .ephemeral
+      let base =
+        state.defaults.configuration?.copy() as? URLSessionConfiguration ?? FetcherSession.defaultConfiguration()
       state.defaults.configurationBlock?(base)
       let session = FetcherSession(configuration: base)
       state.sessions.current = session

@@ -89,7 +89,7 @@ extension SessionFetcher {
   /// Validates the configuration and fixes what every attempt will do. Throws before any traffic
   /// (and before any notification).
   private func makePlan() throws -> FetchPlan {
-    let (config, urlString) = storage.withLock { ($0.config, $0.urlString) }
+    let (config, urlString, streams) = storage.withLock { ($0.config, $0.urlString, $0.stream.consumer != nil) }
     guard var request = config.request, let url = request.url, SessionFetcher.isFetchable(url) else {
       throw SessionFetcherError.invalidURL(urlString)
     }
@@ -139,14 +139,18 @@ extension SessionFetcher {
     let session: FetcherSession
     var ownsSession = false
     if config.sessionConfiguration != nil || config.configurationBlock != nil {
-      let sessionConfiguration = config.sessionConfiguration ?? .ephemeral
+      // A copy: the block must not change a configuration the caller (or a service) shares.
+      let sessionConfiguration =
+        config.sessionConfiguration?.copy() as? URLSessionConfiguration ?? FetcherSession.defaultConfiguration()
       config.configurationBlock?(sessionConfiguration)
       session = FetcherSession(configuration: sessionConfiguration)
       ownsSession = true
-    } else if let provider = config.sessionProvider {
-      session = provider()
     } else {
-      session = .standalone
+      let shared = config.sessionProvider?() ?? .standalone
+      // A stream may stay open for hours: on a shared session it would hold one of the few
+      // connections per host (see `FetcherSession.defaultConfiguration()`) from every short request.
+      session = streams ? FetcherSession(copying: shared) : shared
+      ownsSession = streams
     }
     let idleTimeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
     var resourceTimeout = config.resourceTimeoutInterval

@@ -351,12 +351,21 @@ public final class SessionFetcher: @unchecked Sendable {
 
   /// A session configuration for this fetcher alone (it then gets its own URLSession, closed when
   /// the fetch ends). Default: the process-wide session shared by standalone fetchers.
+  ///
+  /// The library's sessions are ephemeral and, on Linux, open at most 4 connections per host
+  /// (FoundationNetworking's default of 6 makes libcurl close and reopen connections under load;
+  /// see <doc:LinuxNotes>). A configuration set here is used as it is, its
+  /// `httpMaximumConnectionsPerHost` included; to change other settings and keep the library's
+  /// defaults, set only ``configurationBlock``. The library always turns off the platform's URL
+  /// cache and cookie handling (it keeps its own).
   public var configuration: URLSessionConfiguration? {
     get { self[config: \.sessionConfiguration] }
     set { self[config: \.sessionConfiguration] = newValue }
   }
 
-  /// Adjusts the session configuration before this fetcher's own session is made.
+  /// Adjusts the session configuration before this fetcher's own session is made: a copy of
+  /// ``configuration``, or of the library's default configuration when that is nil. Setting it
+  /// gives the fetcher a session of its own, closed when the fetch ends.
   public var configurationBlock: (@Sendable (URLSessionConfiguration) -> Void)? {
     get { self[config: \.configurationBlock] }
     set { self[config: \.configurationBlock] = newValue }

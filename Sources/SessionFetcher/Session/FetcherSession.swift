@@ -21,11 +21,12 @@ package final class FetcherSession: @unchecked Sendable {
   /// The session that fetchers made outside a service share.
   package static let standalone = FetcherSession(configuration: nil)
 
-  /// - Parameter configuration: the base configuration, or nil for an ephemeral one. It is copied
-  ///   and adjusted: no URLCache (the library keeps its own ETag cache), no platform cookie handling
-  ///   (the library keeps its own jars), and the request timeout left to the fetcher's own timer.
+  /// - Parameter configuration: the base configuration, or nil for ``defaultConfiguration()``. It
+  ///   is copied and adjusted: no URLCache (the library keeps its own ETag cache), no platform
+  ///   cookie handling (the library keeps its own jars), and the request timeout left to the
+  ///   fetcher's own timer.
   package init(configuration: URLSessionConfiguration?) {
-    let config = FetcherSession.adjusted(configuration ?? .ephemeral)
+    let config = FetcherSession.adjusted(configuration ?? FetcherSession.defaultConfiguration())
     self.configuration = config
     let state = self.state
     self.dispatcher = SessionDispatcher(onInvalidate: {
@@ -34,6 +35,30 @@ package final class FetcherSession: @unchecked Sendable {
         $0.session = nil
       }
     })
+  }
+
+  /// The configuration of sessions made without one: ephemeral and, on Linux, at most
+  /// ``linuxConnectionsPerHost`` connections per host.
+  ///
+  /// libcurl keeps at most four idle connections per transfer it has attached, and
+  /// FoundationNetworking does not raise that cap: with more than four requests in flight to one
+  /// host, connections are closed and opened again (a new TLS handshake each over https). Four is
+  /// the one per-host limit that never does; iOS uses the same limit by default. Long-lived
+  /// streams do not take one of the four: they get a session of their own (see `makePlan`).
+  package static func defaultConfiguration() -> URLSessionConfiguration {
+    let config = URLSessionConfiguration.ephemeral
+    #if canImport(FoundationNetworking)
+      config.httpMaximumConnectionsPerHost = linuxConnectionsPerHost
+    #endif
+    return config
+  }
+
+  /// The per-host connection limit of ``defaultConfiguration()`` on Linux.
+  package static let linuxConnectionsPerHost = 4
+
+  /// A session of its own with the configuration of `session` (for a long-lived stream).
+  package convenience init(copying session: FetcherSession) {
+    self.init(configuration: session.configuration)
   }
 
   /// Applies the settings every fetcher session needs (FoundationNetworking workarounds among them).

@@ -139,4 +139,47 @@ struct SessionTests {
     #expect(await service.fetcher(url: server.url("/text?value=2")).fetchResult().error == nil)
     #expect(service.sharedSessionCreationCount == 2)
   }
+
+  /// The service's default session keeps to the library's per-host limit (4 on Linux, where
+  /// libcurl closes and reopens connections above it), however many fetchers the service runs.
+  @Test func theDefaultSessionKeepsToTheLibrarysConnectionLimit() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = FetcherService()
+    service.allowLocalhostRequest = true
+    service.callbackQueue = DispatchQueue(label: "test.service.callbacks")
+    service.maxRunningFetchersPerHost = 16
+    let fetchers = (0..<10).map { service.fetcher(url: server.url("/delay/0.3?n=\($0)")) }
+    let failures = await withTaskGroup(of: Bool.self) { group in
+      for fetcher in fetchers { group.addTask { await fetcher.fetchResult().error != nil } }
+      return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+    #expect(failures == 0)
+    #if canImport(FoundationNetworking)
+      #expect(Set(server.requests.map(\.connectionID)).count <= 4)
+    #endif
+  }
+
+  /// A streaming fetcher of the service runs on a session of its own, with the service's
+  /// configuration: open streams leave the shared session's connections to short requests.
+  @Test func streamsRunOnASessionOfTheirOwn() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = FetcherService()
+    service.allowLocalhostRequest = true
+    service.callbackQueue = DispatchQueue(label: "test.service.callbacks")
+    service.configurationBlock = { $0.httpAdditionalHeaders = ["X-Service": "yes"] }
+    let streamers = (0..<5).map { service.fetcher(url: server.url("/sse?events=1000&interval=200&n=\($0)")) }
+    defer { for fetcher in streamers { fetcher.stopFetching() } }
+    var streams: [FetcherStream] = []
+    for fetcher in streamers {
+      streams.append(try await fetcher.beginStreaming())
+    }
+    #expect(streams.allSatisfy { $0.httpResponse?.statusCode == 200 })
+    #expect(server.requests(path: "/sse").allSatisfy { $0.header("X-Service") == "yes" })
+    let result = await service.fetcher(url: server.url("/text?value=short")).fetchResult(timeout: 20)
+    #expect(result.error == nil)
+    #expect(result.data == Data("short".utf8))
+    #expect(service.sharedSessionCreationCount == 1)
+  }
 }
