@@ -250,8 +250,8 @@ public final class FetcherService: @unchecked Sendable {
         state.sessions.assign(session, to: fetcher)
         return session
       }
-      let base =
-        state.defaults.configuration?.copy() as? URLSessionConfiguration ?? FetcherSession.defaultConfiguration()
+      let copy = state.defaults.configuration?.copy() as? URLSessionConfiguration
+      let base = copy ?? FetcherSession.defaultConfiguration()
       state.defaults.configurationBlock?(base)
       let session = FetcherSession(configuration: base)
       state.sessions.current = session

@@ -151,6 +151,7 @@ func runBulk(client: String, options: Options) throws {
   var putRequest = URLRequest(url: uploadURL)
   putRequest.httpMethod = "PUT"
 
+  let trace = MemoryTrace.startIfRequested()
   let cpuBefore = Measure.cpuSeconds()
   let start = Measure.now()
   var outcome: TransferOutcome
@@ -231,15 +232,17 @@ func runBulk(client: String, options: Options) throws {
   }
   let seconds = Double(Measure.now() - start) / 1e9
   let cpu = Measure.cpuSeconds() - cpuBefore
+  let traced = trace?.stop() ?? []
   var failure = outcome.failure
   if failure == nil, !(200...299).contains(outcome.status) { failure = "status=\(outcome.status)" }
   if failure == nil, outcome.bytes < options.bigSize { failure = "short=\(outcome.bytes)" }
-  Measure.report([
-    "ok": failure == nil ? "1" : "0", "errors": failure == nil ? "0" : "1", "first_error": failure ?? "-",
-    "status": "\(outcome.status)", "bytes": "\(outcome.bytes)",
-    "mbps": Measure.fixed(Double(outcome.bytes) / seconds / 1e6, 1),
-    "cpu_s": Measure.fixed(cpu), "secs": Measure.fixed(seconds),
-  ])
+  Measure.report(
+    [
+      "ok": failure == nil ? "1" : "0", "errors": failure == nil ? "0" : "1", "first_error": failure ?? "-",
+      "status": "\(outcome.status)", "bytes": "\(outcome.bytes)",
+      "mbps": Measure.fixed(Double(outcome.bytes) / seconds / 1e6, 1),
+      "cpu_s": Measure.fixed(cpu), "secs": Measure.fixed(seconds),
+    ], extra: traced)
 }
 
 private func makeAHC() -> HTTPClient {

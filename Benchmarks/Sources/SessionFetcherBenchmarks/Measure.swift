@@ -37,9 +37,10 @@ enum Measure {
 
   /// Prints the one machine-readable line of a child run: `RESULT key=value …`, with the peak RSS
   /// appended. Values must not contain spaces.
-  static func report(_ fields: KeyValuePairs<String, String>) {
+  static func report(_ fields: KeyValuePairs<String, String>, extra: [(String, String)] = []) {
     var line = "RESULT"
     for (key, value) in fields { line += " \(key)=\(value)" }
+    for (key, value) in extra { line += " \(key)=\(value)" }
     line += " vmhwm_kib=\(peakRSSKiB())"
     print(line)
     fflush(nil)  // every stream: `stdout` itself is shared mutable state to Swift 6

@@ -9,9 +9,9 @@ import SessionFetcher
   import FoundationNetworking
 #endif
 
-/// The configuration the library gives its own sessions (`FetcherSession.adjusted` of `.ephemeral`):
-/// no URLCache, no platform cookie handling, FoundationNetworking's default connection limits
-/// (`BENCH_MAX_CONNECTIONS` overrides the per-host limit).
+/// The configuration the library gives its own sessions (`FetcherSession.defaultConfiguration`,
+/// adjusted): no URLCache, no platform cookie handling and, on Linux, at most 4 connections per
+/// host (`BENCH_MAX_CONNECTIONS` overrides the per-host limit).
 func libraryLikeConfiguration() -> URLSessionConfiguration {
   let configuration = URLSessionConfiguration.ephemeral
   configuration.urlCache = nil
@@ -19,6 +19,9 @@ func libraryLikeConfiguration() -> URLSessionConfiguration {
   configuration.httpShouldSetCookies = false
   configuration.httpCookieAcceptPolicy = .never
   configuration.httpCookieStorage = nil
+  #if canImport(FoundationNetworking)
+    configuration.httpMaximumConnectionsPerHost = 4
+  #endif
   // The connection-churn sweep (Benchmarks/README.md) sets the per-host connection limit.
   if let limit = ProcessInfo.processInfo.environment["BENCH_MAX_CONNECTIONS"].flatMap(Int.init) {
     configuration.httpMaximumConnectionsPerHost = limit
@@ -189,7 +192,7 @@ func runSmallGet(client: String, options: Options) throws {
   case "service":
     let service = FetcherService()
     service.maxRunningFetchersPerHost = 16
-    if ProcessInfo.processInfo.environment["BENCH_MAX_CONNECTIONS"] != nil {
+    if ProcessInfo.processInfo.environment["BENCH_MAX_CONNECTIONS"].flatMap(Int.init) != nil {
       service.configuration = libraryLikeConfiguration()
     }
     issuer = FetcherIssuer(url: url, expectedLength: expected, service: service)

@@ -89,7 +89,9 @@ extension SessionFetcher {
   /// Validates the configuration and fixes what every attempt will do. Throws before any traffic
   /// (and before any notification).
   private func makePlan() throws -> FetchPlan {
-    let (config, urlString, streams) = storage.withLock { ($0.config, $0.urlString, $0.stream.consumer != nil) }
+    let (config, urlString, streams) = storage.withLock {
+      ($0.config, $0.urlString, $0.stream.consumer != nil)
+    }
     guard var request = config.request, let url = request.url, SessionFetcher.isFetchable(url) else {
       throw SessionFetcherError.invalidURL(urlString)
     }
@@ -140,8 +142,8 @@ extension SessionFetcher {
     var ownsSession = false
     if config.sessionConfiguration != nil || config.configurationBlock != nil {
       // A copy: the block must not change a configuration the caller (or a service) shares.
-      let sessionConfiguration =
-        config.sessionConfiguration?.copy() as? URLSessionConfiguration ?? FetcherSession.defaultConfiguration()
+      let copy = config.sessionConfiguration?.copy() as? URLSessionConfiguration
+      let sessionConfiguration = copy ?? FetcherSession.defaultConfiguration()
       config.configurationBlock?(sessionConfiguration)
       session = FetcherSession(configuration: sessionConfiguration)
       ownsSession = true
