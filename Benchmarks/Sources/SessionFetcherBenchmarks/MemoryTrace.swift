@@ -4,21 +4,23 @@ import Foundation
   import Glibc
 #endif
 
-/// Samples this process's resident memory and its read and write byte counts while a bulk transfer
+/// Samples this process's resident memory and the bytes received and written while a bulk transfer
 /// runs (`BENCH_TRACE_MEMORY=MS`, every MS milliseconds), to tell where a download's memory goes.
 ///
-/// `/proc/self/io` counts every `read` and `write`: during a download the reads are the socket's
-/// and the writes the destination file's, so `read - written` is what the process has received and
-/// not yet written, wherever it sits (libcurl, FoundationNetworking's delegate queue, the fetcher).
+/// During a download from the loopback nginx, the bytes the loopback interface has carried
+/// (`/proc/net/dev`) are the body nginx has sent, and the bytes this process has written
+/// (`wchar` of `/proc/self/io`) are the body on disk: the difference is what has arrived and is
+/// not written yet, wherever it sits (the kernel's socket buffer, libcurl, FoundationNetworking's
+/// delegate queue, the fetcher). Other loopback traffic at the same time counts too.
 ///
 /// `@unchecked Sendable`: `samples` and `running` are guarded by `lock`.
 final class MemoryTrace: @unchecked Sendable {
   struct Sample {
     var milliseconds: Int
     var rssKiB: Int
-    var readBytes: Int64
+    var loopbackBytes: Int64
     var writtenBytes: Int64
-    var pendingMiB: Double { Double(readBytes - writtenBytes) / 1_048_576 }
+    var pendingMiB: Double { Double(loopbackBytes - writtenBytes) / 1_048_576 }
   }
 
   private let lock = NSLock()
@@ -66,7 +68,7 @@ final class MemoryTrace: @unchecked Sendable {
   }
 
   private static func read(milliseconds: Int) -> Sample {
-    var sample = Sample(milliseconds: milliseconds, rssKiB: 0, readBytes: 0, writtenBytes: 0)
+    var sample = Sample(milliseconds: milliseconds, rssKiB: 0, loopbackBytes: 0, writtenBytes: 0)
     if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) {
       for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
         sample.rssKiB = Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
@@ -75,9 +77,13 @@ final class MemoryTrace: @unchecked Sendable {
     if let io = try? String(contentsOfFile: "/proc/self/io", encoding: .utf8) {
       for line in io.split(separator: "\n") {
         let parts = line.split(separator: " ")
-        guard parts.count == 2, let value = Int64(parts[1]) else { continue }
-        if parts[0] == "rchar:" { sample.readBytes = value }
-        if parts[0] == "wchar:" { sample.writtenBytes = value }
+        if parts.count == 2, parts[0] == "wchar:", let value = Int64(parts[1]) { sample.writtenBytes = value }
+      }
+    }
+    if let dev = try? String(contentsOfFile: "/proc/net/dev", encoding: .utf8) {
+      for line in dev.split(separator: "\n") {
+        let parts = line.split(whereSeparator: { $0 == " " || $0 == ":" })
+        if parts.count > 1, parts[0] == "lo", let value = Int64(parts[1]) { sample.loopbackBytes = value }
       }
     }
     return sample

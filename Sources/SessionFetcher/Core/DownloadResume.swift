@@ -16,6 +16,15 @@ struct DownloadValidator: Codable, Equatable, Sendable {
     return lastModified
   }
 
+  /// The validator a windowed download continues with (a strong ETag or a Last-Modified date).
+  init(ifRange: String) {
+    if ifRange.hasPrefix("\"") {
+      etag = ifRange
+    } else {
+      lastModified = ifRange
+    }
+  }
+
   /// The validator of `response`, or nil when its body cannot be continued: the server does not
   /// take ranges (no `Accept-Ranges: bytes` nor 206) or gave nothing to send as `If-Range`.
   init?(_ response: HTTPURLResponse) {

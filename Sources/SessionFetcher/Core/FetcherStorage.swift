@@ -12,6 +12,7 @@ struct FetcherConfiguration {
   var bodyStreamProvider: SessionFetcher.BodyStreamProvider?
   var bodyLength: Int64?
   var destinationFileURL: URL?
+  var downloadWindowLength: Int64? = StreamWindows.defaultDownloadLength
   var accumulateDataBlock: (@Sendable (Data?) -> Void)?
   var sendProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
   var receivedProgressBlock: (@Sendable (Int64, Int64) -> Void)?

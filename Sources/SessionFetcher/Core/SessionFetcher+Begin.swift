@@ -62,7 +62,10 @@ extension SessionFetcher {
     for monitor in allMonitors() { monitor.fetcherDidBegin(self) }
     do {
       let plan = try makePlan()
-      storage.withLock { $0.plan = plan }
+      storage.withLock { storage in
+        storage.plan = plan
+        StreamWindows.beginDownload(&storage)
+      }
     } catch {
       finish(data: nil, error: error)
       return

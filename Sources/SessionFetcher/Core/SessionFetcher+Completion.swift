@@ -22,6 +22,7 @@ extension SessionFetcher {
       case success(URLResponse?)
       case failure(AttemptFailure)
       case nextWindow((any FetcherStreamConsumer)?)
+      case nextFileWindow
     }
     let outcome: Outcome = storage.withLock { storage in
       guard storage.lifecycle.state == .running else { return .ignore }
@@ -57,6 +58,7 @@ extension SessionFetcher {
       switch StreamWindows.hopEnded(&storage) {
       case .finished: break
       case .more(let consumer): return .nextWindow(consumer)
+      case .nextFileWindow: return .nextFileWindow
       case .stalled(let error): return .failure(AttemptFailure(error: error, response: http))
       }
       if let http, let target = storage.redirectTarget, RedirectPolicy.isRedirect(http.statusCode) {
@@ -76,6 +78,8 @@ extension SessionFetcher {
     case .nextWindow(let consumer):
       // The next Range window now, or once the consumer has drained its buffer.
       if consumer?.fetcherShouldRequestNextWindow(self) == true { resumeStreamTransfer() }
+    case .nextFileWindow:
+      resumeStreamTransfer()
     }
   }
 
@@ -308,7 +312,10 @@ extension SessionFetcher {
   /// Deletes the attempt's part file, or keeps it for the next attempt to continue with a range
   /// request when the server takes ranges (see `DownloadResume`).
   private func discardPartFile() {
-    let partFile = storage.withLock { DownloadResume.park(&$0) }
+    let partFile = storage.withLock { storage in
+      StreamWindows.endDownloadWindows(&storage)
+      return DownloadResume.park(&storage)
+    }
     partFile?.discard()
   }
 

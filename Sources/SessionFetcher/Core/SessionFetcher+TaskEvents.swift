@@ -128,12 +128,13 @@ extension SessionFetcher: SessionTaskHandler {
       }
       let now = Date()
       storage.lastActivity = now
-      if storage.stream.isContinuation {
-        // A paused stream goes on: the consumer keeps the head it has.
+      if storage.stream.isContinuation, !StreamWindows.downloadRestarts(response, storage: &storage) {
+        // A paused stream (or the next window of a download) goes on from the head it has.
         storage.stream.isContinuation = false
         storage.response = storage.stream.head ?? response
         storage.responseBodyLength = storage.stream.deliveredBytes
-        storage.sink = .stream
+        storage.expectedContentLength = storage.stream.head?.expectedContentLength ?? -1
+        storage.sink = storage.stream.isStreaming ? .stream : .file
         let error =
           StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
           ?? StreamWindows.continuationError(response, storage: storage)
@@ -181,6 +182,13 @@ extension SessionFetcher: SessionTaskHandler {
           do {
             storage.partFile = try DownloadResume.partFile(
               for: response, destination: destination, storage: &storage)
+            if wholeResource != nil {
+              // The first of the download's windows: later ones continue from this head.
+              storage.stream.head = response
+              if storage.downloadResume.validator == nil {
+                storage.downloadResume.validator = storage.stream.validator.map(DownloadValidator.init(ifRange:))
+              }
+            }
           } catch {
             sinkError = SessionFetcherError.downloadFailed(description: String(describing: error))
           }
@@ -266,6 +274,7 @@ extension SessionFetcher: SessionTaskHandler {
             writeError = SessionFetcherError.downloadFailed(description: String(describing: error))
           }
           download = storage.config.downloadProgressBlock
+          storage.stream.deliveredBytes += count
         case .stream:
           storage.stream.deliveredBytes += count
           if let consumer = storage.stream.consumer?.consumer { delivery = .stream(consumer) }

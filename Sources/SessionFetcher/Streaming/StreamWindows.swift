@@ -1,6 +1,7 @@
 import Foundation
 
-/// Bounded Range windows for a streamed GET on Linux (``StreamPausing/Method/continueWithRange``).
+/// Bounded Range windows for a streamed GET, and for a download to a file, on Linux
+/// (``StreamPausing/Method/continueWithRange``).
 ///
 /// Cancelling a task to pause it does not bound memory on Linux: libcurl reads far ahead before the
 /// cancellation takes effect (a 1 GiB body consumed slowly peaked at 1.8 GB RSS on loopback, and the
@@ -20,6 +21,41 @@ import Foundation
 enum StreamWindows {
   /// The smallest window: below it the requests would cost more than the bytes they carry.
   static let minimumLength = 16 * 1024
+
+  /// The default window of a download to a file (``SessionFetcher/downloadWindowLength``): 16 MiB
+  /// where pausing means continuing with a Range request (Linux), else none.
+  static let defaultDownloadLength: Int64? =
+    StreamPausing.method == .continueWithRange ? 16 * 1024 * 1024 : nil
+
+  /// Turns windows on for a download to a file when the fetch begins (see
+  /// ``SessionFetcher/downloadWindowLength``); ``addRangeHeaders(to:storage:)`` turns them off
+  /// again for a request that cannot use them.
+  static func beginDownload(_ storage: inout FetcherStorage) {
+    guard StreamPausing.method == .continueWithRange, let plan = storage.plan, plan.destination != nil,
+      !storage.stream.isStreaming, storage.downloadResume.parked == nil,
+      let length = storage.config.downloadWindowLength, length > 0
+    else { return }
+    storage.stream.windowLength = max(length, Int64(minimumLength))
+  }
+
+  /// Whether the answer to a download's next window restarts the download: a 200 means that the
+  /// resource changed (its `If-Range` did not match) and that its whole new body follows, which
+  /// replaces what the part file holds, without windows. (A stream cannot restart: its consumer
+  /// has the old bytes.)
+  static func downloadRestarts(_ response: URLResponse, storage: inout FetcherStorage) -> Bool {
+    guard !storage.stream.isStreaming, (response as? HTTPURLResponse)?.statusCode == 200 else { return false }
+    storage.stream.isContinuation = false
+    storage.stream.windowLength = nil
+    return true
+  }
+
+  /// A download's attempt failed: later attempts ask for the rest whole (the part file is
+  /// continued with an open-ended range, see `DownloadResume`), not in windows.
+  static func endDownloadWindows(_ storage: inout FetcherStorage) {
+    guard !storage.stream.isStreaming, storage.stream.windowLength != nil else { return }
+    storage.stream.windowLength = nil
+    storage.stream.isContinuation = false
+  }
 
   /// The window for a buffer with these marks: what fills the buffer from the low-water mark to
   /// the high-water mark, so that a window never makes the transfer pause in its middle.
@@ -144,13 +180,16 @@ enum StreamWindows {
     /// More remains: the transfer waits (``CancelReason/pausedForBackpressure``) until the consumer
     /// wants more, then asks for the next window.
     case more((any FetcherStreamConsumer)?)
+    /// More of a download remains: every byte of the window is written, ask for the next one now.
+    case nextFileWindow
     /// The window brought nothing: asking again would loop.
     case stalled(SessionFetcherError)
   }
 
   /// A hop ended without an error: decide whether another window follows.
   static func hopEnded(_ storage: inout FetcherStorage) -> WindowEnd {
-    guard storage.sink == .stream, storage.stream.windowLength != nil, let total = storage.stream.total,
+    guard storage.sink == .stream || storage.sink == .file, storage.stream.windowLength != nil,
+      let total = storage.stream.total,
       storage.stream.deliveredBytes < total
     else { return .finished }
     guard storage.stream.deliveredBytes > storage.stream.windowStart else {
@@ -159,14 +198,15 @@ enum StreamWindows {
           description: "the window from byte \(storage.stream.windowStart) of \(total) brought no bytes"))
     }
     storage.cancelReason = .pausedForBackpressure
-    return .more(storage.stream.consumer?.consumer)
+    return storage.sink == .file ? .nextFileWindow : .more(storage.stream.consumer?.consumer)
   }
 
   /// Whether a failed attempt may be retried although the consumer already has part of the body:
   /// only in windows with a validator (a retry asks for a fresh window from the bytes delivered,
   /// with `If-Range`), and never when the resource changed.
   static func allowsRetry(after error: any Error, storage: FetcherStorage) -> Bool {
-    guard storage.stream.deliveredBytes > 0 else { return true }
+    // A download's part file is continued or restarted by `DownloadResume`.
+    guard storage.stream.isStreaming, storage.stream.deliveredBytes > 0 else { return true }
     if case .streamInterrupted? = error as? SessionFetcherError { return false }
     return storage.stream.windowLength != nil && storage.stream.validator != nil
   }

@@ -3,9 +3,10 @@ import Foundation
 import SessionFetcher
 import Testing
 
-/// A resource served with ranges by a custom route: a strong ETag (which the test may change),
-/// `Accept-Ranges: bytes`, and `Range` / `If-Range` handled as `/bytes/N` does.
-private final class RangedResource: @unchecked Sendable {
+/// A resource served with ranges by a custom route (stream and download window tests): a strong
+/// ETag (which the test may change), `Accept-Ranges: bytes`, and `Range` / `If-Range` handled as
+/// `/bytes/N` does.
+final class RangedResource: @unchecked Sendable {
   // `@unchecked Sendable`: the mutable state is only touched under `lock`.
   private let lock = NSLock()
   private var etagValue = "\"v1\""
@@ -62,7 +63,7 @@ private final class RangedResource: @unchecked Sendable {
 }
 
 /// The first byte of a request's `Range: bytes=A-B`.
-private func rangeStart(_ request: RecordedRequest) -> Int? {
+func rangeStart(_ request: RecordedRequest) -> Int? {
   guard let range = request.header("Range"), range.hasPrefix("bytes=") else { return nil }
   return Int(range.dropFirst("bytes=".count).prefix { $0 != "-" })
 }
