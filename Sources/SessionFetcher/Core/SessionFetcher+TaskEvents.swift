@@ -185,8 +185,8 @@ extension SessionFetcher: SessionTaskHandler {
             if wholeResource != nil {
               // The first of the download's windows: later ones continue from this head.
               storage.stream.head = response
-              if storage.downloadResume.validator == nil {
-                storage.downloadResume.validator = storage.stream.validator.map(DownloadValidator.init(ifRange:))
+              if storage.downloadResume.validator == nil, let validator = storage.stream.validator {
+                storage.downloadResume.validator = DownloadValidator(ifRange: validator)
               }
             }
           } catch {
