@@ -172,9 +172,11 @@ func runBulk(client: String, options: Options) throws {
     outcome = try delegate.completion.wait()
     outcome.bytes = fileSize(outFile)
     session.finishTasksAndInvalidate()
-  case "fetcher-download":
+  case "fetcher-download", "fetcher-download-whole":
     let fetcher = benchFetcher(URLRequest(url: bigURL))
     fetcher.destinationFileURL = outFile
+    // "whole": one request for the body, as before Range windows (`downloadWindowLength`).
+    if client == "fetcher-download-whole" { fetcher.downloadWindowLength = nil }
     outcome = try fetchAndWait(fetcher) { fileSize(outFile) }
   case "ahc-download":
     outcome = try ahcDownload(url: bigURL, to: outFile)

@@ -137,6 +137,9 @@ struct Driver {
               kind: .child(["bulk", "raw-download-datatask"])),
             BenchCase(
               label: "SessionFetcher destinationFileURL", kind: .child(["bulk", "fetcher-download"])),
+            BenchCase(
+              label: "SessionFetcher destinationFileURL, downloadWindowLength nil",
+              kind: .child(["bulk", "fetcher-download-whole"])),
             BenchCase(label: "AsyncHTTPClient FileDownloadDelegate", kind: .child(["bulk", "ahc-download"])),
             BenchCase(label: "curl -o", kind: .curlDownload),
           ],
