@@ -47,6 +47,8 @@ struct LoggedExchange: Sendable {
     case first
     case redirect
     case retry(number: Int)
+    /// The next Range window of the same body (a download or a stream in windows, on Linux).
+    case continuation
   }
 
   var kind: Kind

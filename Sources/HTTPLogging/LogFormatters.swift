@@ -73,6 +73,9 @@ enum TextLogFormatter {
       case .first: break
       case .redirect: lines.append("Redirected to: \(exchange.url)")
       case .retry(let number): lines.append("Retry \(number):")
+      case .continuation:
+        let range = exchange.requestHeaders.first { $0.name.lowercased() == "range" }?.value ?? ""
+        lines.append("Continued: \(range)")
       }
       lines.append("Request: \(exchange.method) \(exchange.url)")
       lines.append("Request headers:")
@@ -182,6 +185,7 @@ enum HTMLLogFormatter {
       case .first: break
       case .redirect: html += "<i>redirected to:</i><br>\n"
       case .retry(let number): html += "<i>retry \(number):</i><br>\n"
+      case .continuation: html += "<i>continued:</i><br>\n"
       }
       html += "<b>request:</b> \(escape(exchange.method)) <code>\(escape(exchange.url))</code><br>\n"
       html += headersHTML(exchange.requestHeaders, notes: requestNotes(exchange))

@@ -70,7 +70,14 @@ final class LoggingMonitor: FetcherEventMonitor {
       let method = request.httpMethod ?? "GET"
       let kind: LoggedExchange.Kind
       if let previous = state.record.exchanges.last {
-        kind = previous.retryDelay != nil ? .retry(number: state.record.retryCount + 1) : .redirect
+        if previous.retryDelay != nil {
+          kind = .retry(number: state.record.retryCount + 1)
+        } else if previous.statusCode == 206 {
+          // A partial response is never redirected: this asks for the body's next window.
+          kind = .continuation
+        } else {
+          kind = .redirect
+        }
       } else {
         kind = .first
       }
@@ -108,6 +115,13 @@ final class LoggingMonitor: FetcherEventMonitor {
       guard let last = state.record.exchanges.indices.last else { return }
       var body = state.record.exchanges[last].responseBody
       body.totalLength = (body.totalLength ?? 0) + Int64(data.count)
+      if !state.keepsResponseBody, (200..<300).contains(state.record.exchanges[last].statusCode ?? 0) {
+        // A successful body written to a file or handed to an accumulate block (each Range window
+        // of a download included) is logged by its size, not kept.
+        body.source = .delivered(path: state.downloadPath)
+        state.record.exchanges[last].responseBody = body
+        return
+      }
       let room = state.bodyCap - body.data.count
       if room > 0 { body.data.append(data.prefix(room)) }
       if data.count > room { body.isTruncated = true }

@@ -194,6 +194,29 @@ struct LoggingFileTests {
     }
   }
 
+  #if canImport(FoundationNetworking)
+    @Test("the Range windows of a download are logged as continuations, not redirects")
+    func downloadWindows() async throws {
+      try await withLogging { folder in
+        let size = 2 * 1024 * 1024 + 100
+        let fetcher = server.fetcher("/bytes/\(size)")
+        fetcher.destinationFileURL = folder.appendingPathComponent("download/file.bin")
+        fetcher.downloadWindowLength = 1024 * 1024
+        #expect(await fetcher.fetchResult().error == nil)
+        SessionFetcher.flushLogs()
+        let text = try runFile("fetch_1.txt")
+        #expect(text.contains("Continued: bytes=1048576-2097151"))
+        #expect(text.contains("Continued: bytes=2097152-3145727"))
+        #expect(!text.contains("Redirected to:"))
+        let html = try runFile("index.html")
+        #expect(!html.contains("redirects: "))
+        #expect(html.contains("<i>continued:</i>"))
+        // Each window's body went to the file: logged by its size, no body files.
+        #expect(!allFiles(under: folder).contains { $0.0.lastPathComponent.hasSuffix("_response.bin") })
+      }
+    }
+  #endif
+
   @Test("a transport error is logged with its error")
   func transportError() async throws {
     try await withLogging { _ in
