@@ -5,16 +5,20 @@ import SessionFetcher
 import Testing
 
 /// A service for tests: its own serial callback queue, allowed to reach the loopback server.
-func makeService(maxPerHost: Int = 10) -> FetcherService {
+/// A service for the test server. `connectionLimit`: the session's connections per host; nil keeps
+/// the library's default configuration (4 per host on Linux).
+func makeService(maxPerHost: Int = 10, connectionLimit: Int? = 64) -> FetcherService {
   let service = FetcherService()
   service.allowLocalhostRequest = true
   service.callbackQueue = DispatchQueue(label: "test.service.callbacks")
   service.maxRunningFetchersPerHost = maxPerHost
-  // FoundationNetworking opens at most 6 connections per host by default: lift that, so that the
-  // service's limit is the one the server sees.
-  let configuration = URLSessionConfiguration.ephemeral
-  configuration.httpMaximumConnectionsPerHost = 64
-  service.configuration = configuration
+  // By default lift the per-host connection limit, so that the service's limit is the one the
+  // server sees.
+  if let connectionLimit {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.httpMaximumConnectionsPerHost = connectionLimit
+    service.configuration = configuration
+  }
   return service
 }
 

@@ -145,10 +145,7 @@ struct SessionTests {
   @Test func theDefaultSessionKeepsToTheLibrarysConnectionLimit() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let service = FetcherService()
-    service.allowLocalhostRequest = true
-    service.callbackQueue = DispatchQueue(label: "test.service.callbacks")
-    service.maxRunningFetchersPerHost = 16
+    let service = makeService(maxPerHost: 16, connectionLimit: nil)
     let fetchers = (0..<10).map { service.fetcher(url: server.url("/delay/0.3?n=\($0)")) }
     let failures = await withTaskGroup(of: Bool.self) { group in
       for fetcher in fetchers { group.addTask { await fetcher.fetchResult().error != nil } }
@@ -165,9 +162,7 @@ struct SessionTests {
   @Test func streamsRunOnASessionOfTheirOwn() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let service = FetcherService()
-    service.allowLocalhostRequest = true
-    service.callbackQueue = DispatchQueue(label: "test.service.callbacks")
+    let service = makeService(connectionLimit: nil)
     service.configurationBlock = { $0.httpAdditionalHeaders = ["X-Service": "yes"] }
     let streamers = (0..<5).map { service.fetcher(url: server.url("/sse?events=1000&interval=200&n=\($0)")) }
     defer { for fetcher in streamers { fetcher.stopFetching() } }
