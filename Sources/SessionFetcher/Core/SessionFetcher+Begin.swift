@@ -142,8 +142,11 @@ extension SessionFetcher {
     }
 
     let session: FetcherSession
-    var ownsSession = false
-    if config.sessionConfiguration != nil || config.configurationBlock != nil {
+    let ownsSession: Bool
+    // A configuration of the fetcher's own: its resource timeout applies (FoundationNetworking
+    // ignores it). A stream's copy of a shared session keeps the shared session's behaviour.
+    let ownConfiguration = config.sessionConfiguration != nil || config.configurationBlock != nil
+    if ownConfiguration {
       // A copy: the block must not change a configuration the caller (or a service) shares.
       let copy = config.sessionConfiguration?.copy() as? URLSessionConfiguration
       let sessionConfiguration = copy ?? FetcherSession.defaultConfiguration()
@@ -159,7 +162,9 @@ extension SessionFetcher {
     }
     let idleTimeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
     var resourceTimeout = config.resourceTimeoutInterval
-    if resourceTimeout == nil, ownsSession, session.configuration.timeoutIntervalForResource < 7 * 24 * 3600 {
+    if resourceTimeout == nil, ownConfiguration,
+      session.configuration.timeoutIntervalForResource < 7 * 24 * 3600
+    {
       resourceTimeout = session.configuration.timeoutIntervalForResource
     }
     return FetchPlan(

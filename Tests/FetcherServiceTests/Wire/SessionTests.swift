@@ -177,4 +177,21 @@ struct SessionTests {
     #expect(result.data == Data("short".utf8))
     #expect(service.sharedSessionCreationCount == 1)
   }
+
+  /// A stream's session of its own behaves as the shared session would: the resource timeout of
+  /// the service's configuration (which only a fetcher's own configuration enforces) does not cut
+  /// a stream that outlasts it.
+  @Test func aStreamKeepsTheSharedSessionsTimeouts() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.timeoutIntervalForResource = 1
+    service.configuration = configuration
+    var events: [ServerSentEvent] = []
+    for try await event in service.fetcher(url: server.url("/sse?events=15&interval=100")).events() {
+      events.append(event)
+    }
+    #expect(events.count == 15)
+  }
 }
