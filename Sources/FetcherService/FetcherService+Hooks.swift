@@ -59,7 +59,7 @@ extension FetcherService: FetcherServiceHooks {
         guard state.shouldCacheETaggedData, let sent = pending.sentTag else { return nil }
         return state.etagCache.data(forKey: pending.key, etag: sent)
       case 200..<300:
-        if let etag = FetcherService.headerValue("ETag", in: response), !etag.isEmpty {
+        if let etag = RedirectPolicy.headerValue("ETag", in: response), !etag.isEmpty {
           state.etagCache.store(
             etag: etag, data: state.shouldCacheETaggedData ? (data ?? Data()) : nil, forKey: pending.key)
         } else {
@@ -129,13 +129,5 @@ extension FetcherService: FetcherServiceHooks {
     case .startIdleTimer(let generation): scheduleIdleInvalidation(generation: generation)
     case .invalidate(let session): session.finishTasksAndInvalidate()
     }
-  }
-
-  static func headerValue(_ name: String, in response: HTTPURLResponse) -> String? {
-    let lowered = name.lowercased()
-    for (key, value) in response.allHeaderFields {
-      if let key = key as? String, key.lowercased() == lowered { return value as? String }
-    }
-    return nil
   }
 }

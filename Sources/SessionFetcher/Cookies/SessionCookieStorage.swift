@@ -147,6 +147,9 @@ public final class SessionCookieStorage: @unchecked Sendable {
   ///   - mainDocumentURL: For ``AcceptPolicy/onlyFromMainDocumentDomain``: the URL of the document
   ///     the request belongs to; `url` when nil.
   public func handleResponse(_ response: HTTPURLResponse, for url: URL, mainDocumentURL: URL? = nil) {
+    // Most responses set no cookie: a case-insensitive lookup answers that without building
+    // `allHeaderFields` (a bridged dictionary; about 20,000 instructions per response on Linux).
+    guard response.value(forHTTPHeaderField: "Set-Cookie") != nil else { return }
     var values: [String] = []
     for (key, value) in response.allHeaderFields {
       guard let name = key.base as? String, Self.isSetCookieHeaderName(name) else { continue }

@@ -89,6 +89,12 @@ extension SessionFetcher {
     SessionFetcher.globalEventMonitors + storage.withLock { $0.plan?.monitors ?? $0.config.eventMonitors }
   }
 
+  /// Whether URLSession's own timeout for a request of `timeoutInterval` seconds fires no earlier
+  /// than the fetcher's: a whole number of seconds, at least one.
+  package static func isSafeTransportTimeout(_ timeoutInterval: TimeInterval) -> Bool {
+    timeoutInterval >= 1 && timeoutInterval.isFinite && timeoutInterval.rounded(.down) == timeoutInterval
+  }
+
   /// Validates the configuration and fixes what every attempt will do. Throws before any traffic
   /// (and before any notification).
   private func makePlan() throws -> FetchPlan {
@@ -275,11 +281,14 @@ extension SessionFetcher {
     }
 
     var wireRequest = request
-    // The fetcher's own timer enforces the timeout with sub-second precision; URLSession's (whole
-    // seconds on Linux, sub-second values fire at once) is only a backstop behind it.
-    // (Each URLRequest mutation copies its storage: set only what changes.)
-    let backstopTimeout = max(1, (plan.idleTimeout + 2).rounded(.up))
-    if wireRequest.timeoutInterval != backstopTimeout { wireRequest.timeoutInterval = backstopTimeout }
+    // The fetcher's own timer enforces the timeout with sub-second precision. URLSession's (whole
+    // seconds on Linux, where a fractional value is cut and one below a second fires at once) may
+    // only be a backstop behind it: a whole number of seconds (the default 60) fires with the
+    // fetcher's, both as an idle timeout ending in `URLError(.timedOut)`, and is left as it is,
+    // since each URLRequest mutation copies the request; any other value is replaced.
+    if !SessionFetcher.isSafeTransportTimeout(wireRequest.timeoutInterval) {
+      wireRequest.timeoutInterval = max(1, (plan.idleTimeout + 2).rounded(.up))
+    }
     let task: URLSessionTask?
     switch body {
     case .none:

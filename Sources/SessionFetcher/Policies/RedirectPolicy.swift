@@ -92,12 +92,8 @@ package enum RedirectPolicy {
     }
   }
 
+  /// The value of the header `name` (case-insensitive) of `response`.
   package static func headerValue(_ name: String, in response: HTTPURLResponse) -> String? {
-    for (key, value) in response.allHeaderFields {
-      if let key = key as? String, key.caseInsensitiveCompare(name) == .orderedSame {
-        return value as? String
-      }
-    }
-    return nil
+    response.value(forHTTPHeaderField: name)
   }
 }

@@ -37,6 +37,32 @@ struct FoundationNetworkingWorkaroundTests {
     #expect(Date().timeIntervalSince(start) >= 0.85)
   }
 
+  /// Which request timeouts URLSession may keep (whole seconds, at least one: they fire with the
+  /// fetcher's own timer) and which the fetcher replaces with a later backstop.
+  @Test(arguments: [
+    (60.0, true), (1.0, true), (3600.0, true), (0.9, false), (0.0, false), (-1.0, false), (2.5, false),
+    (59.999, false), (.infinity, false), (.nan, false),
+  ])
+  func transportTimeoutKeptOrReplaced(timeout: Double, kept: Bool) {
+    #expect(SessionFetcher.isSafeTransportTimeout(timeout) == kept)
+  }
+
+  /// A whole-second timeout left to URLSession as it is still ends a stalled request with
+  /// `URLError(.timedOut)`, after about that long.
+  @Test func wholeSecondTimeoutEndsAStalledRequest() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    var request = URLRequest(url: server.url("/hang"))
+    request.timeoutInterval = 1
+    let fetcher = SessionFetcher(request: request)
+    fetcher.allowLocalhostRequest = true
+    fetcher.callbackQueue = makeCallbackQueue()
+    let start = Date()
+    let result = await fetcher.fetchResult()
+    #expect(result.urlError?.code == .timedOut)
+    #expect(Date().timeIntervalSince(start) >= 0.95)
+  }
+
   @Test func idleTimeoutIsResetByProgress() async throws {
     let server = try TestServer()
     defer { server.stop() }
