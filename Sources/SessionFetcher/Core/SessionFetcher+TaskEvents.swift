@@ -134,7 +134,7 @@ extension SessionFetcher: SessionTaskHandler {
         storage.response = storage.stream.head ?? response
         storage.responseBodyLength = storage.stream.deliveredBytes
         storage.expectedContentLength = storage.stream.head?.expectedContentLength ?? -1
-        storage.sink = storage.stream.isStreaming ? .stream : .file
+        storage.sink = storage.stream.isDownload ? .file : .stream
         let error =
           StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
           ?? StreamWindows.continuationError(response, storage: storage)
@@ -274,7 +274,7 @@ extension SessionFetcher: SessionTaskHandler {
             writeError = SessionFetcherError.downloadFailed(description: String(describing: error))
           }
           download = storage.config.downloadProgressBlock
-          storage.stream.deliveredBytes += count
+          if storage.stream.windowLength != nil { storage.stream.deliveredBytes += count }
         case .stream:
           storage.stream.deliveredBytes += count
           if let consumer = storage.stream.consumer?.consumer { delivery = .stream(consumer) }

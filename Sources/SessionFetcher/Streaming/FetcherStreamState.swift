@@ -27,8 +27,11 @@ struct WeakStreamConsumer {
 /// The streaming part of a fetcher's state (behind the fetcher's lock).
 struct FetcherStreamState {
   var consumer: WeakStreamConsumer?
-  /// Body bytes handed to the consumer in this fetch. Once non-zero the fetch cannot be retried.
+  /// Body bytes handed to the consumer in this fetch (for a download in windows: written to the
+  /// part file). Once non-zero a stream cannot be retried (see `StreamWindows.allowsRetry`).
   var deliveredBytes: Int64 = 0
+  /// The windows carry a download to a file, not a stream (see `StreamWindows.beginDownload`).
+  var isDownload = false
   /// The head the consumer saw; the base for continuing a paused transfer.
   var head: URLResponse?
   /// The current hop continues a paused transfer from `deliveredBytes`.

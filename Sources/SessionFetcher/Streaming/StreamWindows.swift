@@ -36,6 +36,7 @@ enum StreamWindows {
       let length = storage.config.downloadWindowLength, length > 0
     else { return }
     storage.stream.windowLength = max(length, Int64(minimumLength))
+    storage.stream.isDownload = true
   }
 
   /// Whether the answer to a download's next window restarts the download: a 200 means that the
@@ -43,7 +44,7 @@ enum StreamWindows {
   /// replaces what the part file holds, without windows. (A stream cannot restart: its consumer
   /// has the old bytes.)
   static func downloadRestarts(_ response: URLResponse, storage: inout FetcherStorage) -> Bool {
-    guard !storage.stream.isStreaming, (response as? HTTPURLResponse)?.statusCode == 200 else { return false }
+    guard storage.stream.isDownload, (response as? HTTPURLResponse)?.statusCode == 200 else { return false }
     storage.stream.isContinuation = false
     storage.stream.windowLength = nil
     return true
@@ -52,7 +53,7 @@ enum StreamWindows {
   /// A download's attempt failed: later attempts ask for the rest whole (the part file is
   /// continued with an open-ended range, see `DownloadResume`), not in windows.
   static func endDownloadWindows(_ storage: inout FetcherStorage) {
-    guard !storage.stream.isStreaming, storage.stream.windowLength != nil else { return }
+    guard storage.stream.isDownload, storage.stream.windowLength != nil else { return }
     storage.stream.windowLength = nil
     storage.stream.isContinuation = false
   }
@@ -198,7 +199,7 @@ enum StreamWindows {
           description: "the window from byte \(storage.stream.windowStart) of \(total) brought no bytes"))
     }
     storage.cancelReason = .pausedForBackpressure
-    return storage.sink == .file ? .nextFileWindow : .more(storage.stream.consumer?.consumer)
+    return storage.stream.isDownload ? .nextFileWindow : .more(storage.stream.consumer?.consumer)
   }
 
   /// Whether a failed attempt may be retried although the consumer already has part of the body:
@@ -206,7 +207,7 @@ enum StreamWindows {
   /// with `If-Range`), and never when the resource changed.
   static func allowsRetry(after error: any Error, storage: FetcherStorage) -> Bool {
     // A download's part file is continued or restarted by `DownloadResume`.
-    guard storage.stream.isStreaming, storage.stream.deliveredBytes > 0 else { return true }
+    guard !storage.stream.isDownload, storage.stream.deliveredBytes > 0 else { return true }
     if case .streamInterrupted? = error as? SessionFetcherError { return false }
     return storage.stream.windowLength != nil && storage.stream.validator != nil
   }
