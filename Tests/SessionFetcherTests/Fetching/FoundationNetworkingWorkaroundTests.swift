@@ -10,31 +10,41 @@ import Testing
 /// not the bug.
 @Suite("FoundationNetworking workarounds")
 struct FoundationNetworkingWorkaroundTests {
+  /// A fetcher of `url` whose request has the idle timeout `timeout`.
+  static func fetcher(_ url: URL, timeout: TimeInterval) -> SessionFetcher {
+    var request = URLRequest(url: url)
+    request.timeoutInterval = timeout
+    let fetcher = SessionFetcher(request: request)
+    fetcher.allowLocalhostRequest = true
+    fetcher.callbackQueue = makeCallbackQueue()
+    return fetcher
+  }
+
+  /// Fetches `/hang` (no answer ever) with `timeout`: the error code and the seconds it took.
+  static func stalledFetch(_ server: TestServer, timeout: TimeInterval) async -> (
+    URLError.Code?, TimeInterval
+  ) {
+    let start = Date()
+    let result = await fetcher(server.url("/hang"), timeout: timeout).fetchResult()
+    return (result.urlError?.code, Date().timeIntervalSince(start))
+  }
+
   @Test func subSecondIdleTimeoutIsHonoured() async throws {
     let server = try TestServer()
     defer { server.stop() }
     // On Linux a sub-second request timeout fires after ~1 ms, so every attempt would fail; the
     // fetcher's own timer lets them through. Three tries keep a heavily loaded machine (where any
     // request may stall for a second) from failing the test; the bug fails all three.
-    var request = URLRequest(url: server.url("/bytes/1"))
-    request.timeoutInterval = 0.9
     var successes = 0
     for _ in 0..<3 where successes == 0 {
-      let quick = SessionFetcher(request: request)
-      quick.allowLocalhostRequest = true
-      quick.callbackQueue = makeCallbackQueue()
+      let quick = Self.fetcher(server.url("/bytes/1"), timeout: 0.9)
       if await quick.fetchResult().data == TestServer.patternBytes(count: 1) { successes += 1 }
     }
     #expect(successes == 1)
 
-    request.url = server.url("/hang")
-    let hanging = SessionFetcher(request: request)
-    hanging.allowLocalhostRequest = true
-    hanging.callbackQueue = makeCallbackQueue()
-    let start = Date()
-    let result = await hanging.fetchResult()
-    #expect(result.urlError?.code == .timedOut)
-    #expect(Date().timeIntervalSince(start) >= 0.85)
+    let (code, seconds) = await Self.stalledFetch(server, timeout: 0.9)
+    #expect(code == .timedOut)
+    #expect(seconds >= 0.85)
   }
 
   /// Which request timeouts URLSession may keep (whole seconds, at least one: they fire with the
@@ -52,26 +62,16 @@ struct FoundationNetworkingWorkaroundTests {
   @Test func wholeSecondTimeoutEndsAStalledRequest() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    var request = URLRequest(url: server.url("/hang"))
-    request.timeoutInterval = 1
-    let fetcher = SessionFetcher(request: request)
-    fetcher.allowLocalhostRequest = true
-    fetcher.callbackQueue = makeCallbackQueue()
-    let start = Date()
-    let result = await fetcher.fetchResult()
-    #expect(result.urlError?.code == .timedOut)
-    #expect(Date().timeIntervalSince(start) >= 0.95)
+    let (code, seconds) = await Self.stalledFetch(server, timeout: 1)
+    #expect(code == .timedOut)
+    #expect(seconds >= 0.95)
   }
 
   @Test func idleTimeoutIsResetByProgress() async throws {
     let server = try TestServer()
     defer { server.stop() }
     // 40 pieces 100 ms apart: never idle for 3 s, though the whole takes about 4 s.
-    var request = URLRequest(url: server.url("/drip?bytes=1000&chunks=40&interval=100"))
-    request.timeoutInterval = 3
-    let fetcher = SessionFetcher(request: request)
-    fetcher.allowLocalhostRequest = true
-    fetcher.callbackQueue = makeCallbackQueue()
+    let fetcher = Self.fetcher(server.url("/drip?bytes=1000&chunks=40&interval=100"), timeout: 3)
     #expect(await fetcher.fetchResult().data == TestServer.patternBytes(count: 1000))
   }
 
