@@ -99,7 +99,7 @@ extension SessionFetcher {
   /// (and before any notification).
   private func makePlan() throws -> FetchPlan {
     let (config, urlString, streams) = storage.withLock {
-      ($0.config, $0.urlString, $0.stream.consumer != nil)
+      ($0.config, $0.urlString, $0.stream.isStreaming)
     }
     guard var request = config.request, let url = request.url, SessionFetcher.isFetchable(url) else {
       throw SessionFetcherError.invalidURL(urlString)

@@ -213,12 +213,14 @@ public final class SessionFetcher: @unchecked Sendable {
   /// The windows are hops of one attempt, like redirects: one Started/Stopped pair, one completion,
   /// and the fetcher's ``response`` is a 200 describing the whole resource. The first request asks
   /// for `bytes=0-(W-1)`; later ones add `If-Range` with the first response's strong ETag or
-  /// Last-Modified date, and a resource that changes in between fails the attempt with
-  /// ``SessionFetcherError/streamInterrupted(description:)`` (a retry continues or restarts it, see
-  /// ``keepsPartialDownloadForResume``). A server that ignores ranges answers 200 and the body comes
-  /// whole, as without windows; so does a content-coded or open-ended 206. Windows are not used
-  /// for a request with a body or its own `Range`, for a resumed download (``resumeData``), for a
-  /// retry, or with a ``testBlock``. Each window is one more request: 64 for a GiB at the default.
+  /// Last-Modified date. A resource that changes in between makes the server answer that with a
+  /// 200 and its whole new body, which replaces what was written (no more windows). A window whose
+  /// `Content-Range` names another total length ends the fetch with
+  /// ``SessionFetcherError/streamInterrupted(description:)``. A server that ignores ranges answers
+  /// 200 and the body comes whole, as without windows; so does a content-coded or open-ended 206.
+  /// Windows are not used for a request with a body or its own `Range`, for a resumed download
+  /// (``resumeData``), for a retry, or with a ``testBlock``. Each window is one more request: 64
+  /// for a GiB at the default.
   public var downloadWindowLength: Int64? {
     get { self[config: \.downloadWindowLength] }
     set { self[config: \.downloadWindowLength] = newValue }

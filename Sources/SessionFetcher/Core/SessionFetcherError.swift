@@ -29,8 +29,9 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   /// The ``FetcherAuthorizer`` failed to authorize the request.
   case authorizationFailed(description: String)
   /// A streamed body could not go on after some of it was delivered (a paused transfer whose
-  /// server no longer answers the Range request with the same resource). Never retried: the consumer
-  /// already has part of the body.
+  /// server no longer answers the Range request with the same resource), or a download in Range
+  /// windows whose next window belongs to a resource of another length. Never retried: the consumer
+  /// (or the part file) already has part of the body.
   case streamInterrupted(description: String)
   /// A response body kept in memory grew past ``SessionFetcher/maximumResponseBodyLength`` (or
   /// announced a `Content-Length` past it); the transfer was cancelled and nothing was kept.

@@ -56,7 +56,8 @@ extension SessionFetcher {
     }
   }
 
-  /// The consumer drained its buffer: go on reading. Does nothing unless the transfer is paused.
+  /// The consumer drained its buffer, or a download's window is written: go on reading (with the
+  /// next Range window where there are windows). Does nothing unless the transfer is paused.
   package func resumeStreamTransfer() {
     enum Resume {
       case none

@@ -122,6 +122,39 @@ struct DownloadWindowTests {
       #expect(try Data(contentsOf: destination) == resource.body)
       #expect(DownloadTests.contents(folder) == ["file.bin"])
     }
+
+    /// A window whose `Content-Range` names another total length belongs to another resource:
+    /// the fetch ends with `streamInterrupted` (not retried) and leaves nothing behind.
+    @Test func aWindowOfAnotherLengthEndsTheDownload() async throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let window = Self.mebibyte
+      let hits = Recorder<Int>()
+      server.route("/grows") { _ in
+        hits.append(1)
+        let total = hits.count == 1 ? 3 * window : 4 * window
+        let start = hits.count == 1 ? 0 : window
+        return TestResponse(
+          status: 206,
+          headers: [
+            ("ETag", "\"v1\""), ("Content-Type", "application/octet-stream"),
+            ("Content-Range", "bytes \(start)-\(start + window - 1)/\(total)"),
+          ],
+          body: TestServer.patternBytes(count: window, offset: start))
+      }
+      let (fetcher, folder, _) = try Self.download(server, "/grows")
+      defer { try? FileManager.default.removeItem(at: folder) }
+      fetcher.isRetryEnabled = true
+      fetcher.minRetryInterval = 0.05
+      let result = await fetcher.fetchResult()
+      guard case .streamInterrupted? = result.fetcherError else {
+        Issue.record("expected streamInterrupted, got \(String(describing: result.error))")
+        return
+      }
+      #expect(server.requestCount(path: "/grows") == 2)
+      #expect(fetcher.retryCount == 0)
+      #expect(DownloadTests.contents(folder).isEmpty)
+    }
   #endif
 
   /// Without windows the body is asked for whole, in one request.
