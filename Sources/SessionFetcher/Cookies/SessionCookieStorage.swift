@@ -218,7 +218,8 @@ public final class SessionCookieStorage: @unchecked Sendable {
   /// The unexpired cookies to send with a request to `url` (RFC 6265 §5.4), longest path first,
   /// then earliest created; empty when none match.
   public func cookies(for url: URL) -> [SessionCookie] {
-    guard let request = CookieRequest(url) else { return [] }
+    // An empty jar (most API clients') answers before the URL is taken apart.
+    guard !withLock({ entries.isEmpty }), let request = CookieRequest(url) else { return [] }
     return withLock {
       purgeExpired()
       var matching = entries.filter { $0.value.cookie.matches(request) }

@@ -86,7 +86,11 @@ extension SessionFetcher {
   }
 
   func allMonitors() -> [any FetcherEventMonitor] {
-    SessionFetcher.globalEventMonitors + storage.withLock { $0.plan?.monitors ?? $0.config.eventMonitors }
+    let global = SessionFetcher.globalEventMonitors
+    let own = storage.withLock { $0.plan?.monitors ?? $0.config.eventMonitors }
+    // Concatenating allocates, even with nothing to add: asked several times per fetch.
+    if global.isEmpty { return own }
+    return own.isEmpty ? global : global + own
   }
 
   /// Whether URLSession's own timeout for a request of `timeoutInterval` seconds fires no earlier
@@ -173,11 +177,19 @@ extension SessionFetcher {
     {
       resourceTimeout = session.configuration.timeoutIntervalForResource
     }
+    // URLSession's own idle timer fires when the fetcher's would for a whole number of seconds
+    // that the request and the session agree on (FoundationNetworking takes the configuration's
+    // value unless the request's was set), so a fetch needs no timer of its own then. A stream
+    // keeps its timer: it pauses and resumes its task.
+    let sessionTimesOut =
+      !streams && resourceTimeout == nil && SessionFetcher.isSafeTransportTimeout(idleTimeout)
+      && session.configuration.timeoutIntervalForRequest == idleTimeout
     return FetchPlan(
       baseRequest: request, body: body, bodyLength: bodyLength,
       destination: config.destinationFileURL, accumulates: config.accumulateDataBlock != nil,
       maximumInMemoryBodyLength: config.maximumResponseBodyLength,
-      idleTimeout: idleTimeout, resourceTimeout: resourceTimeout, callbackQueue: config.callbackQueue,
+      idleTimeout: idleTimeout, resourceTimeout: resourceTimeout, sessionTimesOut: sessionTimesOut,
+      callbackQueue: config.callbackQueue,
       monitors: config.eventMonitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
       session: session, ownsSession: ownsSession,
       testBlock: config.testBlock ?? SessionFetcher.globalTestBlock)
@@ -281,11 +293,11 @@ extension SessionFetcher {
     }
 
     var wireRequest = request
-    // The fetcher's own timer enforces the timeout with sub-second precision. URLSession's (whole
-    // seconds on Linux, where a fractional value is cut and one below a second fires at once) may
-    // only be a backstop behind it: a whole number of seconds (the default 60) fires with the
-    // fetcher's, both as an idle timeout ending in `URLError(.timedOut)`, and is left as it is,
-    // since each URLRequest mutation copies the request; any other value is replaced.
+    // URLSession's timeout is whole seconds on Linux (a fractional value is cut, one below a
+    // second fires at once). A whole number of seconds (the default 60) is left as it is, since
+    // each URLRequest mutation copies the request: it fires as the fetcher's own timer would, and
+    // where the session agrees on it, it is the only timer (`FetchPlan.sessionTimesOut`). Any
+    // other value is the fetcher's timer's to enforce, and URLSession gets a later backstop.
     if !SessionFetcher.isSafeTransportTimeout(wireRequest.timeoutInterval) {
       wireRequest.timeoutInterval = max(1, (plan.idleTimeout + 2).rounded(.up))
     }
@@ -332,7 +344,9 @@ extension SessionFetcher {
       task.cancel()
       return
     }
-    scheduleTimeout(after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
+    if !plan.sessionTimesOut {
+      scheduleTimeout(after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
+    }
     task.resume()
   }
 

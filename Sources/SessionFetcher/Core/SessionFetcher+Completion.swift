@@ -35,11 +35,8 @@ extension SessionFetcher {
       case .stopped?, .pausedForBackpressure?:
         return .ignore
       case .timedOut?:
-        var info: [String: Any] = [NSLocalizedDescriptionKey: "The request timed out."]
-        if let url = storage.currentRequest?.url {
-          info[NSURLErrorFailingURLErrorKey] = url
-        }
-        return .failure(AttemptFailure(error: URLError(.timedOut, userInfo: info), response: http))
+        return .failure(
+          AttemptFailure(error: SessionFetcher.timedOutError(url: storage.currentRequest?.url), response: http))
       case .failed(let error)?:
         return .failure(AttemptFailure(error: error, response: http))
       case nil:
@@ -53,7 +50,13 @@ extension SessionFetcher {
             response: http, data: data))
       }
       if let transportError {
-        return .failure(AttemptFailure(error: transportError, response: http))
+        var error = transportError
+        if let urlError = transportError as? URLError, urlError.code == .timedOut, urlError.failingURL == nil {
+          // URLSession's own timeout (see `FetchPlan.sessionTimesOut`) reads as the fetcher's would:
+          // on Linux it comes without a description or the URL.
+          error = SessionFetcher.timedOutError(url: storage.currentRequest?.url)
+        }
+        return .failure(AttemptFailure(error: error, response: http))
       }
       switch StreamWindows.hopEnded(&storage) {
       case .finished: break
@@ -81,6 +84,13 @@ extension SessionFetcher {
     case .nextFileWindow:
       resumeStreamTransfer()
     }
+  }
+
+  /// The error of an attempt that timed out.
+  static func timedOutError(url: URL?) -> URLError {
+    var info: [String: Any] = [NSLocalizedDescriptionKey: "The request timed out."]
+    if let url { info[NSURLErrorFailingURLErrorKey] = url }
+    return URLError(.timedOut, userInfo: info)
   }
 
   /// A response completed without a transport error: check the status (after the service's cache).
@@ -411,8 +421,10 @@ extension SessionFetcher {
     ownSession?.finishTasksAndInvalidate()
     for monitor in allMonitors() { monitor.fetcher(self, didFinishWithData: data, error: error) }
     serviceHooks?.fetcherDidStop(self, succeeded: error == nil)
-    if transition.postRetryDelayStopped { post(.sessionFetcherRetryDelayStopped, on: queue) }
-    if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
+    let postEnded: @Sendable () -> Void = {
+      if transition.postRetryDelayStopped { self.post(.sessionFetcherRetryDelayStopped) }
+      if transition.postStopped { self.post(.sessionFetcherStopped) }
+    }
     let deliverCompletion: @Sendable () -> Void = {
       let run: (FetcherCompletionHandler?, Data?, (any Error)?) = self.storage.withLock { storage in
         if storage.callbacksSuppressed {
@@ -432,9 +444,14 @@ extension SessionFetcher {
       self.markCompletionDelivered()
     }
     guard let parser else {
-      queue.async(execute: deliverCompletion)
+      // One hop for the notifications and the completion, which follow each other on the queue.
+      queue.async {
+        postEnded()
+        deliverCompletion()
+      }
       return
     }
+    queue.async(execute: postEnded)
     // Parse-then-complete: the parse runs off the callback queue, so a slow parse never blocks it.
     DispatchQueue.global(qos: .userInitiated).async {
       parser(data)
@@ -444,14 +461,16 @@ extension SessionFetcher {
 
   private func markCompletionDelivered() {
     SuccessParsers.take(for: self)
-    completionCondition.lock()
-    storage.withLock { storage in
+    let waiters = storage.withLock { storage -> NSCondition? in
       storage.completionDelivered = true
       storage.releaseBlocks()
       storage.retainedSelf = nil
+      return storage.completionWaiters
     }
-    completionCondition.broadcast()
-    completionCondition.unlock()
+    // Taking the condition's lock orders the broadcast after a waiter's check of the flag above.
+    waiters?.lock()
+    waiters?.broadcast()
+    waiters?.unlock()
   }
 
   // MARK: - Stop
@@ -525,10 +544,17 @@ extension SessionFetcher {
       }
       return true
     }
-    completionCondition.lock()
-    defer { completionCondition.unlock() }
+    // Made on first wait: most fetchers are never waited on.
+    let waiters = storage.withLock { storage in
+      if let existing = storage.completionWaiters { return existing }
+      let condition = NSCondition()
+      storage.completionWaiters = condition
+      return condition
+    }
+    waiters.lock()
+    defer { waiters.unlock() }
     while !isCompletionDelivered {
-      if !completionCondition.wait(until: deadline) { return isCompletionDelivered }
+      if !waiters.wait(until: deadline) { return isCompletionDelivered }
     }
     return true
   }
@@ -548,6 +574,11 @@ extension SessionFetcher {
   }
 
   func post(_ name: Notification.Name, on queue: DispatchQueue) {
-    queue.async { NotificationCenter.default.post(name: name, object: self) }
+    queue.async { self.post(name) }
+  }
+
+  /// Posts `name` now, on the current thread (which must be the callback queue's).
+  func post(_ name: Notification.Name) {
+    NotificationCenter.default.post(name: name, object: self)
   }
 }

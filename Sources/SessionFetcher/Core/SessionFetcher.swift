@@ -41,8 +41,6 @@ public final class SessionFetcher: @unchecked Sendable {
 
   // `@unchecked Sendable`: all mutable state is in `storage`, behind its lock.
   let storage: Locked<FetcherStorage>
-  /// Fired by `waitForCompletion(timeout:)` waiters; guarded by itself.
-  let completionCondition = NSCondition()
 
   // MARK: - Creation
 

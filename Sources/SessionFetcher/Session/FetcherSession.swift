@@ -23,8 +23,7 @@ package final class FetcherSession: @unchecked Sendable {
 
   /// - Parameter configuration: the base configuration, or nil for ``defaultConfiguration()``. It
   ///   is copied and adjusted: no URLCache (the library keeps its own ETag cache), no platform
-  ///   cookie handling (the library keeps its own jars), and the request timeout left to the
-  ///   fetcher's own timer.
+  ///   cookie handling (the library keeps its own jars).
   package init(configuration: URLSessionConfiguration?) {
     let config = FetcherSession.adjusted(configuration ?? FetcherSession.defaultConfiguration())
     self.configuration = config

@@ -5,7 +5,9 @@ import Foundation
 /// `@unchecked Sendable`: every access to `value` goes through `withLock`, which holds `lock`.
 package final class Locked<Value>: @unchecked Sendable {
   private let lock = NSLock()
-  private var value: Value
+  // Exclusive access is what `lock` guarantees: the runtime's own check (a lookup per access, on
+  // every `withLock`) would only repeat it.
+  @exclusivity(unchecked) private var value: Value
 
   package init(_ value: Value) {
     self.value = value
