@@ -36,7 +36,8 @@ extension SessionFetcher {
         return .ignore
       case .timedOut?:
         return .failure(
-          AttemptFailure(error: SessionFetcher.timedOutError(url: storage.currentRequest?.url), response: http))
+          AttemptFailure(
+            error: SessionFetcher.timedOutError(url: storage.currentRequest?.url), response: http))
       case .failed(let error)?:
         return .failure(AttemptFailure(error: error, response: http))
       case nil:
@@ -50,12 +51,11 @@ extension SessionFetcher {
             response: http, data: data))
       }
       if let transportError {
-        var error = transportError
-        if let urlError = transportError as? URLError, urlError.code == .timedOut, urlError.failingURL == nil {
-          // URLSession's own timeout (see `FetchPlan.sessionTimesOut`) reads as the fetcher's would:
-          // on Linux it comes without a description or the URL.
-          error = SessionFetcher.timedOutError(url: storage.currentRequest?.url)
-        }
+        // URLSession's own timeout (see `FetchPlan.sessionTimesOut`) reads as the fetcher's would:
+        // on Linux it comes without a description or the URL.
+        let urlError = transportError as? URLError
+        let bareTimeout = urlError?.code == .timedOut && urlError?.failingURL == nil
+        let error = bareTimeout ? SessionFetcher.timedOutError(url: storage.currentRequest?.url) : transportError
         return .failure(AttemptFailure(error: error, response: http))
       }
       switch StreamWindows.hopEnded(&storage) {
