@@ -55,7 +55,8 @@ extension SessionFetcher {
         // on Linux it comes without a description or the URL.
         let urlError = transportError as? URLError
         let bareTimeout = urlError?.code == .timedOut && urlError?.failingURL == nil
-        let error = bareTimeout ? SessionFetcher.timedOutError(url: storage.currentRequest?.url) : transportError
+        let url = storage.currentRequest?.url
+        let error = bareTimeout ? SessionFetcher.timedOutError(url: url) : transportError
         return .failure(AttemptFailure(error: error, response: http))
       }
       switch StreamWindows.hopEnded(&storage) {
