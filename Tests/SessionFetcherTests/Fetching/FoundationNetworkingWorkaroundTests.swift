@@ -67,6 +67,52 @@ struct FoundationNetworkingWorkaroundTests {
     #expect(seconds >= 0.95)
   }
 
+  /// A timeout that the request and the session agree on, in whole seconds, is left to URLSession's
+  /// own timer; its error still names the URL, as the fetcher's timer's does (on Linux URLSession's
+  /// comes without one).
+  @Test(arguments: [0.9, 1.0])
+  func timeoutErrorNamesTheURL(timeout: TimeInterval) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = Self.fetcher(server.url("/hang"), timeout: timeout)
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.timeoutIntervalForRequest = timeout
+    fetcher.configuration = configuration
+    let result = await fetcher.fetchResult()
+    #expect(fetcher.storage.withLock { $0.plan?.sessionTimesOut } == (timeout == 1))
+    #expect(result.urlError?.code == .timedOut)
+    #expect(result.urlError?.failingURL == server.url("/hang"))
+  }
+
+  /// When URLSession's own timer can stand for the fetcher's: a whole number of seconds that the
+  /// request and the session agree on, no resource timeout, and not a stream (which pauses and
+  /// resumes its task).
+  @Test(arguments: [
+    (60.0, 60.0, nil, false, true), (1, 1, nil, false, true), (0.9, 0.9, nil, false, false),
+    (60, 30, nil, false, false), (30, 60, nil, false, false), (60, 60, 120.0, false, false),
+    (60, 60, nil, true, false),
+  ] as [(Double, Double, Double?, Bool, Bool)])
+  func sessionTimerStandsIn(
+    requestTimeout: Double, sessionTimeout: Double, resourceTimeout: Double?, streams: Bool,
+    expected: Bool
+  ) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = Self.fetcher(server.url("/bytes/10"), timeout: requestTimeout)
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.timeoutIntervalForRequest = sessionTimeout
+    fetcher.configuration = configuration
+    fetcher.resourceTimeoutInterval = resourceTimeout
+    if streams {
+      let stream = fetcher.bodyChunks()
+      for try await _ in stream {}
+      #expect(fetcher.storage.withLock { $0.plan?.sessionTimesOut } == expected)
+    } else {
+      #expect(await fetcher.fetchResult().data == TestServer.patternBytes(count: 10))
+      #expect(fetcher.storage.withLock { $0.plan?.sessionTimesOut } == expected)
+    }
+  }
+
   @Test func idleTimeoutIsResetByProgress() async throws {
     let server = try TestServer()
     defer { server.stop() }
