@@ -87,11 +87,12 @@ struct FoundationNetworkingWorkaroundTests {
   /// When URLSession's own timer can stand for the fetcher's: a whole number of seconds that the
   /// request and the session agree on, no resource timeout, and not a stream (which pauses and
   /// resumes its task).
-  @Test(arguments: [
-    (60.0, 60.0, nil, false, true), (1, 1, nil, false, true), (0.9, 0.9, nil, false, false),
-    (60, 30, nil, false, false), (30, 60, nil, false, false), (60, 60, 120.0, false, false),
-    (60, 60, nil, true, false),
-  ] as [(Double, Double, Double?, Bool, Bool)])
+  @Test(
+    arguments: [
+      (60.0, 60.0, nil, false, true), (1, 1, nil, false, true), (0.9, 0.9, nil, false, false),
+      (60, 30, nil, false, false), (30, 60, nil, false, false), (60, 60, 120.0, false, false),
+      (60, 60, nil, true, false),
+    ] as [(Double, Double, Double?, Bool, Bool)])
   func sessionTimerStandsIn(
     requestTimeout: Double, sessionTimeout: Double, resourceTimeout: Double?, streams: Bool,
     expected: Bool
