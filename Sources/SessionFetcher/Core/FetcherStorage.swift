@@ -184,22 +184,50 @@ enum BodySource {
 }
 
 /// What the fetch does, fixed when it begins.
-struct FetchPlan {
-  var baseRequest: URLRequest
+///
+/// A class, shared rather than copied: the fetcher reads it under its lock several times per fetch.
+/// `@unchecked Sendable`: only ``body`` changes (released when the fetch ends), under the fetcher's
+/// lock, which is also where it is read.
+final class FetchPlan: @unchecked Sendable {
+  let baseRequest: URLRequest
   var body: BodySource
-  var bodyLength: Int64?
-  var destination: URL?
-  var accumulates: Bool
+  let bodyLength: Int64?
+  let destination: URL?
+  let accumulates: Bool
   /// The most bytes of a response body kept in memory (nil: no limit).
-  var maximumInMemoryBodyLength: Int64?
-  var idleTimeout: TimeInterval
-  var resourceTimeout: TimeInterval?
+  let maximumInMemoryBodyLength: Int64?
+  let idleTimeout: TimeInterval
+  let resourceTimeout: TimeInterval?
   /// URLSession's own timer enforces ``idleTimeout`` (see `makePlan`): no timer of the fetcher's.
-  var sessionTimesOut: Bool
-  var callbackQueue: DispatchQueue
-  var monitors: [any FetcherEventMonitor]
-  var cookieStorage: SessionCookieStorage?
-  var session: FetcherSession
-  var ownsSession: Bool
-  var testBlock: SessionFetcher.TestBlock?
+  let sessionTimesOut: Bool
+  let callbackQueue: DispatchQueue
+  let monitors: [any FetcherEventMonitor]
+  let cookieStorage: SessionCookieStorage?
+  let session: FetcherSession
+  let ownsSession: Bool
+  let testBlock: SessionFetcher.TestBlock?
+
+  init(
+    baseRequest: URLRequest, body: BodySource, bodyLength: Int64?, destination: URL?, accumulates: Bool,
+    maximumInMemoryBodyLength: Int64?, idleTimeout: TimeInterval, resourceTimeout: TimeInterval?,
+    sessionTimesOut: Bool, callbackQueue: DispatchQueue, monitors: [any FetcherEventMonitor],
+    cookieStorage: SessionCookieStorage?, session: FetcherSession, ownsSession: Bool,
+    testBlock: SessionFetcher.TestBlock?
+  ) {
+    self.baseRequest = baseRequest
+    self.body = body
+    self.bodyLength = bodyLength
+    self.destination = destination
+    self.accumulates = accumulates
+    self.maximumInMemoryBodyLength = maximumInMemoryBodyLength
+    self.idleTimeout = idleTimeout
+    self.resourceTimeout = resourceTimeout
+    self.sessionTimesOut = sessionTimesOut
+    self.callbackQueue = callbackQueue
+    self.monitors = monitors
+    self.cookieStorage = cookieStorage
+    self.session = session
+    self.ownsSession = ownsSession
+    self.testBlock = testBlock
+  }
 }

@@ -437,7 +437,8 @@ extension SessionFetcher {
       }
       if let handler = run.0 {
         handler(run.1, run.2)
-        var info: [String: Any] = [:]
+        // Built as the notification's own type: a `[String: Any]` would be converted per post.
+        var info: [AnyHashable: Any] = [:]
         if let data = run.1 { info[SessionFetcher.completionDataKey] = data }
         if let error = run.2 { info[SessionFetcher.completionErrorKey] = error }
         NotificationCenter.default.post(name: .sessionFetcherCompletionInvoked, object: self, userInfo: info)

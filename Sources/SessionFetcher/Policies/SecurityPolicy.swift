@@ -20,7 +20,7 @@ package enum SecurityPolicy {
   ) -> Bool {
     guard let scheme = url.scheme?.lowercased() else { return false }
     if scheme == "https" || scheme == "data" { return true }
-    if allowedInsecureSchemes.contains(where: { $0.lowercased() == scheme }) { return true }
+    if allowedInsecureSchemes.contains(where: { $0 == scheme || $0.lowercased() == scheme }) { return true }
     return allowLocalhostRequest && isLocalhost(url)
   }
 }

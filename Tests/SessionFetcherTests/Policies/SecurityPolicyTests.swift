@@ -39,4 +39,14 @@ struct SecurityPolicyTests {
       SecurityPolicy.allows(url, allowedInsecureSchemes: c.schemes, allowLocalhostRequest: c.localhost)
         == c.allowed)
   }
+
+  /// Which URLs a fetch can begin with: http and https need a host, whatever the scheme's case.
+  @Test(arguments: [
+    ("http://example.com/x", true), ("HTTP://example.com", true), ("HtTpS://example.com", true),
+    ("http:///path", false), ("https:///", false), ("http://%65xample.com/", true),
+    ("file:///tmp/x", true), ("data:,hello", true), ("ftp://example.com/f", true),
+  ])
+  func fetchable(url: String, expected: Bool) throws {
+    #expect(SessionFetcher.isFetchable(try #require(URL(string: url))) == expected)
+  }
 }
