@@ -41,7 +41,16 @@ extension FetcherService: FetcherServiceHooks {
       return (agent, tag)
     }
     if request.value(forHTTPHeaderField: "User-Agent") == nil, !configuredAgent {
-      request.setValue(agent, forHTTPHeaderField: "User-Agent")
+      if FetcherService.isPlainHeaderValue(agent) {
+        // `setValue` checks the value again character by character through NSCharacterSet on
+        // Linux: about 12,000 instructions per request for the standard agent.
+        var fields = request.allHTTPHeaderFields ?? [:]
+        fields["User-Agent"] = agent
+        request.allHTTPHeaderFields = fields
+      } else {
+        // Left to Foundation, which drops a value it cannot send.
+        request.setValue(agent, forHTTPHeaderField: "User-Agent")
+      }
     }
     if let tag {
       request.setValue(tag, forHTTPHeaderField: "If-None-Match")
@@ -118,7 +127,9 @@ extension FetcherService: FetcherServiceHooks {
       if succeeded, state.isEarlyRetryEnabled, let host, let waiters = state.retryWaiters[host] {
         earlyRetries = Array(waiters)
       }
-      return (started, earlyRetries, state.sessions.release(id))
+      let release = state.sessions.release(
+        id, now: FetcherService.monotonicNow, timeout: state.unusedSessionTimeout)
+      return (started, earlyRetries, release)
     }
     grantSlots(to: started)
     for waiter in earlyRetries {
@@ -126,8 +137,16 @@ extension FetcherService: FetcherServiceHooks {
     }
     switch release {
     case .nothing: break
-    case .startIdleTimer(let generation): scheduleIdleInvalidation(generation: generation)
+    case .checkIdle(let delay): queueIdleCheck(after: delay)
     case .invalidate(let session): session.finishTasksAndInvalidate()
     }
+  }
+}
+
+extension FetcherService {
+  /// Whether `value` can go in a header as it is: no control character but tab (CR or LF would
+  /// start another header line).
+  static func isPlainHeaderValue(_ value: String) -> Bool {
+    value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
   }
 }

@@ -267,22 +267,33 @@ public final class FetcherService: @unchecked Sendable {
   /// How many shared sessions the service made so far (for tests).
   package var sharedSessionCreationCount: Int { state.withLock { $0.sessions.createdCount } }
 
-  func scheduleIdleInvalidation(generation: Int) {
-    let timeout = state.withLock { $0.unusedSessionTimeout }
-    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
-      self?.invalidateIfIdle(generation: generation)
+  /// Queues the shared session's idle check (see `SessionBook.checkIdle(now:timeout:)`).
+  func queueIdleCheck(after delay: TimeInterval) {
+    DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+      self?.checkIdleSession()
     }
   }
 
-  private func invalidateIfIdle(generation: Int) {
-    let idle: (FetcherSession?, DispatchQueue) = state.withLock { state in
-      guard state.sessions.isIdle(generation: generation) else { return (nil, state.defaults.callbackQueue) }
-      return (state.sessions.detachCurrent(), state.defaults.callbackQueue)
+  /// Seconds on a monotonic clock, for the idle timer.
+  static var monotonicNow: TimeInterval { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+  private func checkIdleSession() {
+    let (check, queue) = state.withLock { state in
+      (
+        state.sessions.checkIdle(now: FetcherService.monotonicNow, timeout: state.unusedSessionTimeout),
+        state.defaults.callbackQueue
+      )
     }
-    guard let session = idle.0 else { return }
-    session.finishTasksAndInvalidate()
-    idle.1.async {
-      NotificationCenter.default.post(name: .fetcherServiceSessionBecameInvalid, object: self)
+    switch check {
+    case .nothing:
+      break
+    case .checkAgain(let delay):
+      queueIdleCheck(after: delay)
+    case .invalidate(let session):
+      session.finishTasksAndInvalidate()
+      queue.async {
+        NotificationCenter.default.post(name: .fetcherServiceSessionBecameInvalid, object: self)
+      }
     }
   }
 

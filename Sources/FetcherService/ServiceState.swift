@@ -40,8 +40,12 @@ struct SessionBook {
   var sessionOfFetcher: [ObjectIdentifier: FetcherSession] = [:]
   /// How many fetchers use each session.
   var userCount: [ObjectIdentifier: Int] = [:]
-  /// Bumped whenever the current session is used, so a stale idle timer does nothing.
-  var idleGeneration = 0
+  /// When the current session lost its last user (seconds on a monotonic clock); nil while it is
+  /// in use.
+  var idleSince: TimeInterval?
+  /// Whether an idle check is queued. One at most, however many fetches end: a check per fetch
+  /// would stay queued for the whole timeout (at 1,000 fetches a second, 60,000 of them).
+  var idleCheckQueued = false
   /// How many shared sessions the service created (for tests).
   var createdCount = 0
 
@@ -50,28 +54,55 @@ struct SessionBook {
     guard sessionOfFetcher[fetcher] == nil else { return }
     sessionOfFetcher[fetcher] = session
     userCount[ObjectIdentifier(session), default: 0] += 1
-    idleGeneration += 1
+    if session === current { idleSince = nil }
   }
 
   /// What to do once a fetcher ended.
   enum Release {
     case nothing
-    /// The current session has no user left: start its idle timer with this generation.
-    case startIdleTimer(generation: Int)
+    /// The current session has no user left: check again after this many seconds.
+    case checkIdle(after: TimeInterval)
     /// A replaced session has no user left: invalidate it.
     case invalidate(FetcherSession)
   }
 
-  mutating func release(_ fetcher: ObjectIdentifier) -> Release {
+  /// `fetcher` ended at `now`; the current session is dropped once unused for `timeout` seconds.
+  mutating func release(_ fetcher: ObjectIdentifier, now: TimeInterval, timeout: TimeInterval) -> Release {
     guard let session = sessionOfFetcher.removeValue(forKey: fetcher) else { return .nothing }
     let id = ObjectIdentifier(session)
     let remaining = (userCount[id] ?? 1) - 1
     userCount[id] = remaining > 0 ? remaining : nil
     guard remaining == 0 else { return .nothing }
-    if session === current {
-      idleGeneration += 1
-      return .startIdleTimer(generation: idleGeneration)
+    guard session === current else { return .invalidate(session) }
+    idleSince = now
+    guard !idleCheckQueued else { return .nothing }
+    idleCheckQueued = true
+    return .checkIdle(after: timeout)
+  }
+
+  /// What a queued idle check found.
+  enum IdleCheck {
+    /// In use again, or no session: nothing to do (the next release queues a check).
+    case nothing
+    /// Unused, but not for `timeout` yet: check again after this many seconds.
+    case checkAgain(after: TimeInterval)
+    /// Unused for `timeout`: detached; invalidate it.
+    case invalidate(FetcherSession)
+  }
+
+  /// The queued idle check runs at `now`.
+  mutating func checkIdle(now: TimeInterval, timeout: TimeInterval) -> IdleCheck {
+    idleCheckQueued = false
+    guard let session = current, userCount[ObjectIdentifier(session)] == nil, let idleSince else {
+      return .nothing
     }
+    let idleFor = now - idleSince
+    guard idleFor >= timeout else {
+      idleCheckQueued = true
+      return .checkAgain(after: timeout - idleFor)
+    }
+    current = nil
+    self.idleSince = nil
     return .invalidate(session)
   }
 
@@ -80,14 +111,8 @@ struct SessionBook {
   mutating func detachCurrent() -> FetcherSession? {
     guard let session = current else { return nil }
     current = nil
-    idleGeneration += 1
+    idleSince = nil
     return userCount[ObjectIdentifier(session)] == nil ? session : nil
-  }
-
-  /// Whether the current session is unused and the idle timer of `generation` is still current.
-  func isIdle(generation: Int) -> Bool {
-    guard let current, generation == idleGeneration else { return false }
-    return userCount[ObjectIdentifier(current)] == nil
   }
 }
 

@@ -108,6 +108,18 @@ struct DefaultsTests {
     #expect(server.requests(path: "/headers").first?.header("User-Agent") == "MyApp/2.0")
   }
 
+  /// An agent that would start another header line is not sent as it is.
+  @Test func aUserAgentWithALineBreakInjectsNothing() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.userAgent = "MyApp/2.0\r\nX-Injected: 1"
+    #expect(await service.fetcher(url: server.url("/headers")).fetchResult().error == nil)
+    let request = try #require(server.requests(path: "/headers").first)
+    #expect(request.header("X-Injected") == nil)
+    #expect(request.header("User-Agent")?.contains("X-Injected") != true)
+  }
+
   /// The original's testUserAgentFromRequest.
   @Test func theRequestsOwnUserAgentWins() async throws {
     let server = try TestServer()
