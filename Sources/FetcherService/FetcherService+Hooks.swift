@@ -20,38 +20,21 @@ extension FetcherService: FetcherServiceHooks {
   package func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest) {
     let usesMemory = fetcher.destinationFileURL == nil && fetcher.accumulateDataBlock == nil
     let id = ObjectIdentifier(fetcher)
-    let configuredAgent = state.withLock {
-      $0.defaults.configuration?.httpAdditionalHeaders?.keys.contains {
-        ($0 as? String)?.lowercased() == "user-agent"
-      } ?? false
-    }
-    let (agent, tag): (String, String?) = state.withLock { state in
-      let agent = state.defaults.userAgent ?? FetcherService.standardUserAgent
+    let tag: String? = state.withLock { state in
       state.pendingETags[id] = nil
       guard state.shouldRememberETags, usesMemory, let url = request.url,
         (request.httpMethod ?? "GET").uppercased() == "GET"
-      else { return (agent, nil) }
+      else { return nil }
       let key = url.absoluteString
       if let userTag = request.value(forHTTPHeaderField: "If-None-Match") {
         state.pendingETags[id] = PendingETag(key: key, sentTag: userTag)
-        return (agent, nil)
+        return nil
       }
       let tag = state.etagCache.etag(forKey: key)
       state.pendingETags[id] = PendingETag(key: key, sentTag: tag)
-      return (agent, tag)
+      return tag
     }
-    if request.value(forHTTPHeaderField: "User-Agent") == nil, !configuredAgent {
-      if FetcherService.isPlainHeaderValue(agent) {
-        // `setValue` checks the value again character by character through NSCharacterSet on
-        // Linux: about 12,000 instructions per request for the standard agent.
-        var fields = request.allHTTPHeaderFields ?? [:]
-        fields["User-Agent"] = agent
-        request.allHTTPHeaderFields = fields
-      } else {
-        // Left to Foundation, which drops a value it cannot send.
-        request.setValue(agent, forHTTPHeaderField: "User-Agent")
-      }
-    }
+    addUserAgent(to: &request)
     if let tag {
       request.setValue(tag, forHTTPHeaderField: "If-None-Match")
     }
@@ -148,5 +131,30 @@ extension FetcherService {
   /// start another header line).
   static func isPlainHeaderValue(_ value: String) -> Bool {
     value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+  }
+}
+
+extension FetcherService {
+  /// Adds the service's User-Agent to `request`, unless the request has one or the service's
+  /// session configuration sets one.
+  func addUserAgent(to request: inout URLRequest) {
+    guard request.value(forHTTPHeaderField: "User-Agent") == nil else { return }
+    let agent: String? = state.withLock { state in
+      let configured = state.defaults.configuration?.httpAdditionalHeaders?.keys.contains {
+        ($0 as? String)?.lowercased() == "user-agent"
+      }
+      return configured == true ? nil : state.defaults.userAgent ?? FetcherService.standardUserAgent
+    }
+    guard let agent else { return }
+    guard FetcherService.isPlainHeaderValue(agent) else {
+      // Left to Foundation, which drops a value it cannot send.
+      request.setValue(agent, forHTTPHeaderField: "User-Agent")
+      return
+    }
+    // `setValue` would check the value again, character by character through NSCharacterSet on
+    // Linux: about 12,000 instructions per request for the standard agent.
+    var fields = request.allHTTPHeaderFields ?? [:]
+    fields["User-Agent"] = agent
+    request.allHTTPHeaderFields = fields
   }
 }

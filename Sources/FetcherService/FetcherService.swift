@@ -64,7 +64,11 @@ public final class FetcherService: @unchecked Sendable {
 
   /// A fetcher for a GET of `url`, carrying the service's defaults.
   public func fetcher(url: URL) -> SessionFetcher {
-    fetcher(request: URLRequest(url: url))
+    var request = URLRequest(url: url)
+    // Added now, while the request is this call's alone: before each attempt it would be copied
+    // first (the fetcher keeps the request it began with).
+    addUserAgent(to: &request)
+    return fetcher(request: request)
   }
 
   /// A fetcher for a GET of `urlString`, carrying the service's defaults. An invalid string still
@@ -75,27 +79,29 @@ public final class FetcherService: @unchecked Sendable {
 
   private func configure(_ fetcher: SessionFetcher) -> SessionFetcher {
     let defaults = state.withLock { $0.defaults }
-    fetcher.callbackQueue = defaults.callbackQueue
-    fetcher.isRetryEnabled = defaults.isRetryEnabled
-    fetcher.retryBlock = defaults.retryBlock
-    fetcher.minRetryInterval = defaults.minRetryInterval
-    fetcher.maxRetryInterval = defaults.maxRetryInterval
-    fetcher.allowedInsecureSchemes = defaults.allowedInsecureSchemes
-    fetcher.allowLocalhostRequest = defaults.allowLocalhostRequest
-    fetcher.credential = defaults.credential
-    fetcher.proxyCredential = defaults.proxyCredential
-    fetcher.authorizer = defaults.authorizer
-    fetcher.stopFetchingTriggersCompletionHandler = defaults.stopFetchingTriggersCompletionHandler
-    fetcher.testBlock = defaults.testBlock
-    fetcher.properties = defaults.properties
-    fetcher.cookieStorage = defaults.cookieStorage
-    fetcher.serviceHooks = self
-    if defaults.reuseSession {
-      let id = ObjectIdentifier(fetcher)
-      fetcher.sessionProvider = { [self] in self.sharedSession(for: id) }
-    } else {
-      fetcher.configuration = defaults.configuration ?? FetcherSession.defaultConfiguration()
-      fetcher.configurationBlock = defaults.configurationBlock
+    let id = ObjectIdentifier(fetcher)
+    fetcher.updateConfiguration { config in
+      config.callbackQueue = defaults.callbackQueue
+      config.isRetryEnabled = defaults.isRetryEnabled
+      config.retryBlock = defaults.retryBlock
+      config.minRetryInterval = FetcherConfiguration.retryInterval(defaults.minRetryInterval)
+      config.maxRetryInterval = FetcherConfiguration.retryInterval(defaults.maxRetryInterval)
+      config.allowedInsecureSchemes = defaults.allowedInsecureSchemes
+      config.allowLocalhostRequest = defaults.allowLocalhostRequest
+      config.credential = defaults.credential
+      config.proxyCredential = defaults.proxyCredential
+      config.authorizer = defaults.authorizer
+      config.stopFetchingTriggersCompletionHandler = defaults.stopFetchingTriggersCompletionHandler
+      config.testBlock = defaults.testBlock
+      config.properties = defaults.properties
+      config.cookieStorage = defaults.cookieStorage
+      config.serviceHooks = self
+      if defaults.reuseSession {
+        config.sessionProvider = { [self] in self.sharedSession(for: id) }
+      } else {
+        config.sessionConfiguration = defaults.configuration ?? FetcherSession.defaultConfiguration()
+        config.configurationBlock = defaults.configurationBlock
+      }
     }
     return fetcher
   }

@@ -1,52 +1,57 @@
 import Foundation
 
 /// What the user configured; read once when the fetch begins.
-struct FetcherConfiguration {
-  var request: URLRequest?
-  var comment: String?
-  var userData: (any Sendable)?
-  var properties: [String: any Sendable] = [:]
-  var bodyData: Data?
-  var bodyFileURL: URL?
-  var sendsBodyFileChunked = false
-  var bodyStreamProvider: SessionFetcher.BodyStreamProvider?
-  var bodyLength: Int64?
-  var destinationFileURL: URL?
-  var downloadWindowLength: Int64? = StreamWindows.defaultDownloadLength
-  var accumulateDataBlock: (@Sendable (Data?) -> Void)?
-  var sendProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
-  var receivedProgressBlock: (@Sendable (Int64, Int64) -> Void)?
-  var downloadProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
-  var isRetryEnabled = false
-  var retryBlock: SessionFetcher.RetryBlock?
-  var minRetryInterval: TimeInterval?
-  var maxRetryInterval: TimeInterval?
-  var retryFactor: Double = 2
-  var allowedInsecureSchemes: [String] = []
-  var allowLocalhostRequest = false
-  var credential: URLCredential?
-  var proxyCredential: URLCredential?
-  var authorizer: (any FetcherAuthorizer)?
-  var willRedirectBlock: SessionFetcher.WillRedirectBlock?
-  var cookieStorage: SessionCookieStorage = .shared
-  var shouldHandleCookies = true
-  var resourceTimeoutInterval: TimeInterval?
-  var maximumResponseBodyLength: Int64?
-  var sessionConfiguration: URLSessionConfiguration?
-  var configurationBlock: (@Sendable (URLSessionConfiguration) -> Void)?
-  var stopFetchingTriggersCompletionHandler = false
-  var callbackQueue: DispatchQueue = .main
-  var testBlock: SessionFetcher.TestBlock?
-  var eventMonitors: [any FetcherEventMonitor] = []
-  var serviceHooks: (any FetcherServiceHooks)?
-  var sessionProvider: (@Sendable () -> FetcherSession)?
-  var servicePriority = 0
+package struct FetcherConfiguration {
+  package var request: URLRequest?
+  package var comment: String?
+  package var userData: (any Sendable)?
+  package var properties: [String: any Sendable] = [:]
+  package var bodyData: Data?
+  package var bodyFileURL: URL?
+  package var sendsBodyFileChunked = false
+  package var bodyStreamProvider: SessionFetcher.BodyStreamProvider?
+  package var bodyLength: Int64?
+  package var destinationFileURL: URL?
+  package var downloadWindowLength: Int64? = StreamWindows.defaultDownloadLength
+  package var accumulateDataBlock: (@Sendable (Data?) -> Void)?
+  package var sendProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
+  package var receivedProgressBlock: (@Sendable (Int64, Int64) -> Void)?
+  package var downloadProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
+  package var isRetryEnabled = false
+  package var retryBlock: SessionFetcher.RetryBlock?
+  package var minRetryInterval: TimeInterval?
+  package var maxRetryInterval: TimeInterval?
+  package var retryFactor: Double = 2
+  package var allowedInsecureSchemes: [String] = []
+  package var allowLocalhostRequest = false
+  package var credential: URLCredential?
+  package var proxyCredential: URLCredential?
+  package var authorizer: (any FetcherAuthorizer)?
+  package var willRedirectBlock: SessionFetcher.WillRedirectBlock?
+  package var cookieStorage: SessionCookieStorage = .shared
+  package var shouldHandleCookies = true
+  package var resourceTimeoutInterval: TimeInterval?
+  package var maximumResponseBodyLength: Int64?
+  package var sessionConfiguration: URLSessionConfiguration?
+  package var configurationBlock: (@Sendable (URLSessionConfiguration) -> Void)?
+  package var stopFetchingTriggersCompletionHandler = false
+  package var callbackQueue: DispatchQueue = .main
+  package var testBlock: SessionFetcher.TestBlock?
+  package var eventMonitors: [any FetcherEventMonitor] = []
+  package var serviceHooks: (any FetcherServiceHooks)?
+  package var sessionProvider: (@Sendable () -> FetcherSession)?
+  package var servicePriority = 0
   /// The random first delay, chosen once per fetcher.
-  let randomMinRetryInterval = TimeInterval.random(in: 1...2)
+  package let randomMinRetryInterval = TimeInterval.random(in: 1...2)
 
-  var effectiveMinRetryInterval: TimeInterval { minRetryInterval ?? randomMinRetryInterval }
+  /// A retry delay bound as set by the user: 0 or less means the default.
+  package static func retryInterval(_ value: TimeInterval) -> TimeInterval? {
+    value > 0 ? value : nil
+  }
 
-  var effectiveMaxRetryInterval: TimeInterval {
+  package var effectiveMinRetryInterval: TimeInterval { minRetryInterval ?? randomMinRetryInterval }
+
+  package var effectiveMaxRetryInterval: TimeInterval {
     if let maxRetryInterval { return maxRetryInterval }
     let method = (request?.httpMethod ?? "GET").uppercased()
     let hasBody = bodyData != nil || bodyStreamProvider != nil

@@ -86,6 +86,12 @@ public final class SessionFetcher: @unchecked Sendable {
 
   // MARK: - Configuration accessors
 
+  /// Changes several settings under one lock: how a service hands its defaults to a new fetcher
+  /// (one setter each would take the lock and walk a key path per setting).
+  package func updateConfiguration(_ update: (inout FetcherConfiguration) -> Void) {
+    storage.withLock { update(&$0.config) }
+  }
+
   subscript<Value>(config keyPath: WritableKeyPath<FetcherConfiguration, Value>) -> Value {
     get { storage.withLock { $0.config[keyPath: keyPath] } }
     set { storage.withLock { $0.config[keyPath: keyPath] = newValue } }
@@ -273,14 +279,14 @@ public final class SessionFetcher: @unchecked Sendable {
   /// The first retry delay: a random 1–2 s unless set (values ≤ 0 restore the random default).
   public var minRetryInterval: TimeInterval {
     get { storage.withLock { $0.config.effectiveMinRetryInterval } }
-    set { self[config: \.minRetryInterval] = newValue > 0 ? newValue : nil }
+    set { self[config: \.minRetryInterval] = FetcherConfiguration.retryInterval(newValue) }
   }
 
   /// The longest retry delay: 60 s for GET and HEAD, 600 s otherwise, unless set (values ≤ 0
   /// restore the default). Retrying ends when the next delay reaches it, or after three times it.
   public var maxRetryInterval: TimeInterval {
     get { storage.withLock { $0.config.effectiveMaxRetryInterval } }
-    set { self[config: \.maxRetryInterval] = newValue > 0 ? newValue : nil }
+    set { self[config: \.maxRetryInterval] = FetcherConfiguration.retryInterval(newValue) }
   }
 
   /// The factor between consecutive retry delays (default 2).
