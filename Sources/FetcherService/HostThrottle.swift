@@ -71,10 +71,14 @@ struct HostThrottle<Element: Hashable> {
   /// start order (they are already counted as running). Removing an untracked element does nothing.
   mutating func remove(_ element: Element) -> [Element] {
     guard let host = hostOfElement.removeValue(forKey: element) else { return [] }
-    running[host]?.removeAll { $0 == element }
-    if running[host]?.isEmpty == true { running[host] = nil }
-    waiting[host]?.removeAll { $0.element == element }
-    if waiting[host]?.isEmpty == true { waiting[host] = nil }
+    // Through indices: one hash of the host per dictionary, not one per access (once per fetch).
+    if let index = running.index(forKey: host) {
+      running.values[index].removeAll { $0 == element }
+      if running.values[index].isEmpty { running.remove(at: index) }
+    }
+    guard let index = waiting.index(forKey: host) else { return [] }
+    waiting.values[index].removeAll { $0.element == element }
+    if waiting.values[index].isEmpty { waiting.remove(at: index) }
     return promote(host: host)
   }
 
