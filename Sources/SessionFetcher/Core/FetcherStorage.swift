@@ -41,15 +41,28 @@ package struct FetcherConfiguration {
   package var serviceHooks: (any FetcherServiceHooks)?
   package var sessionProvider: (@Sendable () -> FetcherSession)?
   package var servicePriority = 0
-  /// The random first delay, chosen once per fetcher.
-  package let randomMinRetryInterval = TimeInterval.random(in: 1...2)
+  /// The random first delay, chosen once per fetcher when first asked for (a draw from the
+  /// system's generator is a system call: most fetches never retry).
+  private var randomMinRetryInterval: TimeInterval?
+
+  init(request: URLRequest?) {
+    self.request = request
+  }
 
   /// A retry delay bound as set by the user: 0 or less means the default.
   package static func retryInterval(_ value: TimeInterval) -> TimeInterval? {
     value > 0 ? value : nil
   }
 
-  package var effectiveMinRetryInterval: TimeInterval { minRetryInterval ?? randomMinRetryInterval }
+  package var effectiveMinRetryInterval: TimeInterval {
+    mutating get {
+      if let minRetryInterval { return minRetryInterval }
+      if let randomMinRetryInterval { return randomMinRetryInterval }
+      let interval = TimeInterval.random(in: 1...2)
+      randomMinRetryInterval = interval
+      return interval
+    }
+  }
 
   package var effectiveMaxRetryInterval: TimeInterval {
     if let maxRetryInterval { return maxRetryInterval }
