@@ -26,6 +26,19 @@ struct RetryTests {
     #expect(counter.retryDelayStopped == 2)
   }
 
+  /// The default first delay is random between 1 and 2 s, drawn once per fetcher: every read, and
+  /// a reset to the default, give the same value.
+  @Test func theDefaultFirstDelayIsRandomAndStable() {
+    let fetcher = SessionFetcher.fetcher(urlString: "https://example.invalid/")
+    let first = fetcher.minRetryInterval
+    #expect((1...2).contains(first))
+    #expect(fetcher.minRetryInterval == first)
+    fetcher.minRetryInterval = 5
+    #expect(fetcher.minRetryInterval == 5)
+    fetcher.minRetryInterval = 0
+    #expect(fetcher.minRetryInterval == first)
+  }
+
   @Test func retryIntervalsDoubleUpToTheCap() async throws {
     let server = try TestServer()
     defer { server.stop() }
