@@ -88,6 +88,7 @@ public final class FetcherService: @unchecked Sendable {
       config.maxRetryInterval = FetcherConfiguration.retryInterval(defaults.maxRetryInterval)
       config.allowedInsecureSchemes = defaults.allowedInsecureSchemes
       config.allowLocalhostRequest = defaults.allowLocalhostRequest
+      config.postsNotifications = defaults.postsNotifications
       config.credential = defaults.credential
       config.proxyCredential = defaults.proxyCredential
       config.authorizer = defaults.authorizer
@@ -149,6 +150,13 @@ public final class FetcherService: @unchecked Sendable {
   public var allowLocalhostRequest: Bool {
     get { self[defaults: \.allowLocalhostRequest] }
     set { self[defaults: \.allowLocalhostRequest] = newValue }
+  }
+
+  /// Whether the service's fetchers post their notifications (default true); see
+  /// `SessionFetcher.postsNotifications`, most of a fetch's cost on top of URLSession on Linux.
+  public var postsNotifications: Bool {
+    get { self[defaults: \.postsNotifications] }
+    set { self[defaults: \.postsNotifications] = newValue }
   }
 
   /// Answers servers' authentication challenges; see `SessionFetcher.credential`.

@@ -10,6 +10,7 @@ struct FetcherDefaults {
   var maxRetryInterval: TimeInterval = 0
   var allowedInsecureSchemes: [String] = []
   var allowLocalhostRequest = false
+  var postsNotifications = true
   var credential: URLCredential?
   var proxyCredential: URLCredential?
   var authorizer: (any FetcherAuthorizer)?

@@ -41,6 +41,7 @@ package struct FetcherConfiguration {
   package var serviceHooks: (any FetcherServiceHooks)?
   package var sessionProvider: (@Sendable () -> FetcherSession)?
   package var servicePriority = 0
+  package var postsNotifications = true
   /// The random first delay, chosen once per fetcher when first asked for (a draw from the
   /// system's generator is a system call: most fetches never retry).
   private var randomMinRetryInterval: TimeInterval?
@@ -224,13 +225,15 @@ final class FetchPlan: @unchecked Sendable {
   let session: FetcherSession
   let ownsSession: Bool
   let testBlock: SessionFetcher.TestBlock?
+  /// ``SessionFetcher/postsNotifications`` when the fetch began.
+  let postsNotifications: Bool
 
   init(
     baseRequest: URLRequest, body: BodySource, bodyLength: Int64?, destination: URL?, accumulates: Bool,
     maximumInMemoryBodyLength: Int64?, idleTimeout: TimeInterval, resourceTimeout: TimeInterval?,
     sessionTimesOut: Bool, callbackQueue: DispatchQueue, monitors: [any FetcherEventMonitor],
     cookieStorage: SessionCookieStorage?, session: FetcherSession, ownsSession: Bool,
-    testBlock: SessionFetcher.TestBlock?
+    testBlock: SessionFetcher.TestBlock?, postsNotifications: Bool
   ) {
     self.baseRequest = baseRequest
     self.body = body
@@ -247,5 +250,6 @@ final class FetchPlan: @unchecked Sendable {
     self.session = session
     self.ownsSession = ownsSession
     self.testBlock = testBlock
+    self.postsNotifications = postsNotifications
   }
 }

@@ -192,7 +192,8 @@ extension SessionFetcher {
       callbackQueue: config.callbackQueue,
       monitors: config.eventMonitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
       session: session, ownsSession: ownsSession,
-      testBlock: config.testBlock ?? SessionFetcher.globalTestBlock)
+      testBlock: config.testBlock ?? SessionFetcher.globalTestBlock,
+      postsNotifications: config.postsNotifications)
   }
 
   /// A fresh stream of the file for every attempt (a retry or redirect sends it again).

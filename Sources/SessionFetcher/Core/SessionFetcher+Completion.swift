@@ -437,11 +437,13 @@ extension SessionFetcher {
       }
       if let handler = run.0 {
         handler(run.1, run.2)
-        // Built as the notification's own type: a `[String: Any]` would be converted per post.
-        var info: [AnyHashable: Any] = [:]
-        if let data = run.1 { info[SessionFetcher.completionDataKey] = data }
-        if let error = run.2 { info[SessionFetcher.completionErrorKey] = error }
-        NotificationCenter.default.post(name: .sessionFetcherCompletionInvoked, object: self, userInfo: info)
+        self.post(.sessionFetcherCompletionInvoked) {
+          // Built as the notification's own type: a `[String: Any]` would be converted per post.
+          var info: [AnyHashable: Any] = [:]
+          if let data = run.1 { info[SessionFetcher.completionDataKey] = data }
+          if let error = run.2 { info[SessionFetcher.completionErrorKey] = error }
+          return info
+        }
       }
       self.markCompletionDelivered()
     }
@@ -525,9 +527,9 @@ extension SessionFetcher {
     queue.async {
       if let completion {
         completion(nil, SessionFetcherError.cancelled)
-        NotificationCenter.default.post(
-          name: .sessionFetcherCompletionInvoked, object: self,
-          userInfo: [SessionFetcher.completionErrorKey: SessionFetcherError.cancelled])
+        self.post(.sessionFetcherCompletionInvoked) {
+          [SessionFetcher.completionErrorKey: SessionFetcherError.cancelled]
+        }
       }
       self.markCompletionDelivered()
     }
@@ -579,8 +581,11 @@ extension SessionFetcher {
     queue.async { self.post(name) }
   }
 
-  /// Posts `name` now, on the current thread (which must be the callback queue's).
-  func post(_ name: Notification.Name) {
-    NotificationCenter.default.post(name: name, object: self)
+  /// Posts `name` now, on the current thread (which must be the callback queue's), unless the
+  /// fetch began with ``postsNotifications`` off. `userInfo` is built only for a post.
+  func post(_ name: Notification.Name, userInfo: () -> [AnyHashable: Any]? = { nil }) {
+    let posts = storage.withLock { $0.plan?.postsNotifications ?? $0.config.postsNotifications }
+    guard posts else { return }
+    NotificationCenter.default.post(name: name, object: self, userInfo: userInfo())
   }
 }

@@ -32,6 +32,7 @@ struct DefaultsTests {
     service.proxyCredential = proxy
     service.authorizer = authorizer
     service.stopFetchingTriggersCompletionHandler = true
+    service.postsNotifications = false
     service.testBlock = { _, respond in respond(nil, nil, nil) }
     service.properties = ["team": "fetch"]
     service.setProperty(42, forKey: "answer")
@@ -53,6 +54,7 @@ struct DefaultsTests {
       #expect(fetcher.proxyCredential === proxy)
       #expect(fetcher.authorizer as AnyObject? === authorizer)
       #expect(fetcher.stopFetchingTriggersCompletionHandler)
+      #expect(!fetcher.postsNotifications)
       #expect(fetcher.testBlock != nil)
       #expect(fetcher.properties["team"] as? String == "fetch")
       #expect(fetcher.property(forKey: "answer") as? Int == 42)
@@ -76,6 +78,7 @@ struct DefaultsTests {
     #expect(!service.shouldRememberETags && !service.shouldCacheETaggedData)
     #expect(!service.isEarlyRetryEnabled)
     #expect(service.userAgent == nil)
+    #expect(service.postsNotifications)
     #expect(service.callbackQueue.label == DispatchQueue.main.label)
     #expect(!service.isRetryEnabled && !service.allowLocalhostRequest)
     #expect(service.numberOfFetchers == 0)

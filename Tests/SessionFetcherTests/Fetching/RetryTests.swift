@@ -26,6 +26,39 @@ struct RetryTests {
     #expect(counter.retryDelayStopped == 2)
   }
 
+  /// With `postsNotifications` off, a fetch with retries posts nothing; its completion still runs.
+  /// Turning it back on after the fetch began changes nothing for that fetch.
+  @Test func aFetchWithNotificationsOffPostsNone() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/fail-first?n=1&key=\(Self.key())&status=503&bytes=100")
+    fetcher.isRetryEnabled = true
+    fetcher.minRetryInterval = 0.02
+    fetcher.postsNotifications = false
+    let counter = NotificationRecorder([fetcher])
+    let began = Recorder<Bool>()
+    fetcher.eventMonitors = [DidBeginMonitor { began.append(true) }]
+    let result = Recorder<FetchResult>()
+    fetcher.beginFetch { data, error in result.append(FetchResult(data: data, error: error)) }
+    #expect(await eventually { began.count == 1 })
+    fetcher.postsNotifications = true
+    #expect(await eventually { result.count == 1 })
+    #expect(result.values.first?.data == TestServer.patternBytes(count: 100))
+    #expect(fetcher.retryCount == 1)
+    try await Task.sleep(nanoseconds: 100_000_000)
+    #expect(counter.started == 0 && counter.stopped == 0)
+    #expect(counter.retryDelayStarted == 0 && counter.retryDelayStopped == 0)
+    #expect(counter.completionInvoked == 0)
+
+    // The default posts them.
+    let posting = server.fetcher("/bytes/10")
+    let postingCounter = NotificationRecorder([posting])
+    #expect(posting.postsNotifications)
+    #expect(await posting.fetchResult().error == nil)
+    #expect(await eventually { postingCounter.completionInvoked == 1 })
+    #expect(postingCounter.started == 1 && postingCounter.stopped == 1)
+  }
+
   /// The default first delay is random between 1 and 2 s, drawn once per fetcher: every read, and
   /// a reset to the default, give the same value.
   @Test func theDefaultFirstDelayIsRandomAndStable() {
@@ -180,4 +213,11 @@ struct RetryTests {
     #expect(!fetcher.isFetching)
     #expect(server.requestCount(path: "/status/503") == 1)
   }
+}
+
+/// Calls `onBegin` when a fetch begins.
+private final class DidBeginMonitor: FetcherEventMonitor, Sendable {
+  let onBegin: @Sendable () -> Void
+  init(_ onBegin: @escaping @Sendable () -> Void) { self.onBegin = onBegin }
+  func fetcherDidBegin(_ fetcher: SessionFetcher) { onBegin() }
 }
