@@ -109,6 +109,8 @@ struct Driver {
             cases: [
               BenchCase(label: "raw URLSession (delegate)", kind: small("raw", inflight)),
               BenchCase(label: "SessionFetcher", kind: small("fetcher", inflight)),
+              BenchCase(
+                label: "SessionFetcher, postsNotifications off", kind: small("fetcher-quiet", inflight)),
               BenchCase(label: "FetcherService (16 per host)", kind: small("service", inflight)),
               BenchCase(label: "AsyncHTTPClient", kind: small("ahc", inflight)),
               BenchCase(label: "curl -K", kind: .curlSmall(parallel: inflight > 1)),
@@ -120,6 +122,10 @@ struct Driver {
             ],
             ratios: [
               ("ratio SessionFetcher ÷ raw", "SessionFetcher", "raw URLSession (delegate)"),
+              (
+                "ratio SessionFetcher, notifications off ÷ raw", "SessionFetcher, postsNotifications off",
+                "raw URLSession (delegate)"
+              ),
               ("ratio FetcherService ÷ raw", "FetcherService (16 per host)", "raw URLSession (delegate)"),
               ("ratio logging to files ÷ off", "SessionFetcher, logging to files", "SessionFetcher"),
               ("ratio logging in memory ÷ off", "SessionFetcher, logging in memory", "SessionFetcher"),

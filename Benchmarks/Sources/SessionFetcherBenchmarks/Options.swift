@@ -28,7 +28,7 @@ struct Options {
   static let usage = """
     usage: fetcher-bench all [--quick] [--rounds N] [--count N] [--only small,download,upload,mime]
                              [--base URL] [--work DIR] [--big-size BYTES] [--mime-size BYTES]
-           fetcher-bench child small (raw|fetcher|service|ahc) [--inflight N] [--count N]
+           fetcher-bench child small (raw|fetcher|fetcher-quiet|service|ahc) [--inflight N] [--count N]
                              [--logging off|files|memory]
            fetcher-bench child bulk (raw-download|raw-download-datatask|fetcher-download|ahc-download|raw-upload-file|raw-upload-file-stream|
                              raw-upload-mime|fetcher-upload-file|fetcher-upload-file-chunked|fetcher-upload-mime|

@@ -89,11 +89,13 @@ struct FetcherIssuer: RequestIssuer {
   let expectedLength: Int
   let service: FetcherService?
   let callbackQueue: DispatchQueue
+  let postsNotifications: Bool
 
-  init(url: URL, expectedLength: Int, service: FetcherService?) {
+  init(url: URL, expectedLength: Int, service: FetcherService?, postsNotifications: Bool = true) {
     self.url = url
     self.expectedLength = expectedLength
     self.service = service
+    self.postsNotifications = postsNotifications
     callbackQueue = DispatchQueue(label: "bench.fetcher-callbacks")
     if let service {
       service.allowLocalhostRequest = true
@@ -111,6 +113,7 @@ struct FetcherIssuer: RequestIssuer {
       fetcher.allowLocalhostRequest = true
       fetcher.allowedInsecureSchemes = ["http"]
       fetcher.callbackQueue = callbackQueue
+      fetcher.postsNotifications = postsNotifications
     }
     let expectedLength = self.expectedLength
     fetcher.beginFetch { data, error in
@@ -189,6 +192,8 @@ func runSmallGet(client: String, options: Options) throws {
     issuer = RawSessionIssuer(url: url, expectedLength: expected)
   case "fetcher":
     issuer = FetcherIssuer(url: url, expectedLength: expected, service: nil)
+  case "fetcher-quiet":
+    issuer = FetcherIssuer(url: url, expectedLength: expected, service: nil, postsNotifications: false)
   case "service":
     let service = FetcherService()
     service.maxRunningFetchersPerHost = 16

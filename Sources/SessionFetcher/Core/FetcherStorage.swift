@@ -125,6 +125,10 @@ struct FetcherStorage {
 
   // Fixed when the fetch begins.
   var completion: FetcherCompletionHandler?
+  /// The parse step of a parse-then-complete fetch
+  /// (``SessionFetcher/beginFetch(parsing:completionHandler:)``): runs on a successful body before
+  /// the completion is queued.
+  var successParser: SuccessParser?
   var forceCompletionOnStop = false
   var retainedSelf: SessionFetcher?
   var plan: FetchPlan?
@@ -177,6 +181,7 @@ struct FetcherStorage {
   /// The blocks and monitors of the fetch, released when it ends.
   mutating func releaseBlocks() {
     completion = nil
+    successParser = nil
     config.accumulateDataBlock = nil
     config.sendProgressBlock = nil
     config.receivedProgressBlock = nil
@@ -188,6 +193,9 @@ struct FetcherStorage {
     plan?.body = .none
   }
 }
+
+/// A parse step of parse-then-complete, run on a successful body.
+typealias SuccessParser = @Sendable (Data?) -> Void
 
 /// The body of each attempt.
 enum BodySource {

@@ -34,7 +34,7 @@ extension SessionFetcher {
       switch storage.lifecycle.begin() {
       case .proceed:
         storage.completion = completion
-        if let successParser { SuccessParsers.register(successParser, for: self) }
+        storage.successParser = successParser
         storage.forceCompletionOnStop = forceCompletionOnStop
         storage.retainedSelf = self
         storage.timing.startDate = Date()

@@ -395,9 +395,11 @@ extension SessionFetcher {
     let ending:
       (
         FetcherLifecycle.Finish, DispatchQueue, FetcherCompletionHandler?, FetcherSession?, PartFile?,
-        URLSessionTask?
+        URLSessionTask?, SuccessParser?
       )? = storage.withLock { storage in
         guard let finish = storage.lifecycle.finish() else { return nil }
+        let parser = error == nil ? storage.successParser : nil
+        storage.successParser = nil
         storage.timing.endDate = Date()
         storage.finalError = error
         if error == nil, storage.sink == .memory || storage.sink == .redirect {
@@ -413,10 +415,9 @@ extension SessionFetcher {
         if task != nil { storage.cancelReason = .stopped }
         let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
         let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
-        return (finish, queue, storage.completion, ownSession, partFile, task)
+        return (finish, queue, storage.completion, ownSession, partFile, task, parser)
       }
-    guard let (transition, queue, completion, ownSession, partFile, task) = ending else { return }
-    let parser = error == nil ? SuccessParsers.take(for: self) : nil
+    guard let (transition, queue, completion, ownSession, partFile, task, parser) = ending else { return }
     task?.cancel()
     partFile?.discard()
     ownSession?.finishTasksAndInvalidate()
@@ -464,7 +465,6 @@ extension SessionFetcher {
   }
 
   private func markCompletionDelivered() {
-    SuccessParsers.take(for: self)
     let waiters = storage.withLock { storage -> NSCondition? in
       storage.completionDelivered = true
       storage.releaseBlocks()
