@@ -63,25 +63,32 @@ struct TestBlockTests {
     #expect(chunks.values == [Data([1])])
   }
 
+  /// The global block stubs every fetcher of the process that begins while it is set: run in a
+  /// process of its own, since tests run in parallel and another test's fetch beginning in that
+  /// window would be stubbed too.
   @Test func globalTestBlockStubsEveryFetcherWithoutItsOwn() async throws {
-    // The global block is read when a fetch begins. Tests run in parallel in one process, so it is
-    // set only around the `beginFetch` calls of this test, never while awaiting.
-    let fetcher = SessionFetcher.fetcher(url: Self.url)
-    fetcher.callbackQueue = makeCallbackQueue()
-    let own = SessionFetcher.fetcher(url: Self.url)
-    own.callbackQueue = makeCallbackQueue()
-    own.testBlock = { _, respond in respond(Self.response(201), Data("own".utf8), nil) }
-    let results = Recorder<(String, Data?)>()
-    SessionFetcher.globalTestBlock = { fetcher, respond in
-      respond(Self.response(200), Data((fetcher.request?.url?.path ?? "").utf8), nil)
+    await #expect(processExitsWith: .success) {
+      let fetcher = SessionFetcher.fetcher(url: TestBlockTests.url)
+      fetcher.callbackQueue = DispatchQueue(label: "global-test-block")
+      let own = SessionFetcher.fetcher(url: TestBlockTests.url)
+      own.callbackQueue = DispatchQueue(label: "global-test-block.own")
+      own.testBlock = { _, respond in respond(TestBlockTests.response(201), Data("own".utf8), nil) }
+      SessionFetcher.globalTestBlock = { fetcher, respond in
+        respond(TestBlockTests.response(200), Data((fetcher.request?.url?.path ?? "").utf8), nil)
+      }
+      let global = await fetcher.fetchResult(timeout: 10)
+      let ownResult = await own.fetchResult(timeout: 10)
+      // Read when a fetch begins: one begun after the block is removed goes to the network (and
+      // fails: nothing listens on port 1).
+      SessionFetcher.globalTestBlock = nil
+      let later = SessionFetcher.fetcher(urlString: "https://127.0.0.1:1/resource")
+      later.callbackQueue = DispatchQueue(label: "global-test-block.later")
+      let after = await later.fetchResult(timeout: 30)
+      let passed =
+        global.data == Data("/resource".utf8) && ownResult.data == Data("own".utf8)
+        && after.data == nil && after.error is URLError
+      exit(passed ? EXIT_SUCCESS : EXIT_FAILURE)
     }
-    fetcher.beginFetch { data, _ in results.append(("global", data)) }
-    own.beginFetch { data, _ in results.append(("own", data)) }
-    SessionFetcher.globalTestBlock = nil
-    #expect(await eventually { results.count == 2 })
-    let byName = Dictionary(uniqueKeysWithValues: results.values)
-    #expect(byName["global"] == Data("/resource".utf8))
-    #expect(byName["own"] == Data("own".utf8))
   }
 
   @Test func testBlockStillAppliesTheInsecureGate() async throws {
