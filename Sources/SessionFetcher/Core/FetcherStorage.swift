@@ -228,6 +228,7 @@ final class FetchPlan: @unchecked Sendable {
   /// URLSession's own timer enforces ``idleTimeout`` (see `makePlan`): no timer of the fetcher's.
   let sessionTimesOut: Bool
   let callbackQueue: DispatchQueue
+  /// The global monitors and the fetcher's own, as they were when the fetch began.
   let monitors: [any FetcherEventMonitor]
   let cookieStorage: SessionCookieStorage?
   let session: FetcherSession

@@ -59,9 +59,10 @@ extension SessionFetcher {
       break
     }
     guard storage.withLock({ $0.lifecycle.state == .preparing }) else { return }
-    for monitor in allMonitors() { monitor.fetcherDidBegin(self) }
+    let monitors = allMonitors()
+    for monitor in monitors { monitor.fetcherDidBegin(self) }
     do {
-      let plan = try makePlan()
+      let plan = try makePlan(monitors: monitors)
       storage.withLock { storage in
         storage.plan = plan
         StreamWindows.beginDownload(&storage)
@@ -85,10 +86,13 @@ extension SessionFetcher {
     startAttempt()
   }
 
+  /// The global monitors and the fetcher's own: those of the plan once the fetch began (a monitor
+  /// sees all of a fetch's events or none), else those registered now.
   func allMonitors() -> [any FetcherEventMonitor] {
+    if let monitors = storage.withLock({ $0.plan?.monitors }) { return monitors }
     let global = SessionFetcher.globalEventMonitors
-    let own = storage.withLock { $0.plan?.monitors ?? $0.config.eventMonitors }
-    // Concatenating allocates, even with nothing to add: asked several times per fetch.
+    let own = storage.withLock { $0.config.eventMonitors }
+    // Concatenating allocates, even with nothing to add.
     if global.isEmpty { return own }
     return own.isEmpty ? global : global + own
   }
@@ -101,7 +105,7 @@ extension SessionFetcher {
 
   /// Validates the configuration and fixes what every attempt will do. Throws before any traffic
   /// (and before any notification).
-  private func makePlan() throws -> FetchPlan {
+  private func makePlan(monitors: [any FetcherEventMonitor]) throws -> FetchPlan {
     let (config, urlString, streams) = storage.withLock {
       ($0.config, $0.urlString, $0.stream.isStreaming)
     }
@@ -190,7 +194,7 @@ extension SessionFetcher {
       maximumInMemoryBodyLength: config.maximumResponseBodyLength,
       idleTimeout: idleTimeout, resourceTimeout: resourceTimeout, sessionTimesOut: sessionTimesOut,
       callbackQueue: config.callbackQueue,
-      monitors: config.eventMonitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
+      monitors: monitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
       session: session, ownsSession: ownsSession,
       testBlock: config.testBlock ?? SessionFetcher.globalTestBlock,
       postsNotifications: config.postsNotifications)

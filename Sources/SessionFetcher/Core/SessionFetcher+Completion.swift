@@ -578,14 +578,20 @@ extension SessionFetcher {
   }
 
   func post(_ name: Notification.Name, on queue: DispatchQueue) {
+    // No hop at all for a fetch that posts nothing.
+    guard isPostingNotifications else { return }
     queue.async { self.post(name) }
+  }
+
+  /// ``postsNotifications`` as the fetch began with it.
+  private var isPostingNotifications: Bool {
+    storage.withLock { $0.plan?.postsNotifications ?? $0.config.postsNotifications }
   }
 
   /// Posts `name` now, on the current thread (which must be the callback queue's), unless the
   /// fetch began with ``postsNotifications`` off. `userInfo` is built only for a post.
   func post(_ name: Notification.Name, userInfo: () -> [AnyHashable: Any]? = { nil }) {
-    let posts = storage.withLock { $0.plan?.postsNotifications ?? $0.config.postsNotifications }
-    guard posts else { return }
+    guard isPostingNotifications else { return }
     NotificationCenter.default.post(name: name, object: self, userInfo: userInfo())
   }
 }

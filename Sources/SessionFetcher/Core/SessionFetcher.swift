@@ -453,7 +453,8 @@ public final class SessionFetcher: @unchecked Sendable {
 
   private static let globalMonitors = Locked<[any FetcherEventMonitor]>([])
 
-  /// Adds a monitor of every fetcher's events.
+  /// Adds a monitor of every fetcher's events. A fetch reports to the monitors registered when it
+  /// began, so a monitor sees all of a fetch's events or none.
   public static func addGlobalEventMonitor(_ monitor: any FetcherEventMonitor) {
     globalMonitors.withLock { $0.append(monitor) }
   }
