@@ -10,14 +10,27 @@ import Testing
 /// not the bug.
 @Suite("FoundationNetworking workarounds")
 struct FoundationNetworkingWorkaroundTests {
-  /// A fetcher of `url` whose request has the idle timeout `timeout`.
-  static func fetcher(_ url: URL, timeout: TimeInterval) -> SessionFetcher {
+  /// A fetcher of `url` whose request has the idle timeout `timeout`, on a session of its own
+  /// whose request timeout is `sessionTimeout` when given.
+  static func fetcher(_ url: URL, timeout: TimeInterval, sessionTimeout: TimeInterval? = nil)
+    -> SessionFetcher
+  {
     var request = URLRequest(url: url)
     request.timeoutInterval = timeout
     let fetcher = SessionFetcher(request: request)
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = makeCallbackQueue()
+    if let sessionTimeout {
+      let configuration = URLSessionConfiguration.ephemeral
+      configuration.timeoutIntervalForRequest = sessionTimeout
+      fetcher.configuration = configuration
+    }
     return fetcher
+  }
+
+  /// Whether the fetch left its idle timeout to URLSession's timer.
+  static func sessionTimesOut(_ fetcher: SessionFetcher) -> Bool? {
+    fetcher.storage.withLock { $0.plan?.sessionTimesOut }
   }
 
   /// Fetches `/hang` (no answer ever) with `timeout`: the error code and the seconds it took.
@@ -74,12 +87,9 @@ struct FoundationNetworkingWorkaroundTests {
   func timeoutErrorNamesTheURL(timeout: TimeInterval) async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let fetcher = Self.fetcher(server.url("/hang"), timeout: timeout)
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = timeout
-    fetcher.configuration = configuration
+    let fetcher = Self.fetcher(server.url("/hang"), timeout: timeout, sessionTimeout: timeout)
     let result = await fetcher.fetchResult()
-    #expect(fetcher.storage.withLock { $0.plan?.sessionTimesOut } == (timeout == 1))
+    #expect(Self.sessionTimesOut(fetcher) == (timeout == 1))
     #expect(result.urlError?.code == .timedOut)
     #expect(result.urlError?.failingURL == server.url("/hang"))
   }
@@ -99,19 +109,15 @@ struct FoundationNetworkingWorkaroundTests {
   ) async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let fetcher = Self.fetcher(server.url("/bytes/10"), timeout: requestTimeout)
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = sessionTimeout
-    fetcher.configuration = configuration
+    let fetcher = Self.fetcher(
+      server.url("/bytes/10"), timeout: requestTimeout, sessionTimeout: sessionTimeout)
     fetcher.resourceTimeoutInterval = resourceTimeout
     if streams {
-      let stream = fetcher.bodyChunks()
-      for try await _ in stream {}
-      #expect(fetcher.storage.withLock { $0.plan?.sessionTimesOut } == expected)
+      for try await _ in fetcher.bodyChunks() {}
     } else {
       #expect(await fetcher.fetchResult().data == TestServer.patternBytes(count: 10))
-      #expect(fetcher.storage.withLock { $0.plan?.sessionTimesOut } == expected)
     }
+    #expect(Self.sessionTimesOut(fetcher) == expected)
   }
 
   @Test func idleTimeoutIsResetByProgress() async throws {
