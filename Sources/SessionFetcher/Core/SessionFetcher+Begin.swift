@@ -303,9 +303,12 @@ extension SessionFetcher {
     // each URLRequest mutation copies the request: it fires as the fetcher's own timer would, and
     // where the session agrees on it, it is the only timer (`FetchPlan.sessionTimesOut`). Any
     // other value is the fetcher's timer's to enforce, and URLSession gets a later backstop.
-    if !SessionFetcher.isSafeTransportTimeout(wireRequest.timeoutInterval) {
+    let hopTimeout = wireRequest.timeoutInterval
+    if !SessionFetcher.isSafeTransportTimeout(hopTimeout) {
       wireRequest.timeoutInterval = max(1, (plan.idleTimeout + 2).rounded(.up))
     }
+    // A redirect or an authorizer may have changed the request's timeout since the plan was made.
+    let sessionTimesOut = plan.sessionTimesOut && hopTimeout == plan.idleTimeout
     let task: URLSessionTask?
     switch body {
     case .none:
@@ -349,7 +352,7 @@ extension SessionFetcher {
       task.cancel()
       return
     }
-    if !plan.sessionTimesOut {
+    if !sessionTimesOut {
       scheduleTimeout(after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
     }
     task.resume()
