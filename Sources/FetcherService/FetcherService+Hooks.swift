@@ -51,7 +51,7 @@ extension FetcherService: FetcherServiceHooks {
         guard state.shouldCacheETaggedData, let sent = pending.sentTag else { return nil }
         return state.etagCache.data(forKey: pending.key, etag: sent)
       case 200..<300:
-        if let etag = RedirectPolicy.headerValue("ETag", in: response), !etag.isEmpty {
+        if let etag = response.value(forHTTPHeaderField: "ETag"), !etag.isEmpty {
           state.etagCache.store(
             etag: etag, data: state.shouldCacheETaggedData ? (data ?? Data()) : nil, forKey: pending.key)
         } else {
@@ -127,14 +127,6 @@ extension FetcherService: FetcherServiceHooks {
 }
 
 extension FetcherService {
-  /// Whether `value` can go in a header as it is: no control character but tab (CR or LF would
-  /// start another header line).
-  static func isPlainHeaderValue(_ value: String) -> Bool {
-    value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
-  }
-}
-
-extension FetcherService {
   /// Adds the service's User-Agent to `request`, unless the request has one or the service's
   /// session configuration sets one.
   func addUserAgent(to request: inout URLRequest) {
@@ -146,7 +138,7 @@ extension FetcherService {
       return configured == true ? nil : state.defaults.userAgent ?? FetcherService.standardUserAgent
     }
     guard let agent else { return }
-    guard FetcherService.isPlainHeaderValue(agent) else {
+    guard HeaderValue.isPlain(agent) else {
       // Left to Foundation, which drops a value it cannot send.
       request.setValue(agent, forHTTPHeaderField: "User-Agent")
       return

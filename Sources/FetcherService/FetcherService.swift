@@ -179,7 +179,8 @@ public final class FetcherService: @unchecked Sendable {
 
   /// The User-Agent of the fetchers' requests. When nil (the default), ``standardUserAgent``.
   /// A User-Agent already set on a request, or in the session configuration's
-  /// `httpAdditionalHeaders`, wins.
+  /// `httpAdditionalHeaders`, wins. A fetcher made with ``fetcher(url:)`` gets it when it is made;
+  /// other requests without one get it before each attempt.
   public var userAgent: String? {
     get { self[defaults: \.userAgent] }
     set { self[defaults: \.userAgent] = newValue }

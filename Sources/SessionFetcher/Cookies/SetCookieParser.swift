@@ -55,7 +55,9 @@ public enum SetCookieParser {
   ///   or nil for malformed input or a cookie that `url` may not set.
   public static func parse(_ headerValue: String, from url: URL, now: Date = Date()) -> SessionCookie? {
     guard let host = CookieRules.canonicalHost(of: url) else { return nil }
-    guard !headerValue.utf8.contains(where: isForbiddenControl) else { return nil }
+    // RFC 6265bis ignores a Set-Cookie with a control character, which also keeps CR/LF out of
+    // the Cookie header we send back.
+    guard HeaderValue.isPlain(headerValue) else { return nil }
 
     let bytes = Array(headerValue.utf8)
     var parts = bytes.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false)[...]
@@ -216,12 +218,6 @@ public enum SetCookieParser {
   }
 
   // MARK: - Helpers
-
-  /// CTL characters other than HTAB (%x00-08, %x0A-1F, %x7F): RFC 6265bis ignores a Set-Cookie
-  /// containing any, which also keeps CR/LF out of the Cookie header we send back.
-  private static func isForbiddenControl(_ byte: UInt8) -> Bool {
-    byte < 0x20 && byte != 0x09 || byte == 0x7F
-  }
 
   /// The bytes without leading and trailing space and tab (the WSP of RFC 6265), as a string.
   ///

@@ -28,10 +28,10 @@ struct DownloadValidator: Codable, Equatable, Sendable {
   /// The validator of `response`, or nil when its body cannot be continued: the server does not
   /// take ranges (no `Accept-Ranges: bytes` nor 206) or gave nothing to send as `If-Range`.
   init?(_ response: HTTPURLResponse) {
-    let ranges = RedirectPolicy.headerValue("Accept-Ranges", in: response)?.lowercased()
+    let ranges = response.value(forHTTPHeaderField: "Accept-Ranges")?.lowercased()
     guard response.statusCode == 206 || ranges?.contains("bytes") == true else { return nil }
-    etag = RedirectPolicy.headerValue("ETag", in: response)
-    lastModified = RedirectPolicy.headerValue("Last-Modified", in: response)
+    etag = response.value(forHTTPHeaderField: "ETag")
+    lastModified = response.value(forHTTPHeaderField: "Last-Modified")
     guard ifRange != nil else { return nil }
   }
 }
@@ -83,7 +83,7 @@ enum DownloadResume {
     if let parked = storage.downloadResume.parked {
       storage.downloadResume.parked = nil
       if let http, http.statusCode == 206, parked.destination == destination {
-        let range = RedirectPolicy.headerValue("Content-Range", in: http).flatMap(contentRange)
+        let range = http.value(forHTTPHeaderField: "Content-Range").flatMap(contentRange)
         guard range?.start == parked.length else {
           try? FileManager.default.removeItem(at: parked.partFileURL)
           throw SessionFetcherError.downloadFailed(

@@ -281,7 +281,7 @@ extension SessionFetcher {
     var delay = context.backoff.nextInterval
     var hasRetryAfter = false
     if let status = failure.statusCode, RetryPolicy.retryAfterStatuses.contains(status),
-      let value = failure.response.flatMap({ RedirectPolicy.headerValue("Retry-After", in: $0) }),
+      let value = failure.response?.value(forHTTPHeaderField: "Retry-After"),
       let serverDelay = RetryPolicy.retryAfterDelay(value)
     {
       // A server asking for more than the longest delay we accept ends the retries.

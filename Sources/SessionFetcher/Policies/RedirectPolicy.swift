@@ -28,7 +28,9 @@ package enum RedirectPolicy {
 
   /// The target of a redirect response: its Location resolved against the response URL.
   package static func location(of response: HTTPURLResponse) -> URL? {
-    guard let value = headerValue("Location", in: response), let base = response.url else { return nil }
+    guard let value = response.value(forHTTPHeaderField: "Location"), let base = response.url else {
+      return nil
+    }
     return URL(string: value, relativeTo: base)?.absoluteURL
   }
 
@@ -90,10 +92,5 @@ package enum RedirectPolicy {
     case "https": return 443
     default: return nil
     }
-  }
-
-  /// The value of the header `name` (case-insensitive) of `response`.
-  package static func headerValue(_ name: String, in response: HTTPURLResponse) -> String? {
-    response.value(forHTTPHeaderField: name)
   }
 }

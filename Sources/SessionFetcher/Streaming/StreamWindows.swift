@@ -128,7 +128,7 @@ enum StreamWindows {
   static func wholeResource(
     _ http: HTTPURLResponse
   ) -> (response: HTTPURLResponse, total: Int64, validator: String?)? {
-    func header(_ name: String) -> String? { RedirectPolicy.headerValue(name, in: http) }
+    func header(_ name: String) -> String? { http.value(forHTTPHeaderField: name) }
     guard let rangeText = header("Content-Range"), let range = contentRange(rangeText), range.start == 0,
       let url = http.url
     else { return nil }
@@ -169,7 +169,7 @@ enum StreamWindows {
   /// Nil when a continuation's 206 belongs to the same resource: its total is the first one's.
   static func continuationError(_ response: URLResponse, storage: FetcherStorage) -> SessionFetcherError? {
     guard let total = storage.stream.total, let http = response as? HTTPURLResponse else { return nil }
-    let range = RedirectPolicy.headerValue("Content-Range", in: http).flatMap(contentRange)
+    let range = http.value(forHTTPHeaderField: "Content-Range").flatMap(contentRange)
     guard range?.total != total else { return nil }
     return .streamInterrupted(description: "the resource's length changed from \(total) bytes")
   }

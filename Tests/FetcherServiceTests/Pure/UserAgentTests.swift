@@ -42,14 +42,4 @@ struct UserAgentTests {
     #expect(agent.wholeMatch(of: pattern) != nil, "\(agent)")
     #expect(agent.hasPrefix("proc_") || Bundle.main.bundleIdentifier != nil)
   }
-
-  /// Which agents go straight into the request's fields (the rest are left to Foundation's check).
-  @Test(
-    arguments: [
-      ("MyApp/2.0", true), ("a\tb", true), ("ünïcödé/1.0", true), ("", true), ("a\r\nX-Injected: 1", false),
-      ("a\nb", false), ("a\u{0}b", false), ("a\u{7F}b", false),
-    ])
-  func plainHeaderValue(_ value: String, _ plain: Bool) {
-    #expect(FetcherService.isPlainHeaderValue(value) == plain)
-  }
 }
