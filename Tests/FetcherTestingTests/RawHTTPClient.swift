@@ -94,7 +94,9 @@ final class RawHTTPClient {
     }
     guard result == 0 else {
       let error = errno
-      posixClose(descriptor)
+      // Every stored property is set, so `deinit` runs for this failed init too: closing here as
+      // well would close the descriptor number twice, by then perhaps another test's socket.
+      close()
       throw Failure(description: "connect: errno \(error)")
     }
   }

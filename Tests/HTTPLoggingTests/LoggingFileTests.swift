@@ -217,6 +217,32 @@ struct LoggingFileTests {
     }
   #endif
 
+  @Test("cookies set and sent are HAR cookies, their values redacted like the headers")
+  func harCookies() async throws {
+    try await withLogging { _ in
+      let jar = SessionCookieStorage()
+      let setter = server.fetcher("/set-cookie?c=sid%3DSECRET-1%3B%20Path%3D%2F%3B%20HttpOnly")
+      setter.cookieStorage = jar
+      #expect(await setter.fetchResult().error == nil)
+      let sender = server.fetcher("/cookies")
+      sender.cookieStorage = jar
+      #expect(await sender.fetchResult().error == nil)
+
+      let entries = try harEntries()
+      #expect(entries.count == 2)
+      let set = try #require((entries[0]["response"] as? [String: Any])?["cookies"] as? [[String: Any]])
+      #expect(set.count == 1)
+      #expect(set.first?["name"] as? String == "sid")
+      #expect(set.first?["value"] as? String == "_snip_")
+      #expect(set.first?["path"] as? String == "/")
+      #expect(set.first?["httpOnly"] as? Bool == true)
+      let sent = try #require((entries[1]["request"] as? [String: Any])?["cookies"] as? [[String: Any]])
+      #expect(sent.map { $0["name"] as? String } == ["sid"])
+      #expect(sent.first?["value"] as? String == "_snip_")
+      #expect(!(try runFile("log.har")).contains("SECRET-1"))
+    }
+  }
+
   @Test("a transport error is logged with its error")
   func transportError() async throws {
     try await withLogging { _ in

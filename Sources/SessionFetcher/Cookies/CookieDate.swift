@@ -8,9 +8,9 @@ import Foundation
 /// `Wed, 09 Jun 2021 10:18:14 GMT` (RFC 1123), `Wednesday, 09-Jun-21 10:18:14 GMT` (RFC 850) and
 /// `Wed Jun  9 10:18:14 2021` (asctime). Two-digit years 70–99 mean 19xx and 00–69 mean 20xx.
 /// The time is always read as UTC; a zone name in the string is skipped like any other token.
-enum CookieDate {
+package enum CookieDate {
   /// Parses a cookie date, or returns nil when the string has no valid date in it.
-  static func parse<S: StringProtocol>(_ string: S) -> Date? {
+  package static func parse<S: StringProtocol>(_ string: S) -> Date? {
     var time: (hour: Int, minute: Int, second: Int)?
     var dayOfMonth: Int?
     var month: Int?
