@@ -55,18 +55,60 @@ public struct LogRedactor: Sendable, Equatable {
   ///
   /// The name is split into words at `_`, `-`, `.`, spaces and lower-to-upper case changes.
   public func isSensitiveName(_ name: String) -> Bool {
-    let words = Self.words(of: name)
-    let joined = words.joined()
+    let words = Self.asciiWords(of: name) ?? Self.words(of: name).map { Array($0.utf8) }
+    let joined = Array(words.joined())
     for entry in sensitiveNames {
-      if entry.count >= 5 {
-        if joined.contains(entry) { return true }
-      } else if words.contains(entry) || joined == entry {
+      if entry.utf8.count >= 5 {
+        if Self.bytes(joined, contain: entry.utf8) { return true }
+      } else if words.contains(where: { $0.elementsEqual(entry.utf8) }) || joined.elementsEqual(entry.utf8) {
         return true
       }
     }
     return false
   }
 
+  /// Whether `needle` occurs in `haystack`.
+  private static func bytes(_ haystack: [UInt8], contain needle: String.UTF8View) -> Bool {
+    guard let first = needle.first, needle.count <= haystack.count else { return needle.isEmpty }
+    var start = 0
+    while start + needle.count <= haystack.count {
+      if haystack[start] == first, haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+      start += 1
+    }
+    return false
+  }
+
+  /// ``words(of:)`` for an ASCII name, as lowercase bytes, without a `Character` or a `String` per
+  /// letter; nil when the name has other characters. Redaction asks this of every header name,
+  /// query item and JSON key of a logged fetch.
+  static func asciiWords(of name: String) -> [[UInt8]]? {
+    var words: [[UInt8]] = []
+    var current: [UInt8] = []
+    var previousWasLower = false
+    for byte in name.utf8 {
+      guard byte < 0x80 else { return nil }
+      let isUpper = byte >= 0x41 && byte <= 0x5A
+      let isLower = byte >= 0x61 && byte <= 0x7A
+      let isDigit = byte >= 0x30 && byte <= 0x39
+      if isUpper || isLower || isDigit {
+        if isUpper && previousWasLower && !current.isEmpty {
+          words.append(current)
+          current = []
+        }
+        current.append(isUpper ? byte + 0x20 : byte)
+        previousWasLower = isLower || isDigit
+      } else {
+        if !current.isEmpty { words.append(current) }
+        current = []
+        previousWasLower = false
+      }
+    }
+    if !current.isEmpty { words.append(current) }
+    return words
+  }
+
+  /// The words of `name`, lowercase: split at characters that are neither letters nor digits and
+  /// before an uppercase letter that follows a lowercase one or a digit.
   static func words(of name: String) -> [String] {
     var words: [String] = []
     var current = ""

@@ -30,10 +30,23 @@ struct LogRedactorTests {
       ("apiKey", true), ("key", true), ("X-Api-Key", true), ("auth", true), ("signature", true),
       ("oauth_signature", true), ("sig", true), ("Authorization", true), ("monkey", false),
       ("keyboard", false), ("author", false), ("name", false), ("page", false), ("code", false),
-      ("message", false), ("Content-Type", false), ("passenger", false),
+      ("message", false), ("Content-Type", false), ("passenger", false), ("TOKEN", true),
+      ("apiKEY", true), ("x.api-key2", true), ("my key", true), ("clé_secret", true), ("Schlüssel", false),
+      ("пароль_token", true), ("ключ", false), ("", false), ("__", false),
     ])
   func sensitiveNames(name: String, sensitive: Bool) {
     #expect(redactor.isSensitiveName(name) == sensitive)
+  }
+
+  @Test(
+    "the ASCII word split agrees with the Character one, and leaves other names to it",
+    arguments: [
+      "access_token", "idToken", "X-Api-Key", "apiKEY", "ABCDef", "a1B2c3", "v2Token", "--x--", "", "9Lives",
+      "oauth_signature", "HTTPHeaderName", "x.api-key2",
+    ])
+  func asciiWords(name: String) {
+    #expect(LogRedactor.asciiWords(of: name) == LogRedactor.words(of: name).map { Array($0.utf8) })
+    #expect(LogRedactor.asciiWords(of: name + "é") == nil)
   }
 
   @Test(
