@@ -72,7 +72,9 @@ public struct LogRedactor: Sendable, Equatable {
     guard let first = needle.first, needle.count <= haystack.count else { return needle.isEmpty }
     var start = 0
     while start + needle.count <= haystack.count {
-      if haystack[start] == first, haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+      if haystack[start] == first, haystack[start..<(start + needle.count)].elementsEqual(needle) {
+        return true
+      }
       start += 1
     }
     return false
