@@ -128,25 +128,29 @@ extension FetcherService: FetcherServiceHooks {
 
 extension FetcherService {
   /// Adds the service's User-Agent to `request`, unless the request has one or the service's
-  /// session configuration sets one.
-  func addUserAgent(to request: inout URLRequest) {
-    guard request.value(forHTTPHeaderField: "User-Agent") == nil else { return }
-    let agent: String? = state.withLock { state in
+  /// session configuration sets one. `hasNoHeaders` skips the lookup for a request just made.
+  func addUserAgent(to request: inout URLRequest, hasNoHeaders: Bool = false) {
+    guard hasNoHeaders || request.value(forHTTPHeaderField: "User-Agent") == nil else { return }
+    let agent = state.withLock { state -> (value: String, isPlain: Bool)? in
       let configured = state.defaults.configuration?.httpAdditionalHeaders?.keys.contains {
         ($0 as? String)?.lowercased() == "user-agent"
       }
-      return configured == true ? nil : state.defaults.userAgent ?? FetcherService.standardUserAgent
+      if configured == true { return nil }
+      guard let own = state.defaults.userAgent else {
+        return (FetcherService.standardUserAgent, StandardUserAgent.isPlain)
+      }
+      return (own, state.defaults.userAgentIsPlain)
     }
     guard let agent else { return }
-    guard HeaderValue.isPlain(agent) else {
+    guard agent.isPlain else {
       // Left to Foundation, which drops a value it cannot send.
-      request.setValue(agent, forHTTPHeaderField: "User-Agent")
+      request.setValue(agent.value, forHTTPHeaderField: "User-Agent")
       return
     }
     // `setValue` would check the value again, character by character through NSCharacterSet on
     // Linux: about 12,000 instructions per request for the standard agent.
     var fields = request.allHTTPHeaderFields ?? [:]
-    fields["User-Agent"] = agent
+    fields["User-Agent"] = agent.value
     request.allHTTPHeaderFields = fields
   }
 }

@@ -67,7 +67,7 @@ public final class FetcherService: @unchecked Sendable {
     var request = URLRequest(url: url)
     // Added now, while the request is this call's alone: before each attempt it would be copied
     // first (the fetcher keeps the request it began with).
-    addUserAgent(to: &request)
+    addUserAgent(to: &request, hasNoHeaders: true)
     return fetcher(request: request)
   }
 
@@ -183,7 +183,12 @@ public final class FetcherService: @unchecked Sendable {
   /// other requests without one get it before each attempt.
   public var userAgent: String? {
     get { self[defaults: \.userAgent] }
-    set { self[defaults: \.userAgent] = newValue }
+    set {
+      state.withLock { state in
+        state.defaults.userAgent = newValue
+        state.defaults.userAgentIsPlain = newValue.map(HeaderValue.isPlain) ?? true
+      }
+    }
   }
 
   /// Whether stopping a fetcher calls its completion with `SessionFetcherError.cancelled`

@@ -1,4 +1,5 @@
 import Foundation
+import SessionFetcher
 
 #if canImport(Glibc)
   import Glibc
@@ -17,6 +18,9 @@ enum StandardUserAgent {
     bundleVersion: Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String
       ?? Bundle.main.object(forInfoDictionaryKey: "CFBundleVersion") as? String,
     processName: ProcessInfo.processInfo.processName, system: systemNameAndRelease())
+
+  /// Whether ``value`` has no control character (``cleaned(_:)`` makes it so; checked once).
+  static let isPlain = HeaderValue.isPlain(value)
 
   /// `app/version system/release`: app is the bundle identifier or `proc_` + the process name;
   /// version is the bundle's, else `unknown`; release is the leading numeric part of the kernel

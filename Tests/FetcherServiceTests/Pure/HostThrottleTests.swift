@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import FetcherService
@@ -158,5 +159,21 @@ struct HostThrottleTests {
     var throttle = HostThrottle<Int>(maxRunningPerHost: -4)
     #expect(throttle.maxRunningPerHost == 0)
     #expect((0..<50).allSatisfy { throttle.admit($0, host: "h", priority: 0) })
+  }
+
+  @Test(
+    "the host key of a URL: its host, lowercase; none without a host or for data URLs",
+    arguments: [
+      ("https://example.com/a", "example.com"), ("https://Example.COM:8443/a", "example.com"),
+      ("http://127.0.0.1:8080/", "127.0.0.1"), ("http://[::1]:80/", "::1"), ("data:text/plain,hi", nil),
+      ("DATA://example.com/x", nil), ("file:///tmp/x", nil),
+      ("https://xn--bcher-kva.example/", "xn--bcher-kva.example"),
+    ] as [(String, String?)])
+  func hostKey(url: String, expected: String?) {
+    #expect(FetcherService.hostKey(for: URL(string: url)) == expected)
+  }
+
+  @Test func noURLHasNoHostKey() {
+    #expect(FetcherService.hostKey(for: nil) == nil)
   }
 }
