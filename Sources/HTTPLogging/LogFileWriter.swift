@@ -80,7 +80,7 @@ final class LogFileWriter: @unchecked Sendable {
       try writeBodies(prepared, files: files, in: run.folder)
       let textFile = "fetch_\(number).txt"
       let text = TextLogFormatter.format(prepared, files: files) + String(repeating: "-", count: 72) + "\n"
-      try Data(text.utf8).write(to: run.folder.appendingPathComponent(textFile), options: .atomic)
+      try Self.writeFile(Data(text.utf8), to: run.folder.appendingPathComponent(textFile, isDirectory: false))
       let entry = HTMLLogFormatter.entry(number: number, prepared: prepared, textFile: textFile, files: files)
       try run.htmlHandle.seekToEnd()
       try run.htmlHandle.write(contentsOf: Data(entry.utf8))
@@ -115,9 +115,9 @@ final class LogFileWriter: @unchecked Sendable {
     }
     let htmlURL = folder.appendingPathComponent(Self.indexFileName)
     let head = HTMLLogFormatter.head(processName: key.processName, stamp: folder.lastPathComponent)
-    try Data(head.utf8).write(to: htmlURL)
+    try Self.writeFile(Data(head.utf8), to: htmlURL)
     let harURL = folder.appendingPathComponent(Self.harFileName)
-    try Data((HARFormatter.prefix + HARFormatter.suffix).utf8).write(to: harURL)
+    try Self.writeFile(Data((HARFormatter.prefix + HARFormatter.suffix).utf8), to: harURL)
     let run = LogRun(
       key: key, folder: folder, harHandle: try FileHandle(forUpdating: harURL),
       htmlHandle: try FileHandle(forWritingTo: htmlURL))
@@ -139,11 +139,37 @@ final class LogFileWriter: @unchecked Sendable {
   private func writeBodies(_ prepared: PreparedRecord, files: BodyFileNames, in folder: URL) throws {
     for (index, exchange) in prepared.record.exchanges.enumerated() {
       if let name = files.request[index], let body = exchange.requestBody {
-        try bodyFileData(body).write(to: folder.appendingPathComponent(name), options: .atomic)
+        try Self.writeFile(bodyFileData(body), to: folder.appendingPathComponent(name, isDirectory: false))
       }
       if let name = files.response[index] {
-        try bodyFileData(exchange.responseBody).write(
-          to: folder.appendingPathComponent(name), options: .atomic)
+        try Self.writeFile(
+          bodyFileData(exchange.responseBody), to: folder.appendingPathComponent(name, isDirectory: false))
+      }
+    }
+  }
+
+  /// Creates (or truncates) the file at `url` and writes `data` to it, without `fsync`.
+  ///
+  /// Every log file is new, with a name of its own in the run's folder, and a debug log needs no
+  /// durability. `Data.write(to:)` syncs each file to disk, with or without `.atomic` (which adds a
+  /// temporary file and a rename): two `fsync` calls per logged fetch, which on a laptop's disk
+  /// can cost more than the fetch.
+  static func writeFile(_ data: Data, to url: URL) throws {
+    let descriptor = url.withUnsafeFileSystemRepresentation { path -> Int32 in
+      guard let path else { return -1 }
+      return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    }
+    guard descriptor >= 0 else { throw writeError(url) }
+    defer { close(descriptor) }
+    try data.withUnsafeBytes { buffer in
+      var offset = 0
+      while offset < buffer.count {
+        let written = posixWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+        if written < 0 {
+          if errno == EINTR { continue }
+          throw writeError(url)
+        }
+        offset += written
       }
     }
   }
@@ -171,4 +197,16 @@ final class LogFileWriter: @unchecked Sendable {
     try run.harHandle.seek(toOffset: end - UInt64(HARFormatter.suffix.utf8.count))
     try run.harHandle.write(contentsOf: chunk)
   }
+}
+
+/// `write(2)` under a name that ``LogFileWriter``'s own `write` does not shadow.
+private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+  write(descriptor, bytes, count)
+}
+
+/// The error of a failed write of `url`, with `errno` as the underlying error.
+private func writeError(_ url: URL) -> CocoaError {
+  let code = POSIXErrorCode(rawValue: errno) ?? .EIO
+  return CocoaError(
+    .fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path, NSUnderlyingErrorKey: POSIXError(code)])
 }
