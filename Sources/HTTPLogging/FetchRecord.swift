@@ -1,4 +1,5 @@
 import Foundation
+import SessionFetcher
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -71,7 +72,7 @@ struct LoggedExchange: Sendable {
   var redirectedTo: String?
 
   func header(_ name: String, in list: HeaderList) -> String? {
-    list.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    list.first { HeaderValue.namesEqual($0.name, name) }?.value
   }
 
   var responseContentType: String? { header("Content-Type", in: responseHeaders) }

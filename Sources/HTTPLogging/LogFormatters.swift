@@ -1,4 +1,5 @@
 import Foundation
+import SessionFetcher
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -171,20 +172,31 @@ enum TextLogFormatter {
 
 /// The run's HTML index: a head once, then one entry per fetch.
 enum HTMLLogFormatter {
+  /// `text` with `&`, `<`, `>`, `"` and `'` as HTML entities. By bytes: these ASCII bytes never
+  /// occur inside a multi-byte UTF-8 sequence, and most header names and values have none of them.
   static func escape(_ text: String) -> String {
-    var output = ""
-    output.reserveCapacity(text.count)
-    for character in text {
-      switch character {
-      case "&": output += "&amp;"
-      case "<": output += "&lt;"
-      case ">": output += "&gt;"
-      case "\"": output += "&quot;"
-      case "'": output += "&#39;"
-      default: output.append(character)
+    guard text.utf8.contains(where: { entity(for: $0) != nil }) else { return text }
+    var output: [UInt8] = []
+    output.reserveCapacity(text.utf8.count + 16)
+    for byte in text.utf8 {
+      if let entity = entity(for: byte) {
+        output.append(contentsOf: entity.utf8)
+      } else {
+        output.append(byte)
       }
     }
-    return output
+    return String(decoding: output, as: UTF8.self)
+  }
+
+  private static func entity(for byte: UInt8) -> String? {
+    switch byte {
+    case UInt8(ascii: "&"): "&amp;"
+    case UInt8(ascii: "<"): "&lt;"
+    case UInt8(ascii: ">"): "&gt;"
+    case UInt8(ascii: "\""): "&quot;"
+    case UInt8(ascii: "'"): "&#39;"
+    default: nil
+    }
   }
 
   static func head(processName: String, stamp: String) -> String {
@@ -359,7 +371,7 @@ enum HARFormatter {
   static func cookies(
     _ headers: HeaderList, named name: String, _ parse: (String) -> [HAREntry.Cookie]
   ) -> [HAREntry.Cookie] {
-    headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.flatMap { parse($0.value) }
+    headers.filter { HeaderValue.namesEqual($0.name, name) }.flatMap { parse($0.value) }
   }
 
   static func request(_ exchange: LoggedExchange, kind: BodyKind?, file: String?) -> HAREntry.Request {

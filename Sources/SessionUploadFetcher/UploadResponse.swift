@@ -21,13 +21,7 @@ package enum UploadDecision: Equatable, Sendable {
 package enum UploadResponse {
   /// The value of `name` in `response`'s headers (case-insensitive).
   package static func header(_ name: String, in response: HTTPURLResponse?) -> String? {
-    guard let response else { return nil }
-    for (key, value) in response.allHeaderFields {
-      if let key = key as? String, key.caseInsensitiveCompare(name) == .orderedSame {
-        return value as? String
-      }
-    }
-    return nil
+    response?.value(forHTTPHeaderField: name)
   }
 
   /// The upload status header, lowercased.

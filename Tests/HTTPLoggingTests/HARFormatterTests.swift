@@ -3,8 +3,8 @@ import Testing
 
 @testable import HTTPLogging
 
-/// The HAR entries and the log's date stamps, without a server.
-@Suite("HAR entries and log dates")
+/// The HAR entries, the log's date stamps and HTML escaping, without a server.
+@Suite("Log formatting: HAR entries, dates and HTML escaping")
 struct HARFormatterTests {
   /// Dates around the edges of the calendar (seconds since 1970), some between milliseconds.
   static let dates: [TimeInterval] = [
@@ -123,5 +123,16 @@ struct HARFormatterTests {
     let secondContent = try #require(secondResponse["content"] as? [String: Any])
     #expect(secondContent["text"] == nil && secondContent["comment"] == nil)
     #expect((entries[1]["request"] as? [String: Any])?["postData"] == nil)
+  }
+
+  @Test(
+    "HTML escaping",
+    arguments: [
+      ("plain text/1.0", "plain text/1.0"), ("", ""), ("a&b", "a&amp;b"),
+      ("<script>'x'\"y\"</script>", "&lt;script&gt;&#39;x&#39;&quot;y&quot;&lt;/script&gt;"),
+      ("ünï & cödé <ok>", "ünï &amp; cödé &lt;ok&gt;"), ("&\u{301}", "&amp;\u{301}"), ("&amp;", "&amp;amp;"),
+    ])
+  func htmlEscaping(_ text: String, _ expected: String) {
+    #expect(HTMLLogFormatter.escape(text) == expected)
   }
 }

@@ -1,3 +1,5 @@
+import SessionFetcher
+
 /// One header field as it appeared on the wire: original name case, value without surrounding
 /// whitespace.
 public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
@@ -36,13 +38,6 @@ extension Array where Element == HTTPHeader {
 extension String {
   /// ASCII case-insensitive equality, as header names and tokens compare.
   func caseInsensitiveEquals(_ other: String) -> Bool {
-    let left = utf8
-    let right = other.utf8
-    guard left.count == right.count else { return false }
-    return zip(left, right).allSatisfy { lowerASCII($0) == lowerASCII($1) }
+    HeaderValue.namesEqual(self, other)
   }
-}
-
-private func lowerASCII(_ byte: UInt8) -> UInt8 {
-  (byte >= 65 && byte <= 90) ? byte + 32 : byte
 }

@@ -163,13 +163,7 @@ public final class SessionCookieStorage: @unchecked Sendable {
   /// response, so it compares bytes instead of calling Foundation's `caseInsensitiveCompare`
   /// (which cost more than the rest of a cookie-less response's handling).
   static func isSetCookieHeaderName(_ name: String) -> Bool {
-    let target = "set-cookie".utf8
-    guard name.utf8.count == target.count else { return false }
-    for (byte, expected) in zip(name.utf8, target) {
-      let isLetter = expected >= UInt8(ascii: "a") && expected <= UInt8(ascii: "z")
-      guard byte == expected || (isLetter && byte | 0x20 == expected) else { return false }
-    }
-    return true
+    HeaderValue.namesEqual(name, "Set-Cookie")
   }
 
   /// Parses and stores Set-Cookie header values received from `url`; values that do not parse, or

@@ -14,4 +14,26 @@ struct HeaderValueTests {
   func plainHeaderValue(_ value: String, _ plain: Bool) {
     #expect(HeaderValue.isPlain(value) == plain)
   }
+
+  /// Header names compare ASCII case-insensitively; nothing else is folded.
+  @Test(
+    arguments: [
+      ("Content-Type", "content-type", true), ("ETAG", "etag", true), ("a", "A", true), ("", "", true),
+      ("@", "`", false), ("[", "{", false), ("Set\rCookie", "Set-Cookie", false), ("x", "xx", false),
+      ("Ü", "ü", false), ("K", "\u{212A}", false), ("Set-Cookie2", "Set-Cookie", false),
+    ])
+  func headerNamesEqual(_ left: String, _ right: String, _ equal: Bool) {
+    #expect(HeaderValue.namesEqual(left, right) == equal)
+    #expect(HeaderValue.namesEqual(right, left) == equal)
+  }
+
+  /// The cookie jar's test for `Set-Cookie` among a response's header names.
+  @Test(arguments: [
+    ("Set-Cookie", true), ("set-cookie", true), ("SET-COOKIE", true), ("sEt-CoOkIe", true),
+    ("Set-Cookie2", false), ("Set_Cookie", false), ("SetCookie", false), ("Cookie", false),
+    ("", false), ("Set\rCookie", false), ("Set-Cookie ", false), ("Sét-Cookie", false),
+  ])
+  func setCookieHeaderName(_ name: String, _ expected: Bool) {
+    #expect(SessionCookieStorage.isSetCookieHeaderName(name) == expected)
+  }
 }
