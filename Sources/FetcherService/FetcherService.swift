@@ -89,6 +89,7 @@ public final class FetcherService: @unchecked Sendable {
       config.allowedInsecureSchemes = defaults.allowedInsecureSchemes
       config.allowLocalhostRequest = defaults.allowLocalhostRequest
       config.postsNotifications = defaults.postsNotifications
+      config.downloadWindowLength = defaults.downloadWindowLength
       config.credential = defaults.credential
       config.proxyCredential = defaults.proxyCredential
       config.authorizer = defaults.authorizer
@@ -175,6 +176,14 @@ public final class FetcherService: @unchecked Sendable {
   public var authorizer: (any FetcherAuthorizer)? {
     get { self[defaults: \.authorizer] }
     set { self[defaults: \.authorizer] = newValue }
+  }
+
+  /// The Range window of the fetchers' downloads to a file; see
+  /// `SessionFetcher.downloadWindowLength`. Default: 16 MiB on Linux, nil (one request) on Apple
+  /// platforms; nil turns windows off.
+  public var downloadWindowLength: Int64? {
+    get { self[defaults: \.downloadWindowLength] }
+    set { self[defaults: \.downloadWindowLength] = newValue }
   }
 
   /// The User-Agent of the fetchers' requests. When nil (the default), ``standardUserAgent``.

@@ -11,6 +11,7 @@ struct FetcherDefaults {
   var allowedInsecureSchemes: [String] = []
   var allowLocalhostRequest = false
   var postsNotifications = true
+  var downloadWindowLength = FetcherConfiguration.defaultDownloadWindowLength
   var credential: URLCredential?
   var proxyCredential: URLCredential?
   var authorizer: (any FetcherAuthorizer)?

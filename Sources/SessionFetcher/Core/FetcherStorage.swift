@@ -2,6 +2,9 @@ import Foundation
 
 /// What the user configured; read once when the fetch begins.
 package struct FetcherConfiguration {
+  /// The default of ``SessionFetcher/downloadWindowLength``: 16 MiB on Linux, nil elsewhere.
+  package static let defaultDownloadWindowLength = StreamWindows.defaultDownloadLength
+
   package var request: URLRequest?
   package var comment: String?
   package var userData: (any Sendable)?
@@ -12,7 +15,7 @@ package struct FetcherConfiguration {
   package var bodyStreamProvider: SessionFetcher.BodyStreamProvider?
   package var bodyLength: Int64?
   package var destinationFileURL: URL?
-  package var downloadWindowLength: Int64? = StreamWindows.defaultDownloadLength
+  package var downloadWindowLength: Int64? = FetcherConfiguration.defaultDownloadWindowLength
   package var accumulateDataBlock: (@Sendable (Data?) -> Void)?
   package var sendProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
   package var receivedProgressBlock: (@Sendable (Int64, Int64) -> Void)?

@@ -33,6 +33,7 @@ struct DefaultsTests {
     service.authorizer = authorizer
     service.stopFetchingTriggersCompletionHandler = true
     service.postsNotifications = false
+    service.downloadWindowLength = 123_456
     service.testBlock = { _, respond in respond(nil, nil, nil) }
     service.properties = ["team": "fetch"]
     service.setProperty(42, forKey: "answer")
@@ -55,6 +56,7 @@ struct DefaultsTests {
       #expect(fetcher.authorizer as AnyObject? === authorizer)
       #expect(fetcher.stopFetchingTriggersCompletionHandler)
       #expect(!fetcher.postsNotifications)
+      #expect(fetcher.downloadWindowLength == 123_456)
       #expect(fetcher.testBlock != nil)
       #expect(fetcher.properties["team"] as? String == "fetch")
       #expect(fetcher.property(forKey: "answer") as? Int == 42)
@@ -79,10 +81,34 @@ struct DefaultsTests {
     #expect(!service.isEarlyRetryEnabled)
     #expect(service.userAgent == nil)
     #expect(service.postsNotifications)
+    let standalone = SessionFetcher(request: URLRequest(url: URL(string: "http://example.com/")!))
+    #expect(service.downloadWindowLength == standalone.downloadWindowLength)
     #expect(service.callbackQueue.label == DispatchQueue.main.label)
     #expect(!service.isRetryEnabled && !service.allowLocalhostRequest)
     #expect(service.numberOfFetchers == 0)
   }
+
+  #if canImport(FoundationNetworking)
+    /// A service's window reaches the wire: 1 MiB windows for 2.5 MiB are three Range requests;
+    /// nil is one request without a Range.
+    @Test(arguments: [(Int64(1 << 20), 3), (nil, 1)] as [(Int64?, Int)])
+    func downloadWindowsFollowTheService(window: Int64?, requests: Int) async throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+      defer { try? FileManager.default.removeItem(at: folder) }
+      let service = makeService()
+      service.downloadWindowLength = window
+      let size = (5 << 20) / 2
+      let fetcher = service.fetcher(url: server.url("/bytes/\(size)"))
+      fetcher.destinationFileURL = folder.appendingPathComponent("file.bin")
+      #expect(await fetcher.fetchResult().error == nil)
+      #expect(try Data(contentsOf: folder.appendingPathComponent("file.bin")).count == size)
+      let ranges = server.requests(path: "/bytes/\(size)").map { $0.header("Range") }
+      #expect(ranges.count == requests)
+      #expect(ranges.allSatisfy { ($0 != nil) == (window != nil) })
+    }
+  #endif
 
   @Test func anInvalidURLStringStillGivesAFetcherThatFails() async {
     let service = makeService()
