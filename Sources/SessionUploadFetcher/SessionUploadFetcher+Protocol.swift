@@ -25,14 +25,7 @@ extension SessionUploadFetcher {
   public func beginFetch() async throws -> Data {
     try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data, any Error>) in
-        begin(
-          completion: { data, error in
-            if let error {
-              continuation.resume(throwing: error)
-            } else {
-              continuation.resume(returning: data ?? Data())
-            }
-          }, forceCompletionOnStop: true)
+        begin(completion: continuation.fetchCompletion, forceCompletionOnStop: true)
         if Task.isCancelled { stopFetching() }
       }
     } onCancel: {

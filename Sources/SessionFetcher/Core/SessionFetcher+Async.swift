@@ -20,17 +20,24 @@ extension SessionFetcher {
         if Task.isCancelled {
           stop(forceCompletion: true)
         }
-        begin(
-          completion: { data, error in
-            if let error {
-              continuation.resume(throwing: error)
-            } else {
-              continuation.resume(returning: data ?? Data())
-            }
-          }, forceCompletionOnStop: true)
+        begin(completion: continuation.fetchCompletion, forceCompletionOnStop: true)
       }
     } onCancel: {
       stop(forceCompletion: true)
+    }
+  }
+}
+
+extension CheckedContinuation where T == Data, E == any Error {
+  /// A completion handler that resumes the continuation: with the error, else with the data (empty
+  /// when the body went elsewhere). For the `async` forms of `beginFetch`.
+  package var fetchCompletion: FetcherCompletionHandler {
+    { data, error in
+      if let error {
+        resume(throwing: error)
+      } else {
+        resume(returning: data ?? Data())
+      }
     }
   }
 }
