@@ -75,19 +75,27 @@ struct ThrottlingTests {
     #expect(service.runningFetchersByHost.isEmpty && service.delayedFetchersByHost.isEmpty)
   }
 
-  @Test func unlimitedWhenMaxIsZero() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let meter = ConcurrencyMeter()
+  /// `count` fetches of `/slow`, which answers once `gate` opens, begun on a new service with
+  /// `maxPerHost`.
+  private func beginGatedFetches(
+    _ server: TestServer, count: Int, maxPerHost: Int
+  ) -> (service: FetcherService, gate: Gate, results: Recorder<FetchResult>) {
     let gate = Gate()
-    server.meteredRoute("/slow", meter: meter, gate: gate)
-    let service = makeService(maxPerHost: 0)
+    server.meteredRoute("/slow", meter: ConcurrencyMeter(), gate: gate)
+    let service = makeService(maxPerHost: maxPerHost)
     let results = Recorder<FetchResult>()
-    for index in 0..<12 {
+    for index in 0..<count {
       service.fetcher(url: server.url("/slow?i=\(index)")).beginFetch { data, error in
         results.append(FetchResult(data: data, error: error))
       }
     }
+    return (service, gate, results)
+  }
+
+  @Test func unlimitedWhenMaxIsZero() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let (service, gate, results) = beginGatedFetches(server, count: 12, maxPerHost: 0)
     #expect(await eventually { server.requestCount(path: "/slow") == 12 })
     #expect(service.numberOfDelayedFetchers == 0)
     #expect(service.numberOfRunningFetchers == 12)
@@ -99,16 +107,7 @@ struct ThrottlingTests {
   @Test func raisingTheLimitStartsDelayedFetchers() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let meter = ConcurrencyMeter()
-    let gate = Gate()
-    server.meteredRoute("/slow", meter: meter, gate: gate)
-    let service = makeService(maxPerHost: 1)
-    let results = Recorder<FetchResult>()
-    for index in 0..<4 {
-      service.fetcher(url: server.url("/slow?i=\(index)")).beginFetch { data, error in
-        results.append(FetchResult(data: data, error: error))
-      }
-    }
+    let (service, gate, results) = beginGatedFetches(server, count: 4, maxPerHost: 1)
     #expect(await eventually { server.requestCount(path: "/slow") == 1 })
     #expect(service.numberOfDelayedFetchers == 3)
     service.maxRunningFetchersPerHost = 4
