@@ -133,6 +133,23 @@ struct LoggingFileTests {
     }
   }
 
+  @Test("a streamed response body is logged as it is read, up to the size limit")
+  func streamedBody() async throws {
+    try await withLogging(toFile: false, maximumBodySize: 40) { _ in
+      let fetcher = server.fetcher("/sse?events=5")
+      var events: [ServerSentEvent] = []
+      for try await event in fetcher.events() { events.append(event) }
+      #expect(events.count == 5)
+      #expect(await eventually { fetcher.log != nil })
+      let log = try #require(fetcher.log)
+      // "id: 1\ndata: event 1\n\n" is 21 bytes: the first event whole, the second cut at 40 bytes.
+      #expect(log.contains("data: event 1"))
+      #expect(log.contains("id: 2"))
+      #expect(!log.contains("event 3"))
+      #expect(log.contains("truncated"))
+    }
+  }
+
   @Test("logging off: nothing logged")
   func loggingOff() async throws {
     try await withLogging { folder in
