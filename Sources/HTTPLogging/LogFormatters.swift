@@ -333,8 +333,6 @@ enum HARFormatter {
   /// The JSON of each exchange's entry.
   static func entries(_ prepared: PreparedRecord, files: BodyFileNames?) -> [Data] {
     let record = prepared.record
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     var result: [Data] = []
     for (index, exchange) in record.exchanges.enumerated() {
       let isLast = index == record.exchanges.count - 1
@@ -349,9 +347,7 @@ enum HARFormatter {
         timings: HAREntry.Timings(send: 0, wait: milliseconds(wait), receive: milliseconds(receive)),
         comment: record.comment,
         error: isLast ? (record.errorText ?? exchange.errorText) : exchange.errorText)
-      if let data = try? encoder.encode(entry) {
-        result.append(data)
-      }
+      result.append(entry.jsonData)
     }
     return result
   }
