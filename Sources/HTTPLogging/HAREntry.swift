@@ -142,7 +142,9 @@ extension HAREntry.Cookie {
 }
 
 extension HAREntry.Timings {
-  var json: JSONValue { .object(["send": .number(send), "wait": .number(wait), "receive": .number(receive)]) }
+  var json: JSONValue {
+    .object(["send": .number(send), "wait": .number(wait), "receive": .number(receive)])
+  }
 }
 
 extension HAREntry.Cookie {
