@@ -58,7 +58,7 @@ public struct LogRedactor: Sendable, Equatable {
     let words = Self.asciiWords(of: name) ?? Self.words(of: name).map { Array($0.utf8) }
     let joined = Array(words.joined())
     for entry in sensitiveNames {
-      if entry.utf8.count >= 5 {
+      if entry.count >= 5 {
         if Self.bytes(joined, contain: entry.utf8) { return true }
       } else if words.contains(where: { $0.elementsEqual(entry.utf8) }) || joined.elementsEqual(entry.utf8) {
         return true

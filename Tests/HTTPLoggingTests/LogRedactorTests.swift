@@ -38,6 +38,16 @@ struct LogRedactorTests {
     #expect(redactor.isSensitiveName(name) == sensitive)
   }
 
+  /// Entries are measured in characters: a 4-letter Cyrillic entry (8 UTF-8 bytes) is a short one,
+  /// which must be a whole word.
+  @Test func shortNonASCIIEntriesMatchWholeWords() {
+    var custom = LogRedactor()
+    custom.sensitiveNames = ["ключ", "пароль"]
+    #expect(custom.isSensitiveName("мой_ключ"))
+    #expect(!custom.isSensitiveName("мойключ"))
+    #expect(custom.isSensitiveName("новыйпароль"))
+  }
+
   @Test(
     "the ASCII word split agrees with the Character one, and leaves other names to it",
     arguments: [
