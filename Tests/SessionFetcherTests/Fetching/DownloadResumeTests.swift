@@ -26,6 +26,27 @@ struct DownloadResumeTests {
     return try handle.read(upToCount: 1)?.isEmpty ?? true
   }
 
+  /// A fetcher of `path` downloading to `file.bin` in `folder`; `resumable` keeps its part file
+  /// and gives a resume token when it fails.
+  static func download(
+    _ server: TestServer, _ path: String, to folder: URL, resumable: Bool = false
+  ) -> (fetcher: SessionFetcher, destination: URL) {
+    let destination = folder.appendingPathComponent("file.bin")
+    let fetcher = server.fetcher(path)
+    fetcher.destinationFileURL = destination
+    // Set only when asked: the default must be what the other tests see.
+    if resumable { fetcher.keepsPartialDownloadForResume = true }
+    return (fetcher, destination)
+  }
+
+  /// A fetcher continuing the download of `token`, allowed to fetch from the test server.
+  static func resuming(_ token: Data) throws -> SessionFetcher {
+    let fetcher = try #require(SessionFetcher(resumeData: token))
+    fetcher.allowLocalhostRequest = true
+    fetcher.callbackQueue = makeCallbackQueue()
+    return fetcher
+  }
+
   /// Answers `total` pattern bytes with `ETag: "<etag()>"` and `Accept-Ranges: bytes`, honouring
   /// `Range: bytes=N-` when `If-Range` matches; the first `truncations` answers send half their body
   /// and close.
@@ -65,9 +86,7 @@ struct DownloadResumeTests {
     Self.rangeRoute(server, "/flaky", total: 1_000_000, truncations: 2) { "v1" }
     let folder = try makeTemporaryFolder()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let destination = folder.appendingPathComponent("file.bin")
-    let fetcher = server.fetcher("/flaky")
-    fetcher.destinationFileURL = destination
+    let (fetcher, destination) = Self.download(server, "/flaky", to: folder)
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.01
     let result = await fetcher.fetchResult()
@@ -93,9 +112,7 @@ struct DownloadResumeTests {
     }
     let folder = try makeTemporaryFolder()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let destination = folder.appendingPathComponent("file.bin")
-    let fetcher = server.fetcher("/changing")
-    fetcher.destinationFileURL = destination
+    let (fetcher, destination) = Self.download(server, "/changing", to: folder)
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.01
     let result = await fetcher.fetchResult()
@@ -113,19 +130,14 @@ struct DownloadResumeTests {
     Self.rangeRoute(server, "/once", total: 300_000, truncations: 1) { "v1" }
     let folder = try makeTemporaryFolder()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let destination = folder.appendingPathComponent("file.bin")
-    let first = server.fetcher("/once")
-    first.destinationFileURL = destination
-    first.keepsPartialDownloadForResume = true
+    let (first, destination) = Self.download(server, "/once", to: folder, resumable: true)
     let failed = await first.fetchResult()
     #expect(failed.error != nil)
     #expect(!FileManager.default.fileExists(atPath: destination.path))
     let token = try #require(first.downloadResumeData)
     #expect(DownloadTests.contents(folder).count == 1)
 
-    let second = try #require(SessionFetcher(resumeData: token))
-    second.allowLocalhostRequest = true
-    second.callbackQueue = makeCallbackQueue()
+    let second = try Self.resuming(token)
     #expect(second.destinationFileURL == destination)
     let result = await second.fetchResult()
     #expect(result.error == nil)
@@ -141,10 +153,7 @@ struct DownloadResumeTests {
     Self.rangeRoute(server, "/shrinks", total: 300_000, truncations: 1) { "v1" }
     let folder = try makeTemporaryFolder()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let destination = folder.appendingPathComponent("file.bin")
-    let first = server.fetcher("/shrinks")
-    first.destinationFileURL = destination
-    first.keepsPartialDownloadForResume = true
+    let (first, destination) = Self.download(server, "/shrinks", to: folder, resumable: true)
     #expect(await first.fetchResult().error != nil)
     let token = try #require(first.downloadResumeData)
 
@@ -156,9 +165,7 @@ struct DownloadResumeTests {
       }
       return TestResponse(status: 200, headers: headers, body: TestServer.patternBytes(count: 100_000))
     }
-    let second = try #require(SessionFetcher(resumeData: token))
-    second.allowLocalhostRequest = true
-    second.callbackQueue = makeCallbackQueue()
+    let second = try Self.resuming(token)
     let result = await second.fetchResult()
     #expect(result.error == nil)
     #expect(second.statusCode == 200)
@@ -175,8 +182,7 @@ struct DownloadResumeTests {
     Self.rangeRoute(server, "/gone", total: 300_000, truncations: 1) { "v1" }
     let folder = try makeTemporaryFolder()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let fetcher = server.fetcher("/gone")
-    fetcher.destinationFileURL = folder.appendingPathComponent("file.bin")
+    let (fetcher, _) = Self.download(server, "/gone", to: folder)
     let result = await fetcher.fetchResult()
     #expect(result.error != nil)
     #expect(fetcher.downloadResumeData == nil)
@@ -190,18 +196,13 @@ struct DownloadResumeTests {
     Self.rangeRoute(server, "/lost", total: 300_000, truncations: 1) { "v1" }
     let folder = try makeTemporaryFolder()
     defer { try? FileManager.default.removeItem(at: folder) }
-    let destination = folder.appendingPathComponent("file.bin")
-    let first = server.fetcher("/lost")
-    first.destinationFileURL = destination
-    first.keepsPartialDownloadForResume = true
+    let (first, destination) = Self.download(server, "/lost", to: folder, resumable: true)
     _ = await first.fetchResult()
     let token = try #require(first.downloadResumeData)
     for name in DownloadTests.contents(folder) {
       try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
     }
-    let second = try #require(SessionFetcher(resumeData: token))
-    second.allowLocalhostRequest = true
-    second.callbackQueue = makeCallbackQueue()
+    let second = try Self.resuming(token)
     let result = await second.fetchResult()
     #expect(result.error == nil)
     #expect(try Self.holdsPattern(destination, count: 300_000))
