@@ -3,9 +3,9 @@ import SessionFetcher
 
 /// One HAR 1.2 entry. Optional fields that are nil are left out of its JSON.
 ///
-/// Typed values written by ``JSONValue``, not a `[String: Any]` through `JSONSerialization`: on
-/// Linux that cost about 3.2 million instructions per entry (and `JSONEncoder` 0.29 million),
-/// most of a logged fetch's cost.
+/// Typed values written by the package's `JSONValue`, not a `[String: Any]` through
+/// `JSONSerialization`: on Linux that cost about 3.2 million instructions per entry (and
+/// `JSONEncoder` 0.32 million), most of a logged fetch's cost.
 struct HAREntry {
   var startedDateTime: String
   var time: Double
@@ -78,72 +78,76 @@ struct HAREntry {
 // MARK: - JSON
 
 extension HAREntry {
-  /// The entry as JSON (keys sorted, slashes not escaped), one line.
+  /// The entry as JSON, one line, fields in the order HAR 1.2 lists them.
   var jsonData: Data { Data(json.bytes) }
 
   var json: JSONValue {
-    .object([
-      "startedDateTime": .string(startedDateTime), "time": .number(time), "request": request.json,
-      "response": response.json, "cache": .object([:]), "timings": timings.json,
-      "comment": comment.map(JSONValue.string), "_error": error.map(JSONValue.string),
+    .compactObject([
+      ("startedDateTime", .string(startedDateTime)), ("time", .number(time)), ("request", request.json),
+      ("response", response.json), ("cache", .object([])), ("timings", timings.json),
+      ("comment", comment.map(JSONValue.string)), ("_error", error.map(JSONValue.string)),
     ])
   }
 }
 
 extension HAREntry.Request {
   var json: JSONValue {
-    .object([
-      "method": .string(method), "url": .string(url), "httpVersion": .string(httpVersion),
-      "cookies": .array(cookies.map(\.json)), "headers": .array(headers.map(\.json)),
-      "queryString": .array(queryString.map(\.json)), "postData": postData?.json,
-      "headersSize": .integer(headersSize), "bodySize": .integer(bodySize),
+    .compactObject([
+      ("method", .string(method)), ("url", .string(url)), ("httpVersion", .string(httpVersion)),
+      ("cookies", .array(cookies.map(\.json))), ("headers", .array(headers.map(\.json))),
+      ("queryString", .array(queryString.map(\.json))), ("postData", postData?.json),
+      ("headersSize", .integer(headersSize)), ("bodySize", .integer(bodySize)),
     ])
   }
 }
 
 extension HAREntry.PostData {
   var json: JSONValue {
-    .object(["mimeType": .string(mimeType), "text": .string(text), "comment": comment.map(JSONValue.string)])
+    .compactObject([
+      ("mimeType", .string(mimeType)), ("text", .string(text)), ("comment", comment.map(JSONValue.string)),
+    ])
   }
 }
 
 extension HAREntry.Response {
   var json: JSONValue {
     .object([
-      "status": .integer(status), "statusText": .string(statusText), "httpVersion": .string(httpVersion),
-      "cookies": .array(cookies.map(\.json)), "headers": .array(headers.map(\.json)),
-      "content": content.json, "redirectURL": .string(redirectURL), "headersSize": .integer(headersSize),
-      "bodySize": .integer(bodySize),
+      ("status", .integer(status)), ("statusText", .string(statusText)),
+      ("httpVersion", .string(httpVersion)),
+      ("cookies", .array(cookies.map(\.json))), ("headers", .array(headers.map(\.json))),
+      ("content", content.json), ("redirectURL", .string(redirectURL)),
+      ("headersSize", .integer(headersSize)),
+      ("bodySize", .integer(bodySize)),
     ])
   }
 }
 
 extension HAREntry.Content {
   var json: JSONValue {
-    .object([
-      "size": .integer(size), "mimeType": .string(mimeType), "text": text.map(JSONValue.string),
-      "comment": comment.map(JSONValue.string),
+    .compactObject([
+      ("size", .integer(size)), ("mimeType", .string(mimeType)), ("text", text.map(JSONValue.string)),
+      ("comment", comment.map(JSONValue.string)),
     ])
   }
 }
 
 extension HAREntry.NameValue {
-  var json: JSONValue { .object(["name": .string(name), "value": .string(value)]) }
+  var json: JSONValue { .object([("name", .string(name)), ("value", .string(value))]) }
 }
 
 extension HAREntry.Cookie {
   var json: JSONValue {
-    .object([
-      "name": .string(name), "value": .string(value), "path": path.map(JSONValue.string),
-      "domain": domain.map(JSONValue.string), "expires": expires.map(JSONValue.string),
-      "httpOnly": httpOnly.map(JSONValue.bool), "secure": secure.map(JSONValue.bool),
+    .compactObject([
+      ("name", .string(name)), ("value", .string(value)), ("path", path.map(JSONValue.string)),
+      ("domain", domain.map(JSONValue.string)), ("expires", expires.map(JSONValue.string)),
+      ("httpOnly", httpOnly.map(JSONValue.bool)), ("secure", secure.map(JSONValue.bool)),
     ])
   }
 }
 
 extension HAREntry.Timings {
   var json: JSONValue {
-    .object(["send": .number(send), "wait": .number(wait), "receive": .number(receive)])
+    .object([("send", .number(send)), ("wait", .number(wait)), ("receive", .number(receive))])
   }
 }
 

@@ -88,12 +88,6 @@ struct ParsingTests {
     #expect(throws: ConnectionError.self) { try RequestHead(parsing: Array("GET / HTTP/1.1\r\n: x".utf8)) }
   }
 
-  @Test("JSON text")
-  func json() {
-    let value = JSONValue.object([("s", .string("a\"b\\c\n\u{1}")), ("i", .int(-3)), ("b", .bool(false))])
-    #expect(value.text == #"{"s":"a\"b\\c\n\u0001","i":-3,"b":false}"#)
-  }
-
   @Test("TestResponse helpers")
   func responses() throws {
     #expect(TestResponse.text("hi").header("content-type") == "text/plain; charset=utf-8")

@@ -135,34 +135,4 @@ struct HARFormatterTests {
   func htmlEscaping(_ text: String, _ expected: String) {
     #expect(HTMLLogFormatter.escape(text) == expected)
   }
-
-  @Test(
-    "JSON text of the log's writer",
-    arguments: [
-      (JSONValue.string(#"a"b\c/d"#), #""a\"b\\c/d""#),
-      (.string("\n\r\t\u{8}\u{C}\u{1}\u{1F}\u{7F}"), #""\n\r\t\b\f\u0001\u001f\#u{7F}""#),
-      (.string("ünï € 🙂"), #""ünï € 🙂""#), (.integer(-42), "-42"), (.number(500), "500"),
-      (.number(-0.25), "-0.25"), (.number(1e-5), "1e-05"), (.number(1e20), "1e+20"),
-      (.number(.infinity), "0"),
-      (.number(.nan), "0"), (.bool(true), "true"), (.bool(false), "false"), (.array([]), "[]"),
-      (.object([:]), "{}"),
-      (
-        .object(["b": .integer(1), "a": nil, "_c": .array([.string("x"), .object(["k": .bool(false)])])]),
-        #"{"_c":["x",{"k":false}],"b":1}"#
-      ),
-    ])
-  func jsonText(_ value: JSONValue, _ expected: String) {
-    #expect(value.text == expected)
-  }
-
-  /// Every control character, quotes, backslashes and non-ASCII text read back unchanged.
-  @Test func jsonStringsReadBack() throws {
-    let strings =
-      (0..<0x20).map { String(UnicodeScalar(UInt8($0))) } + [
-        "\u{7F}", "\"", "\\", "/", "\u{2028}\u{2029}", "a\u{0}b", "résumé", "漢字", "🙂\r\n", "",
-      ]
-    let text = JSONValue.array(strings.map(JSONValue.string)).bytes
-    let parsed = try #require(try JSONSerialization.jsonObject(with: Data(text)) as? [String])
-    #expect(parsed == strings)
-  }
 }

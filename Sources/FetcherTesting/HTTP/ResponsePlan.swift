@@ -1,4 +1,5 @@
 import Foundation
+import SessionFetcher
 
 /// Everything the connection does to answer one request, decided by a route before any byte is
 /// written. Routes are pure apart from sleeping; the connection performs the plan.

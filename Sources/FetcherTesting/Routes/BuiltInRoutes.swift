@@ -1,4 +1,5 @@
 import Foundation
+import SessionFetcher
 
 /// The routes every ``TestServer`` answers (see the ``TestServer`` documentation for the table).
 ///
@@ -53,7 +54,7 @@ enum BuiltInRoutes {
   /// `{"error":{"message":"Server Status N","code":N}}`
   static func errorBody(_ status: Int) -> JSONValue {
     .object([
-      ("error", .object([("message", .string("Server Status \(status)")), ("code", .int(status))]))
+      ("error", .object([("message", .string("Server Status \(status)")), ("code", .integer(status))]))
     ])
   }
 
@@ -121,7 +122,7 @@ enum BuiltInRoutes {
     .json(
       .object([
         ("method", .string(request.method)),
-        ("length", .int(request.bodyLength)),
+        ("length", .integer(request.bodyLength)),
         ("checksum", .string(request.bodyChecksum)),
         ("chunked", .bool(request.wasChunked)),
       ]))

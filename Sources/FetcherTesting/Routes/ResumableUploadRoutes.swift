@@ -1,4 +1,5 @@
 import Foundation
+import SessionFetcher
 
 /// The server side of the resumable ("X-Goog-Upload") upload protocol, as the original library's
 /// test server implements it: `*.location` starts an upload, `*.upload` takes its commands.
@@ -141,7 +142,7 @@ enum ResumableUploadRoutes {
     upload.status = .final
     var plan = ResponsePlan.json(
       .object([
-        ("length", .int(received)),
+        ("length", .integer(received)),
         ("checksum", .string(TestServer.checksum(upload.body))),
         ("contentType", .string(upload.contentType)),
       ]))
