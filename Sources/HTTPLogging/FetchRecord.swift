@@ -72,7 +72,7 @@ struct LoggedExchange: Sendable {
   var redirectedTo: String?
 
   func header(_ name: String, in list: HeaderList) -> String? {
-    list.first { HeaderValue.namesEqual($0.name, name) }?.value
+    list.first { $0.name.equalsIgnoringASCIICase(name) }?.value
   }
 
   var responseContentType: String? { header("Content-Type", in: responseHeaders) }

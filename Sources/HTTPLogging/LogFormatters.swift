@@ -367,7 +367,7 @@ enum HARFormatter {
   static func cookies(
     _ headers: HeaderList, named name: String, _ parse: (String) -> [HAREntry.Cookie]
   ) -> [HAREntry.Cookie] {
-    headers.filter { HeaderValue.namesEqual($0.name, name) }.flatMap { parse($0.value) }
+    headers.filter { $0.name.equalsIgnoringASCIICase(name) }.flatMap { parse($0.value) }
   }
 
   static func request(_ exchange: LoggedExchange, kind: BodyKind?, file: String?) -> HAREntry.Request {

@@ -30,11 +30,36 @@ public struct LogRedactor: Sendable, Equatable {
   /// An entry of five or more characters matches anywhere in the name with separators removed
   /// (`token` matches `access_token` and `idToken`); a shorter entry must be a whole word of the
   /// name (`key` matches `api_key` and `apiKey`, not `monkey`). See ``isSensitiveName(_:)``.
-  public var sensitiveNames: Set<String> = [
+  public var sensitiveNames: Set<String> = LogRedactor.defaultSensitiveNames {
+    didSet { nameMatcher = NameMatcher(sensitiveNames) }
+  }
+
+  private static let defaultSensitiveNames: Set<String> = [
     "token", "secret", "password", "passwd", "pwd", "pass", "key", "apikey", "auth", "authorization",
     "signature", "sig", "credential", "cookie", "sessionid", "otp", "assertion", "privatekey",
     "codeverifier",
   ]
+
+  /// ``sensitiveNames`` as bytes, sorted into the two kinds of entry once, not per name asked
+  /// about (redaction asks about every header name, query item and JSON key of a logged fetch).
+  private var nameMatcher = NameMatcher(LogRedactor.defaultSensitiveNames)
+
+  private struct NameMatcher: Sendable, Equatable {
+    /// Entries of five characters or more: they match anywhere in the joined words.
+    var inside: [[UInt8]] = []
+    /// Shorter entries: they match a whole word, or the whole name.
+    var whole: [[UInt8]] = []
+
+    init(_ names: Set<String>) {
+      for name in names {
+        if name.count >= 5 {
+          inside.append(Array(name.utf8))
+        } else {
+          whole.append(Array(name.utf8))
+        }
+      }
+    }
+  }
 
   /// Secrets shorter than this are replaced where they were found but not scrubbed from the rest of
   /// the output (a cookie value `1` would otherwise erase every `1`). Default 4.
@@ -57,18 +82,12 @@ public struct LogRedactor: Sendable, Equatable {
   public func isSensitiveName(_ name: String) -> Bool {
     let words = Self.asciiWords(of: name) ?? Self.words(of: name).map { Array($0.utf8) }
     let joined = Array(words.joined())
-    for entry in sensitiveNames {
-      if entry.count >= 5 {
-        if Self.bytes(joined, contain: entry.utf8) { return true }
-      } else if words.contains(where: { $0.elementsEqual(entry.utf8) }) || joined.elementsEqual(entry.utf8) {
-        return true
-      }
-    }
-    return false
+    if nameMatcher.inside.contains(where: { Self.bytes(joined, contain: $0) }) { return true }
+    return nameMatcher.whole.contains { entry in words.contains(entry) || joined == entry }
   }
 
   /// Whether `needle` occurs in `haystack`.
-  private static func bytes(_ haystack: [UInt8], contain needle: String.UTF8View) -> Bool {
+  private static func bytes(_ haystack: [UInt8], contain needle: [UInt8]) -> Bool {
     guard let first = needle.first, needle.count <= haystack.count else { return needle.isEmpty }
     var start = 0
     while start + needle.count <= haystack.count {

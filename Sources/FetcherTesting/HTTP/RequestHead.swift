@@ -92,7 +92,7 @@ struct RequestHead: Equatable {
   /// Whether the client waits for `100 Continue` before sending the body.
   var expectsContinue: Bool {
     version == "HTTP/1.1"
-      && headers.values(named: "Expect").contains { $0.caseInsensitiveEquals("100-continue") }
+      && headers.values(named: "Expect").contains { $0.equalsIgnoringASCIICase("100-continue") }
   }
 
   private static func token(_ bytes: some Collection<UInt8>) -> String? {

@@ -21,23 +21,16 @@ public struct HTTPHeader: Sendable, Hashable, CustomStringConvertible {
 extension Array where Element == HTTPHeader {
   /// The value of the first field named `name`, compared case-insensitively.
   func first(named name: String) -> String? {
-    first { $0.name.caseInsensitiveEquals(name) }?.value
+    first { $0.name.equalsIgnoringASCIICase(name) }?.value
   }
 
   /// Every value of the fields named `name`, in order.
   func values(named name: String) -> [String] {
-    filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
   }
 
   /// Whether a field named `name` is present.
   func contains(named name: String) -> Bool {
-    contains { $0.name.caseInsensitiveEquals(name) }
-  }
-}
-
-extension String {
-  /// ASCII case-insensitive equality, as header names and tokens compare.
-  func caseInsensitiveEquals(_ other: String) -> Bool {
-    HeaderValue.namesEqual(self, other)
+    contains { $0.name.equalsIgnoringASCIICase(name) }
   }
 }

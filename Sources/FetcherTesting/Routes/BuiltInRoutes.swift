@@ -131,7 +131,7 @@ enum BuiltInRoutes {
   private static func headers(_ request: RecordedRequest) -> ResponsePlan {
     var headerMembers: [(String, JSONValue)] = []
     for field in request.headers {
-      if let index = headerMembers.firstIndex(where: { $0.0.caseInsensitiveEquals(field.name) }),
+      if let index = headerMembers.firstIndex(where: { $0.0.equalsIgnoringASCIICase(field.name) }),
         case .string(let previous) = headerMembers[index].1
       {
         headerMembers[index].1 = .string(previous + ", " + field.value)
@@ -251,7 +251,7 @@ enum BuiltInRoutes {
     guard let value = request.header("Authorization"), let space = value.firstIndex(of: " ") else {
       return nil
     }
-    guard String(value[..<space]).caseInsensitiveEquals(scheme) else { return nil }
+    guard String(value[..<space]).equalsIgnoringASCIICase(scheme) else { return nil }
     return String(value[value.index(after: space)...]).trimmingHTTPWhitespace()
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SessionFetcher
 
 /// Serves the requests of one TCP connection, one after another, on the connection's own thread.
 struct Connection {
@@ -76,7 +77,7 @@ struct Connection {
     case .respond(let plan):
       let keepsAlive =
         head.wantsKeepAlive && !core.stopSignal.isFired && plan.ending == .complete
-        && !plan.headers.values(named: "Connection").contains { $0.caseInsensitiveEquals("close") }
+        && !plan.headers.values(named: "Connection").contains { $0.equalsIgnoringASCIICase("close") }
       var connectionHeader: String?
       if plan.ending == .complete {
         // Faults end the connection without announcing it, like a real broken server.

@@ -163,7 +163,7 @@ public final class SessionCookieStorage: @unchecked Sendable {
   /// response, so it compares bytes instead of calling Foundation's `caseInsensitiveCompare`
   /// (which cost more than the rest of a cookie-less response's handling).
   static func isSetCookieHeaderName(_ name: String) -> Bool {
-    HeaderValue.namesEqual(name, "Set-Cookie")
+    name.equalsIgnoringASCIICase("Set-Cookie")
   }
 
   /// Parses and stores Set-Cookie header values received from `url`; values that do not parse, or

@@ -76,8 +76,7 @@ public final class SessionFetcher: @unchecked Sendable {
 
   static func isFetchable(_ url: URL) -> Bool {
     guard let scheme = url.scheme, !scheme.isEmpty else { return false }
-    let lowercased = scheme == "http" || scheme == "https" ? scheme : scheme.lowercased()
-    if lowercased == "http" || lowercased == "https" {
+    if scheme.equalsIgnoringASCIICase("http") || scheme.equalsIgnoringASCIICase("https") {
       // Percent-encoded: decoding would only allocate to answer whether there is a host.
       return !(url.host(percentEncoded: true) ?? "").isEmpty
     }

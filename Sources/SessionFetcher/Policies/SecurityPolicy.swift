@@ -18,9 +18,9 @@ package enum SecurityPolicy {
   package static func allows(
     _ url: URL, allowedInsecureSchemes: [String], allowLocalhostRequest: Bool
   ) -> Bool {
-    guard let scheme = url.scheme?.lowercased() else { return false }
-    if scheme == "https" || scheme == "data" { return true }
-    if allowedInsecureSchemes.contains(where: { $0 == scheme || $0.lowercased() == scheme }) { return true }
+    guard let scheme = url.scheme else { return false }
+    if scheme.equalsIgnoringASCIICase("https") || scheme.equalsIgnoringASCIICase("data") { return true }
+    if allowedInsecureSchemes.contains(where: { $0.equalsIgnoringASCIICase(scheme) }) { return true }
     return allowLocalhostRequest && isLocalhost(url)
   }
 }

@@ -15,7 +15,7 @@ struct HeaderValueTests {
     #expect(HeaderValue.isPlain(value) == plain)
   }
 
-  /// Header names compare ASCII case-insensitively; nothing else is folded.
+  /// Header names, tokens and schemes compare ASCII case-insensitively; nothing else is folded.
   @Test(
     arguments: [
       ("Content-Type", "content-type", true), ("ETAG", "etag", true), ("a", "A", true), ("", "", true),
@@ -23,8 +23,8 @@ struct HeaderValueTests {
       ("Ü", "ü", false), ("K", "\u{212A}", false), ("Set-Cookie2", "Set-Cookie", false),
     ])
   func headerNamesEqual(_ left: String, _ right: String, _ equal: Bool) {
-    #expect(HeaderValue.namesEqual(left, right) == equal)
-    #expect(HeaderValue.namesEqual(right, left) == equal)
+    #expect(left.equalsIgnoringASCIICase(right) == equal)
+    #expect(right.equalsIgnoringASCIICase(left) == equal)
   }
 
   /// The cookie jar's test for `Set-Cookie` among a response's header names.

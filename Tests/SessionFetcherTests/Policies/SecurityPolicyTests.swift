@@ -30,6 +30,7 @@ struct SecurityPolicyTests {
     Case(url: "file:///tmp", schemes: ["file"], localhost: false, allowed: true),
     Case(url: "file:///tmp", schemes: [], localhost: true, allowed: true),
     Case(url: "ftp://example.com/f", schemes: ["FTP"], localhost: false, allowed: true),
+    Case(url: "DATA:text/plain,hi", schemes: [], localhost: false, allowed: true),
   ]
 
   @Test(arguments: cases)
