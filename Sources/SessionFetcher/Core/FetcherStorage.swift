@@ -144,7 +144,7 @@ struct FetcherStorage {
   /// The hop's request before the jar's cookies were added: the base for the next redirect.
   var hopRequest: URLRequest?
   var hopKeepsBody = true
-  var task: URLSessionTask?
+  var task: (any EngineTask)?
   var ownSession: FetcherSession?
   var response: URLResponse?
   var sink: ResponseSink = .memory

@@ -382,7 +382,7 @@ extension SessionFetcher {
   private func checkTimeout() {
     enum Check {
       case none
-      case fire(URLSessionTask)
+      case fire(any EngineTask)
       case later(TimeInterval)
     }
     let check: Check = storage.withLock { storage in

@@ -395,7 +395,7 @@ extension SessionFetcher {
     let ending:
       (
         FetcherLifecycle.Finish, DispatchQueue, FetcherCompletionHandler?, FetcherSession?, PartFile?,
-        URLSessionTask?, SuccessParser?
+        (any EngineTask)?, SuccessParser?
       )? = storage.withLock { storage in
         guard let finish = storage.lifecycle.finish() else { return nil }
         let parser = error == nil ? storage.successParser : nil
@@ -491,7 +491,7 @@ extension SessionFetcher {
   func stop(forceCompletion: Bool) {
     let stopping:
       (
-        FetcherLifecycle.Stop?, DispatchQueue, FetcherCompletionHandler?, URLSessionTask?, PartFile?,
+        FetcherLifecycle.Stop?, DispatchQueue, FetcherCompletionHandler?, (any EngineTask)?, PartFile?,
         FetcherSession?
       ) = storage.withLock { storage in
         if forceCompletion { storage.forceCompletionOnStop = true }

@@ -2,22 +2,22 @@ import Foundation
 
 /// The URLSession callbacks of the current task, and the stubbed equivalent for test blocks.
 extension SessionFetcher: SessionTaskHandler {
-  private func isCurrent(_ task: URLSessionTask, _ storage: FetcherStorage) -> Bool {
+  private func isCurrent(_ task: any EngineTask, _ storage: FetcherStorage) -> Bool {
     storage.task === task && storage.lifecycle.state == .running
   }
 
-  package func task(_ task: URLSessionTask, didReceive response: URLResponse) {
+  package func task(_ task: any EngineTask, didReceive response: URLResponse) {
     guard storage.withLock({ isCurrent(task, $0) }) else { return }
     receive(response: response)
   }
 
-  package func task(_ task: URLSessionTask, didReceive data: Data) {
+  package func task(_ task: any EngineTask, didReceive data: Data) {
     guard storage.withLock({ isCurrent(task, $0) }) else { return }
     receive(data: data)
   }
 
   package func task(
-    _ task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+    _ task: any EngineTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
     totalBytesExpectedToSend: Int64
   ) {
     let delivery: (DispatchQueue, @Sendable (Int64, Int64, Int64) -> Void, Int64)? = storage.withLock {
@@ -34,7 +34,7 @@ extension SessionFetcher: SessionTaskHandler {
     deliver(on: queue) { block(bytesSent, totalBytesSent, expected) }
   }
 
-  package func task(_ task: URLSessionTask, willRedirect response: HTTPURLResponse, to request: URLRequest)
+  package func task(_ task: any EngineTask, willRedirect response: HTTPURLResponse, to request: URLRequest)
     -> URLRequest?
   {
     // Every redirect is refused here and re-issued by the fetcher once the 3xx completes: one path
@@ -47,7 +47,7 @@ extension SessionFetcher: SessionTaskHandler {
     return nil
   }
 
-  package func task(_ task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge)
+  package func task(_ task: any EngineTask, didReceive challenge: URLAuthenticationChallenge)
     -> (URLSession.AuthChallengeDisposition, URLCredential?)
   {
     if SessionFetcher.isTransportSecurityChallenge(challenge) {
@@ -73,7 +73,7 @@ extension SessionFetcher: SessionTaskHandler {
     }
   }
 
-  package func taskNeedsNewBodyStream(_ task: URLSessionTask) -> InputStream? {
+  package func taskNeedsNewBodyStream(_ task: any EngineTask) -> InputStream? {
     let provider: BodyStreamProvider? = storage.withLock { storage in
       guard isCurrent(task, storage), case .stream(let provider)? = storage.plan?.body else { return nil }
       return provider
@@ -81,7 +81,7 @@ extension SessionFetcher: SessionTaskHandler {
     return try? provider?()
   }
 
-  package func task(_ task: URLSessionTask, didCompleteWithError error: Error?) {
+  package func task(_ task: any EngineTask, didCompleteWithError error: Error?) {
     let current = storage.withLock { storage -> Bool in
       guard isCurrent(task, storage) else { return false }
       storage.task = nil
@@ -121,7 +121,7 @@ extension SessionFetcher: SessionTaskHandler {
     }
     var streamConsumer: (any FetcherStreamConsumer)?
     var streamHead: URLResponse?
-    var windowRefetch: (task: URLSessionTask?, hop: URLRequest)?
+    var windowRefetch: (task: (any EngineTask)?, hop: URLRequest)?
     let outcome: (Restart, SessionCookieStorage?, URL?, Error?) = storage.withLock { storage in
       guard storage.lifecycle.state == .running, let plan = storage.plan else {
         return (.none, nil, nil, nil)
@@ -312,7 +312,7 @@ extension SessionFetcher: SessionTaskHandler {
   /// Cancels the current task because the fetcher cannot go on (a download that cannot be written,
   /// a body past the in-memory limit).
   func cancelCurrentTask(failing error: any Error) {
-    let task = storage.withLock { storage -> URLSessionTask? in
+    let task = storage.withLock { storage -> (any EngineTask)? in
       storage.cancelReason = .failed(error)
       return storage.task
     }

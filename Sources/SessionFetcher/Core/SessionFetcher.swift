@@ -509,10 +509,7 @@ public final class SessionFetcher: @unchecked Sendable {
     var summary =
       "lifecycle \(state), plan \(hasPlan), retries \(timing.retryCount), sent \(timing.bytesSent)"
     if let task {
-      summary += "; task \(task.taskIdentifier) state \(task.state.rawValue) sent \(task.countOfBytesSent)"
-      summary += " of \(task.countOfBytesExpectedToSend), received \(task.countOfBytesReceived)"
-      summary += ", response \((task.response as? HTTPURLResponse)?.statusCode ?? -1)"
-      summary += ", error \(task.error.map { String(describing: $0) } ?? "none")"
+      summary += "; task \(task.diagnosticSummary)"
     } else {
       summary += "; no task"
     }

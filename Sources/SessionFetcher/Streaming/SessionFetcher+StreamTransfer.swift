@@ -19,8 +19,8 @@ extension SessionFetcher {
   func pauseStreamTransfer() {
     enum Pause {
       case none
-      case suspend(URLSessionTask)
-      case cancel(URLSessionTask)
+      case suspend(any EngineTask)
+      case cancel(any EngineTask)
     }
     let pause: Pause = storage.withLock { storage in
       guard storage.lifecycle.state == .running, storage.sink == .stream, storage.cancelReason == nil,
@@ -61,7 +61,7 @@ extension SessionFetcher {
   package func resumeStreamTransfer() {
     enum Resume {
       case none
-      case task(URLSessionTask, TimeInterval)
+      case task(any EngineTask, TimeInterval)
       case continuation(URLRequest)
     }
     let resume: Resume = storage.withLock { storage in
