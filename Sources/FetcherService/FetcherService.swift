@@ -98,10 +98,12 @@ public final class FetcherService: @unchecked Sendable {
       config.properties = defaults.properties
       config.cookieStorage = defaults.cookieStorage
       config.serviceHooks = self
+      config.engine = defaults.engine
       if defaults.reuseSession {
         config.sessionProvider = { [self] in self.sharedSession(for: id) }
       } else {
-        config.sessionConfiguration = defaults.configuration ?? FetcherSession.defaultConfiguration()
+        config.sessionConfiguration =
+          defaults.configuration ?? FetcherSession.defaultConfiguration(for: defaults.engine)
         config.configurationBlock = defaults.configurationBlock
       }
     }
@@ -213,6 +215,19 @@ public final class FetcherService: @unchecked Sendable {
     set { self[defaults: \.testBlock] = newValue }
   }
 
+  /// What moves the bytes of the service's fetchers (see `FetcherEngine`). Default:
+  /// `FetcherEngine.default` (URLSession unless `SESSIONFETCHER_ENGINE` says otherwise).
+  ///
+  /// Read when the service makes a session: a change takes effect for the next session, so
+  /// fetchers already begun, and those that begin on the current shared session, keep the engine
+  /// they have. Call ``resetSession()`` after changing it to apply it to every fetcher begun from
+  /// then on. A fetch on an engine that is not available here fails at begin with
+  /// `SessionFetcherError.engineUnavailable`.
+  public var engine: FetcherEngine {
+    get { self[defaults: \.engine] }
+    set { self[defaults: \.engine] = newValue }
+  }
+
   /// The base configuration of the service's session(s). Nil (the default) means the library's:
   /// ephemeral and, on Linux, at most 4 connections per host (see
   /// `SessionFetcher.configuration`). A configuration set here is used as it is, its
@@ -280,9 +295,10 @@ public final class FetcherService: @unchecked Sendable {
         return session
       }
       let copy = state.defaults.configuration?.copy() as? URLSessionConfiguration
-      let base = copy ?? FetcherSession.defaultConfiguration()
+      let engine = state.defaults.engine
+      let base = copy ?? FetcherSession.defaultConfiguration(for: engine)
       state.defaults.configurationBlock?(base)
-      let session = FetcherSession(configuration: base)
+      let session = FetcherSession(configuration: base, engine: engine)
       state.sessions.current = session
       state.sessions.createdCount += 1
       state.sessions.assign(session, to: fetcher)

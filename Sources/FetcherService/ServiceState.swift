@@ -25,6 +25,7 @@ struct FetcherDefaults {
   var properties: [String: any Sendable] = [:]
   var cookieStorage = SessionCookieStorage()
   var reuseSession = true
+  var engine = FetcherEngine.default
 }
 
 /// The ETag bookkeeping of one attempt: which cache key it uses and which tag it sent.

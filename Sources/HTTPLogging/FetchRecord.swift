@@ -70,6 +70,8 @@ struct LoggedExchange: Sendable {
   var retryDelay: TimeInterval?
   /// Where the redirect went, when this exchange was redirected.
   var redirectedTo: String?
+  /// The phases the engine measured (the libcurl engine), once the exchange ended.
+  var metrics: TransferMetrics?
 
   func header(_ name: String, in list: HeaderList) -> String? {
     list.first { $0.name.equalsIgnoringASCIICase(name) }?.value

@@ -69,6 +69,10 @@ struct HAREntry {
   }
 
   struct Timings {
+    /// -1 where not applicable, as HAR 1.2 has it; nil leaves the field out (not measured).
+    var dns: Double?
+    var connect: Double?
+    var ssl: Double?
     var send: Double
     var wait: Double
     var receive: Double
@@ -147,7 +151,11 @@ extension HAREntry.Cookie {
 
 extension HAREntry.Timings {
   var json: JSONValue {
-    .object([("send", .number(send)), ("wait", .number(wait)), ("receive", .number(receive))])
+    .compactObject([
+      ("dns", dns.map(JSONValue.number)), ("connect", connect.map(JSONValue.number)),
+      ("send", .number(send)), ("wait", .number(wait)), ("receive", .number(receive)),
+      ("ssl", ssl.map(JSONValue.number)),
+    ])
   }
 }
 

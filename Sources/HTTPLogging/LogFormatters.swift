@@ -134,6 +134,7 @@ enum TextLogFormatter {
       } else {
         lines.append("Response: none")
       }
+      if let metrics = exchange.metrics { lines.append("Timing: \(metrics)") }
       if let target = exchange.redirectedTo { lines.append("Redirects to: \(target)") }
       if let delay = exchange.retryDelay {
         lines.append("Retrying after \(String(format: "%.3f", delay))sec: \(exchange.errorText ?? "")")
@@ -344,12 +345,29 @@ enum HARFormatter {
         time: milliseconds(end.timeIntervalSince(exchange.sentDate)),
         request: request(exchange, kind: prepared.requestKinds[index], file: files?.request[index]),
         response: response(exchange, kind: prepared.responseKinds[index], file: files?.response[index]),
-        timings: HAREntry.Timings(send: 0, wait: milliseconds(wait), receive: milliseconds(receive)),
+        timings: exchange.metrics.map(timings)
+          ?? HAREntry.Timings(send: 0, wait: milliseconds(wait), receive: milliseconds(receive)),
         comment: record.comment,
         error: isLast ? (record.errorText ?? exchange.errorText) : exchange.errorText)
       result.append(entry.jsonData)
     }
     return result
+  }
+
+  /// HAR timings from an engine's phases: `dns`, `connect` (TLS included, as HAR 1.2 counts it) and
+  /// `ssl` are -1 for a phase the exchange did not go through (a reused connection); `send` is 0
+  /// (libcurl does not time the request's writing apart from the wait).
+  static func timings(_ metrics: TransferMetrics) -> HAREntry.Timings {
+    let lookupEnd = metrics.nameLookup ?? 0
+    let connectEnd = metrics.secureConnection ?? metrics.connect
+    let requestStart = metrics.requestStart ?? connectEnd ?? lookupEnd
+    let firstByte = metrics.firstByte ?? metrics.total
+    return HAREntry.Timings(
+      dns: metrics.nameLookup.map(milliseconds) ?? -1,
+      connect: connectEnd.map { milliseconds($0 - lookupEnd) } ?? -1,
+      ssl: metrics.secureConnection.map { milliseconds($0 - (metrics.connect ?? lookupEnd)) } ?? -1,
+      send: 0, wait: milliseconds(firstByte - requestStart),
+      receive: milliseconds(metrics.total - firstByte))
   }
 
   /// Seconds as milliseconds to the microsecond; never negative, and 0 when not finite (JSON has no

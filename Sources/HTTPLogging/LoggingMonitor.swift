@@ -135,6 +135,7 @@ final class LoggingMonitor: FetcherEventMonitor {
       guard let last = state.record.exchanges.indices.last else { return }
       state.record.exchanges[last].redirectedTo = request.url?.absoluteString
       state.record.exchanges[last].endDate = Date()
+      state.record.exchanges[last].metrics = fetcher.timing.transferMetrics
     }
   }
 
@@ -144,6 +145,7 @@ final class LoggingMonitor: FetcherEventMonitor {
       state.record.exchanges[last].retryDelay = delay
       state.record.exchanges[last].errorText = Self.describe(error)
       state.record.exchanges[last].endDate = Date()
+      state.record.exchanges[last].metrics = fetcher.timing.transferMetrics
     }
   }
 
@@ -160,6 +162,7 @@ final class LoggingMonitor: FetcherEventMonitor {
     if let last = state.record.exchanges.indices.last {
       var exchange = state.record.exchanges[last]
       if exchange.endDate == nil { exchange.endDate = state.record.endDate }
+      if exchange.metrics == nil { exchange.metrics = fetcher.timing.transferMetrics }
       if !state.keepsResponseBody && exchange.statusCode != nil {
         if let data, !data.isEmpty, error != nil {
           // An error body of a download is delivered in memory.

@@ -19,6 +19,10 @@ public struct FetchTiming: Sendable, Equatable, CustomStringConvertible {
   public var bytesSent: Int64 = 0
   /// Response body bytes received, over all attempts and redirects.
   public var bytesReceived: Int64 = 0
+  /// The phases of the fetch's last exchange (DNS, connect, TLS, first byte, total, bytes, whether
+  /// the connection was reused, the HTTP version), as its engine measured them: filled on the
+  /// libcurl engine, nil on the URLSession engine (whose metrics never arrive on Linux).
+  public var transferMetrics: TransferMetrics?
 
   /// Creates an empty timing record.
   public init() {}

@@ -43,6 +43,7 @@ package struct FetcherConfiguration {
   package var eventMonitors: [any FetcherEventMonitor] = []
   package var serviceHooks: (any FetcherServiceHooks)?
   package var sessionProvider: (@Sendable () -> FetcherSession)?
+  package var engine = FetcherEngine.default
   package var servicePriority = 0
   package var postsNotifications = true
   /// The random first delay, chosen once per fetcher when first asked for (a draw from the
@@ -237,6 +238,8 @@ final class FetchPlan: @unchecked Sendable {
   let cookieStorage: SessionCookieStorage?
   let session: FetcherSession
   let ownsSession: Bool
+  /// How the session's engine pauses a transfer whose consumer is behind.
+  var pausing: StreamPausing.Method { session.pausing }
   let testBlock: SessionFetcher.TestBlock?
   /// ``SessionFetcher/postsNotifications`` when the fetch began.
   let postsNotifications: Bool

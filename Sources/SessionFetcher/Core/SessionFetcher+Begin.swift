@@ -161,18 +161,20 @@ extension SessionFetcher {
     // ignores it). A stream's copy of a shared session keeps the shared session's behaviour.
     let ownConfiguration = config.sessionConfiguration != nil || config.configurationBlock != nil
     if ownConfiguration {
+      try SessionFetcher.checkAvailable(config.engine)
       // A copy: the block must not change a configuration the caller (or a service) shares.
       let copy = config.sessionConfiguration?.copy() as? URLSessionConfiguration
-      let sessionConfiguration = copy ?? FetcherSession.defaultConfiguration()
+      let sessionConfiguration = copy ?? FetcherSession.defaultConfiguration(for: config.engine)
       config.configurationBlock?(sessionConfiguration)
-      session = FetcherSession(configuration: sessionConfiguration)
+      session = FetcherSession(configuration: sessionConfiguration, engine: config.engine)
       ownsSession = true
     } else {
-      let shared = config.sessionProvider?() ?? .standalone
+      let shared = config.sessionProvider?() ?? .standalone(config.engine)
+      try SessionFetcher.checkAvailable(shared.engine)
       // A stream may stay open for hours: on a shared session it would hold one of the few
       // connections per host (see `FetcherSession.defaultConfiguration()`) from every short request.
-      session = streams ? FetcherSession(copying: shared) : shared
-      ownsSession = streams
+      session = streams && shared.engine == .urlSession ? FetcherSession(copying: shared) : shared
+      ownsSession = streams && shared.engine == .urlSession
     }
     let idleTimeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
     var resourceTimeout = config.resourceTimeoutInterval
@@ -186,7 +188,7 @@ extension SessionFetcher {
     // value unless the request's was set), so a fetch needs no timer of its own then. A stream
     // keeps its timer: it pauses and resumes its task.
     let sessionTimesOut =
-      !streams && resourceTimeout == nil && SessionFetcher.isSafeTransportTimeout(idleTimeout)
+      session.enforcesRequestTimeout && !streams && resourceTimeout == nil && SessionFetcher.isSafeTransportTimeout(idleTimeout)
       && session.configuration.timeoutIntervalForRequest == idleTimeout
     return FetchPlan(
       baseRequest: request, body: body, bodyLength: bodyLength,
@@ -198,6 +200,11 @@ extension SessionFetcher {
       session: session, ownsSession: ownsSession,
       testBlock: config.testBlock ?? SessionFetcher.globalTestBlock,
       postsNotifications: config.postsNotifications)
+  }
+
+  /// Throws ``SessionFetcherError/engineUnavailable(_:)`` for an engine that cannot run here.
+  static func checkAvailable(_ engine: FetcherEngine) throws {
+    if let reason = engine.unavailableReason { throw SessionFetcherError.engineUnavailable(reason) }
   }
 
   /// A fresh stream of the file for every attempt (a retry or redirect sends it again).
@@ -283,6 +290,7 @@ extension SessionFetcher {
       storage.receivedPartialBody = false
       storage.lastActivity = Date()
       storage.hopKeepsBody = body.isPresent
+      storage.timing.transferMetrics = nil
       return true
     }
     guard proceed else { return }
@@ -304,17 +312,17 @@ extension SessionFetcher {
     // where the session agrees on it, it is the only timer (`FetchPlan.sessionTimesOut`). Any
     // other value is the fetcher's timer's to enforce, and URLSession gets a later backstop.
     let hopTimeout = wireRequest.timeoutInterval
-    if !SessionFetcher.isSafeTransportTimeout(hopTimeout) {
+    if plan.session.enforcesRequestTimeout, !SessionFetcher.isSafeTransportTimeout(hopTimeout) {
       wireRequest.timeoutInterval = max(1, (plan.idleTimeout + 2).rounded(.up))
     }
     // A redirect or an authorizer may have changed the request's timeout since the plan was made.
     let sessionTimesOut = plan.sessionTimesOut && hopTimeout == plan.idleTimeout
-    let task: URLSessionTask?
+    let engineBody: EngineBody
     switch body {
     case .none:
-      task = plan.session.makeTask(handler: self) { $0.dataTask(with: wireRequest) }
+      engineBody = .none
     case .data(let data):
-      task = plan.session.makeTask(handler: self) { $0.uploadTask(with: wireRequest, from: data) }
+      engineBody = .data(data)
     case .file(let url):
       do {
         try SessionFetcher.checkReadableFile(url)
@@ -322,10 +330,10 @@ extension SessionFetcher {
         attemptFailed(error: error)
         return
       }
-      task = plan.session.makeTask(handler: self) { $0.uploadTask(with: wireRequest, fromFile: url) }
+      engineBody = .file(url)
     case .stream(let provider):
       do {
-        wireRequest.httpBodyStream = try provider()
+        engineBody = .stream(try provider())
       } catch {
         attemptFailed(
           error: SessionFetcherError.bodyUnavailable(description: "the body stream provider threw: \(error)"))
@@ -333,12 +341,12 @@ extension SessionFetcher {
       }
       // A stream goes chunked; a Content-Length as well would frame it twice (corelibs #4818).
       wireRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
-      // No empty `Expect` to suppress libcurl's `Expect: 100-continue`: FoundationNetworking sends
-      // an empty value as a bare `Expect:` line, which strict servers answer with 417 (gunicorn 22
-      // and later, so every streamed or MIMEDocument upload to them failed). libcurl's interim
-      // 100 response is ignored in `receive(response:)`.
-      task = plan.session.makeTask(handler: self) { $0.dataTask(with: wireRequest) }
+      // No empty `Expect` to suppress libcurl's `Expect: 100-continue` on the URLSession engine:
+      // FoundationNetworking sends an empty value as a bare `Expect:` line, which strict servers
+      // answer with 417 (gunicorn 22 and later, so every streamed or MIMEDocument upload to them
+      // failed). libcurl's interim 100 response is ignored in `receive(response:)`.
     }
+    let task = plan.session.makeTask(request: wireRequest, body: engineBody, handler: self)
     guard let task else {
       attemptFailed(error: SessionFetcherError.invalidConfiguration("the fetcher's session was invalidated"))
       return

@@ -85,6 +85,7 @@ extension SessionFetcher: SessionTaskHandler {
     let current = storage.withLock { storage -> Bool in
       guard isCurrent(task, storage) else { return false }
       storage.task = nil
+      if let metrics = task.transferMetrics { storage.timing.transferMetrics = metrics }
       if storage.response == nil, let response = task.response {
         // A challenge cancelled before the response head was handed over.
         storage.response = response

@@ -231,6 +231,15 @@ public final class SessionFetcher: @unchecked Sendable {
     set { self[config: \.downloadWindowLength] = newValue }
   }
 
+  /// What moves this fetcher's bytes when it has no service (a service's fetchers use
+  /// ``FetcherService``'s `engine`, read when the service makes its session). Read when the fetch
+  /// begins. Default: ``FetcherEngine/default``. A fetch on an engine that is not available here
+  /// fails at begin with ``SessionFetcherError/engineUnavailable(_:)``.
+  public var engine: FetcherEngine {
+    get { self[config: \.engine] }
+    set { self[config: \.engine] = newValue }
+  }
+
   /// Receives a successful response body chunk by chunk instead of keeping it, and `nil` when a
   /// new response (a retry) restarts the body. The completion's data is nil.
   public var accumulateDataBlock: (@Sendable (Data?) -> Void)? {

@@ -36,6 +36,13 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   /// A response body kept in memory grew past ``SessionFetcher/maximumResponseBodyLength`` (or
   /// announced a `Content-Length` past it); the transfer was cancelled and nothing was kept.
   case responseTooLarge(limit: Int64)
+  /// The fetch's ``FetcherEngine`` cannot be used here (for ``FetcherEngine/libcurl``: no loadable
+  /// `libcurl.so.4`, one older than 7.68.0, or an Apple platform); the text says why. Reported at
+  /// begin, before any traffic. Never retried.
+  case engineUnavailable(String)
+  /// The fetch asks for something its engine cannot do (the text names the setting and the engine
+  /// that can); reported at begin, before any byte is sent.
+  case unsupportedByEngine(String)
 
   /// The HTTP status code for `.status` errors, otherwise `nil`.
   public var statusCode: Int? {
@@ -73,6 +80,10 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
       return "The streamed body was interrupted: \(text)"
     case .responseTooLarge(let limit):
       return "The response body is larger than the limit of \(limit) bytes kept in memory"
+    case .engineUnavailable(let reason):
+      return "The fetch's engine is unavailable: \(reason)"
+    case .unsupportedByEngine(let text):
+      return "Not supported by the fetch's engine: \(text)"
     }
   }
 }

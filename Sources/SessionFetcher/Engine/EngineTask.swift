@@ -19,12 +19,17 @@ package protocol EngineTask: AnyObject, Sendable {
   func cancel()
   /// The response head once received.
   var response: URLResponse? { get }
+  /// What the engine measured of the exchange, once it completed (nil where it cannot know).
+  var transferMetrics: TransferMetrics? { get }
   /// Where the exchange stands (state, bytes, response status, error), for a test that gave up
   /// waiting to print.
   var diagnosticSummary: String { get }
 }
 
 extension URLSessionTask: EngineTask {
+  /// FoundationNetworking never delivers `URLSessionTaskMetrics`.
+  package var transferMetrics: TransferMetrics? { nil }
+
   package var diagnosticSummary: String {
     "\(taskIdentifier) state \(state.rawValue) sent \(countOfBytesSent) of \(countOfBytesExpectedToSend), "
       + "received \(countOfBytesReceived), response \((response as? HTTPURLResponse)?.statusCode ?? -1), "

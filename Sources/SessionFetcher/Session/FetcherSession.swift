@@ -1,7 +1,8 @@
 import Foundation
 
-/// A delegate-based URLSession shared by fetchers, with the settings the library relies on and an
-/// invalidation flag of its own.
+/// The engine instance shared by fetchers: a delegate-based URLSession with the settings the
+/// library relies on and an invalidation flag of its own, or a ``CurlEngine`` (one event-loop
+/// thread) made from the same configuration.
 ///
 /// Creating a task on an invalidated URLSession kills the process on Linux (a `fatalError` in
 /// FoundationNetworking) and raises on Apple platforms, so every task creation checks the flag
@@ -11,22 +12,45 @@ import Foundation
 package final class FetcherSession: @unchecked Sendable {
   private struct State {
     var session: URLSession?
+    #if canImport(FoundationNetworking)
+      var curl: CurlEngine?
+    #endif
     var invalidated = false
   }
 
   package let dispatcher: SessionDispatcher
   private let state = Locked(State())
   package let configuration: URLSessionConfiguration
+  /// What moves the bytes of this session's tasks.
+  package let engine: FetcherEngine
 
-  /// The session that fetchers made outside a service share.
-  package static let standalone = FetcherSession(configuration: nil)
+  private static let standaloneURLSession = FetcherSession(configuration: nil, engine: .urlSession)
+  private static let standaloneCurl = FetcherSession(configuration: nil, engine: .libcurl)
 
-  /// - Parameter configuration: the base configuration, or nil for ``defaultConfiguration()``. It
-  ///   is copied and adjusted: no URLCache (the library keeps its own ETag cache), no platform
-  ///   cookie handling (the library keeps its own jars).
-  package init(configuration: URLSessionConfiguration?) {
-    let config = FetcherSession.adjusted(configuration ?? FetcherSession.defaultConfiguration())
+  /// The session that fetchers made outside a service share, one per engine.
+  package static func standalone(_ engine: FetcherEngine) -> FetcherSession {
+    engine == .libcurl ? standaloneCurl : standaloneURLSession
+  }
+
+  /// How a stream whose consumer is behind is paused on this session's engine: libcurl really
+  /// stops reading; FoundationNetworking cannot (see ``StreamPausing``).
+  var pausing: StreamPausing.Method {
+    engine == .libcurl ? .suspendTask : StreamPausing.method
+  }
+
+  /// Whether the engine's own timer enforces a request's timeout (see `FetchPlan.sessionTimesOut`):
+  /// URLSession's does for whole seconds; the libcurl engine leaves timeouts to the fetcher.
+  package var enforcesRequestTimeout: Bool { engine == .urlSession }
+
+  /// - Parameters:
+  ///   - configuration: the base configuration, or nil for ``defaultConfiguration()``. It is copied
+  ///     and adjusted: no URLCache (the library keeps its own ETag cache), no platform cookie
+  ///     handling (the library keeps its own jars).
+  ///   - engine: what moves the bytes.
+  package init(configuration: URLSessionConfiguration?, engine: FetcherEngine = .urlSession) {
+    let config = FetcherSession.adjusted(configuration ?? FetcherSession.defaultConfiguration(for: engine))
     self.configuration = config
+    self.engine = engine
     let state = self.state
     self.dispatcher = SessionDispatcher(onInvalidate: {
       state.withLock {
@@ -37,27 +61,34 @@ package final class FetcherSession: @unchecked Sendable {
   }
 
   /// The configuration of sessions made without one: ephemeral and, on Linux, at most
-  /// ``linuxConnectionsPerHost`` connections per host.
+  /// ``linuxConnectionsPerHost`` connections per host for URLSession, ``curlConnectionsPerHost``
+  /// for libcurl.
   ///
   /// libcurl keeps at most four idle connections per transfer it has attached, and
   /// FoundationNetworking does not raise that cap: with more than four requests in flight to one
   /// host, connections are closed and opened again (a new TLS handshake each over https). Four is
   /// the one per-host limit that never does; iOS uses the same limit by default. Long-lived
-  /// streams do not take one of the four: they get a session of their own (see `makePlan`).
-  package static func defaultConfiguration() -> URLSessionConfiguration {
+  /// streams do not take one of the four: they get a session of their own (see `makePlan`). The
+  /// libcurl engine sizes its connection cache for its limit itself, so it never churns.
+  package static func defaultConfiguration(for engine: FetcherEngine = .urlSession) -> URLSessionConfiguration {
     let config = URLSessionConfiguration.ephemeral
     #if canImport(FoundationNetworking)
-      config.httpMaximumConnectionsPerHost = linuxConnectionsPerHost
+      config.httpMaximumConnectionsPerHost =
+        engine == .libcurl ? curlConnectionsPerHost : linuxConnectionsPerHost
     #endif
     return config
   }
 
-  /// The per-host connection limit of ``defaultConfiguration()`` on Linux.
+  /// The per-host connection limit of ``defaultConfiguration(for:)`` on Linux, URLSession engine.
   package static let linuxConnectionsPerHost = 4
+
+  /// The per-host connection limit of ``defaultConfiguration(for:)`` on the libcurl engine: enough
+  /// for a service's default 10 fetches per host and 16 in flight without waiting.
+  package static let curlConnectionsPerHost = 16
 
   /// A session of its own with the configuration of `session` (for a long-lived stream).
   package convenience init(copying session: FetcherSession) {
-    self.init(configuration: session.configuration)
+    self.init(configuration: session.configuration, engine: session.engine)
   }
 
   /// Applies the settings every fetcher session needs (FoundationNetworking workarounds among them).
@@ -87,36 +118,84 @@ package final class FetcherSession: @unchecked Sendable {
     return session
   }
 
-  /// Creates a task and registers `handler` for it, or returns nil if the session is invalidated.
-  /// The task is not resumed.
+  /// Creates a task for `request` and `body` and registers `handler` for it, or returns nil if the
+  /// session is invalidated. The task is not resumed.
   package func makeTask(
-    handler: any SessionTaskHandler, _ create: (URLSession) -> URLSessionTask
-  ) -> URLSessionTask? {
-    state.withLock { state -> URLSessionTask? in
+    request: URLRequest, body: EngineBody, handler: any SessionTaskHandler
+  ) -> (any EngineTask)? {
+    #if canImport(FoundationNetworking)
+      if engine == .libcurl { return makeCurlTask(request: request, body: body, handler: handler) }
+    #endif
+    return state.withLock { state -> (any EngineTask)? in
       guard let session = liveSession(&state) else { return nil }
-      let task = create(session)
+      let task: URLSessionTask
+      switch body {
+      case .none:
+        task = session.dataTask(with: request)
+      case .data(let data):
+        task = session.uploadTask(with: request, from: data)
+      case .file(let url):
+        task = session.uploadTask(with: request, fromFile: url)
+      case .stream(let stream):
+        var streamed = request
+        streamed.httpBodyStream = stream
+        task = session.dataTask(with: streamed)
+      }
       dispatcher.register(handler, for: task)
       return task
     }
   }
 
+  #if canImport(FoundationNetworking)
+    private func makeCurlTask(
+      request: URLRequest, body: EngineBody, handler: any SessionTaskHandler
+    ) -> (any EngineTask)? {
+      let curl = state.withLock { state -> CurlEngine? in
+        if state.invalidated { return nil }
+        if let curl = state.curl { return curl }
+        // Unavailability is reported when the fetch begins; here it only means no task.
+        state.curl = try? CurlEngine(configuration: configuration)
+        return state.curl
+      }
+      return curl?.makeTask(request: request, body: body, handler: handler)
+    }
+  #endif
+
   /// Lets running tasks finish, then invalidates the session. No task can be created afterwards.
   package func finishTasksAndInvalidate() {
-    let session = state.withLock { state -> URLSession? in
-      state.invalidated = true
-      defer { state.session = nil }
-      return state.session
-    }
+    let (session, curl) = invalidate()
     session?.finishTasksAndInvalidate()
+    #if canImport(FoundationNetworking)
+      curl?.finishTasksAndInvalidate()
+    #endif
   }
 
   /// Cancels every task and invalidates the session.
   package func invalidateAndCancel() {
-    let session = state.withLock { state -> URLSession? in
+    let (session, curl) = invalidate()
+    session?.invalidateAndCancel()
+    #if canImport(FoundationNetworking)
+      curl?.invalidateAndCancel()
+    #endif
+  }
+
+  #if canImport(FoundationNetworking)
+    private typealias Engines = (URLSession?, CurlEngine?)
+  #else
+    private typealias Engines = (URLSession?, Void?)
+  #endif
+
+  /// Marks the session invalidated and hands over what it ran on.
+  private func invalidate() -> Engines {
+    state.withLock { state in
       state.invalidated = true
       defer { state.session = nil }
-      return state.session
+      #if canImport(FoundationNetworking)
+        defer { state.curl = nil }
+        return (state.session, state.curl)
+      #else
+        return (state.session, nil)
+      #endif
     }
-    session?.invalidateAndCancel()
   }
 }

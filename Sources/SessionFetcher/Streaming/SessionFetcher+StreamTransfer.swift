@@ -3,13 +3,14 @@ import Foundation
 /// The core's side of streaming: attaching a consumer, pausing and resuming the transfer.
 extension SessionFetcher {
   /// Makes `consumer` receive the body of successful responses. Only before the fetch begins.
-  /// `windowLength`: where pausing means continuing with a Range request (Linux), a GET asks for
-  /// the body in Range windows of this many bytes (see ``StreamWindows``); nil asks for it whole.
+  /// `windowLength`: where pausing means continuing with a Range request (the URLSession engine on
+  /// Linux), a GET asks for the body in Range windows of this many bytes (see ``StreamWindows``);
+  /// nil asks for it whole. The fetch drops the windows when it begins on an engine that can pause.
   package func attachStreamConsumer(_ consumer: any FetcherStreamConsumer, windowLength: Int64? = nil) {
     storage.withLock { storage in
       guard storage.lifecycle.state == .idle else { return }
       storage.stream.consumer = WeakStreamConsumer(consumer: consumer)
-      if StreamPausing.method == .continueWithRange, let windowLength, windowLength > 0 {
+      if let windowLength, windowLength > 0 {
         storage.stream.windowLength = windowLength
       }
     }
@@ -26,7 +27,7 @@ extension SessionFetcher {
       guard storage.lifecycle.state == .running, storage.sink == .stream, storage.cancelReason == nil,
         !storage.stream.isSuspended, let task = storage.task, let plan = storage.plan
       else { return .none }
-      switch StreamPausing.method {
+      switch plan.pausing {
       case .suspendTask:
         storage.stream.isSuspended = true
       case .continueWithRange:
@@ -47,7 +48,7 @@ extension SessionFetcher {
       // A paused transfer is not idle: its timeout starts again when it resumes.
       storage.timeoutWork?.cancel()
       storage.timeoutWork = nil
-      return StreamPausing.method == .suspendTask ? .suspend(task) : .cancel(task)
+      return plan.pausing == .suspendTask ? .suspend(task) : .cancel(task)
     }
     switch pause {
     case .none: break

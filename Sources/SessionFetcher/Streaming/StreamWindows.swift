@@ -31,7 +31,13 @@ enum StreamWindows {
   /// ``SessionFetcher/downloadWindowLength``); ``addRangeHeaders(to:storage:)`` turns them off
   /// again for a request that cannot use them.
   static func beginDownload(_ storage: inout FetcherStorage) {
-    guard StreamPausing.method == .continueWithRange, let plan = storage.plan, plan.destination != nil,
+    guard let plan = storage.plan else { return }
+    guard plan.pausing == .continueWithRange else {
+      // The engine really pauses (libcurl; Apple's URLSession): no windows are needed.
+      storage.stream.windowLength = nil
+      return
+    }
+    guard plan.destination != nil,
       !storage.stream.isStreaming, storage.downloadResume.parked == nil,
       let length = storage.config.downloadWindowLength, length > 0
     else { return }

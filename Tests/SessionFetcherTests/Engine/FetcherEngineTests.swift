@@ -1,0 +1,124 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// The engine choice itself: the environment default, availability, and what each engine tells.
+@Suite("Fetcher engines")
+struct FetcherEngineTests {
+  @Test(arguments: [
+    (nil, nil), ("", nil), ("libcurl", .libcurl), ("LIBCURL", .libcurl), (" curl ", .libcurl),
+    ("urlSession", .urlSession), ("urlsession", .urlSession), ("url-session", .urlSession),
+    ("nghttp2", nil), ("libcurl2", nil),
+  ] as [(String?, FetcherEngine?)])
+  func environmentValues(value: String?, engine: FetcherEngine?) {
+    #expect(FetcherEngine.parse(value) == engine)
+  }
+
+  @Test func theDefaultFollowsTheEnvironment() {
+    let value = ProcessInfo.processInfo.environment["SESSIONFETCHER_ENGINE"]
+    #expect(FetcherEngine.default == (FetcherEngine.parse(value) ?? .urlSession))
+    #expect(SessionFetcher.fetcher(urlString: "https://example.invalid/").engine == FetcherEngine.default)
+  }
+
+  @Test func urlSessionIsAlwaysAvailable() {
+    #expect(FetcherEngine.urlSession.isAvailable)
+    #expect(FetcherEngine.urlSession.unavailableReason == nil)
+    #expect("\(FetcherEngine.urlSession)" == "urlSession" && "\(FetcherEngine.libcurl)" == "libcurl")
+  }
+
+  #if canImport(FoundationNetworking)
+    /// The libcurl FoundationNetworking links is there on every Linux machine with Swift.
+    @Test func libcurlIsAvailableOnLinux() {
+      #expect(FetcherEngine.libcurl.isAvailable, "\(FetcherEngine.libcurl.unavailableReason ?? "")")
+    }
+
+    /// Without a loadable libcurl, a fetch on it fails at begin with the reason, before any
+    /// traffic and without notifications; the URLSession engine is unaffected. In a process of its
+    /// own: the library is loaded once per process.
+    @Test func anUnavailableLibraryFailsTheFetchAtOnce() async throws {
+      await #expect(processExitsWith: .success) {
+        setenv("SESSIONFETCHER_LIBCURL_PATH", "/nonexistent/libcurl.so.4", 1)
+        let server = try TestServer()
+        defer { server.stop() }
+        let reason = FetcherEngine.libcurl.unavailableReason ?? ""
+        let fetcher = server.fetcher("/text?value=hello")
+        fetcher.engine = .libcurl
+        let started = Recorder<Bool>()
+        let observer = NotificationCenter.default.addObserver(
+          forName: .sessionFetcherStarted, object: fetcher, queue: nil
+        ) { _ in started.append(true) }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        let result = await fetcher.fetchResult(timeout: 10)
+        let other = server.fetcher("/text?value=hello")
+        other.engine = .urlSession
+        let fallback = await other.fetchResult(timeout: 10)
+        let failedAtOnce: Bool
+        if case .engineUnavailable(let text)? = result.fetcherError {
+          failedAtOnce = text == reason && text.contains("/nonexistent/libcurl.so.4")
+        } else {
+          failedAtOnce = false
+        }
+        let passed =
+          !FetcherEngine.libcurl.isAvailable && failedAtOnce && started.values.isEmpty
+          && server.requestCount(path: "/text") == 1 && fallback.data == Data("hello".utf8)
+        exit(passed ? EXIT_SUCCESS : EXIT_FAILURE)
+      }
+    }
+
+    /// The phases libcurl measured reach `timing`, and a second fetch reuses the connection.
+    @Test func libcurlFetchesReportTransferMetrics() async throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      var metrics: [TransferMetrics] = []
+      for _ in 0..<2 {
+        let fetcher = server.fetcher("/bytes/5000")
+        fetcher.engine = .libcurl
+        let result = await fetcher.fetchResult(timeout: 10)
+        #expect(result.data?.count == 5000)
+        if let measured = fetcher.timing.transferMetrics { metrics.append(measured) }
+      }
+      try #require(metrics.count == 2)
+      #expect(metrics.allSatisfy { $0.httpVersion == "HTTP/1.1" && $0.remoteAddress == "127.0.0.1" })
+      #expect(metrics.allSatisfy { $0.remotePort == Int(server.port) && $0.responseBytes >= 5000 })
+      #expect(metrics.allSatisfy { ($0.firstByte ?? -1) >= 0 && $0.total >= ($0.firstByte ?? 0) })
+      #expect(!metrics[0].isReusedConnection && metrics[0].connect != nil)
+      #expect(metrics[1].isReusedConnection && metrics[1].connect == nil)
+      #expect(Set(server.requests.map(\.connectionID)).count == 1)
+    }
+
+    @Test func urlSessionFetchesHaveNoTransferMetrics() async throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let fetcher = server.fetcher("/bytes/10")
+      fetcher.engine = .urlSession
+      #expect(await fetcher.fetchResult(timeout: 10).data?.count == 10)
+      #expect(fetcher.timing.transferMetrics == nil)
+    }
+
+    /// A download to a file on libcurl is one request: backpressure needs no Range windows.
+    @Test func libcurlDownloadsNeedNoRangeWindows() async throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let folder = try makeTemporaryFolder()
+      defer { try? FileManager.default.removeItem(at: folder) }
+      let destination = folder.appendingPathComponent("body.bin")
+      let length = 3 * 1024 * 1024
+      let fetcher = server.fetcher("/bytes/\(length)")
+      fetcher.engine = .libcurl
+      fetcher.downloadWindowLength = 1024 * 1024
+      fetcher.destinationFileURL = destination
+      let result = await fetcher.fetchResult(timeout: 30)
+      #expect(result.error == nil)
+      let written = try Data(contentsOf: destination)
+      #expect(written == TestServer.patternBytes(count: length))
+      let requests = server.requests(path: "/bytes/\(length)")
+      #expect(requests.count == 1)
+      #expect(requests.first?.header("Range") == nil)
+    }
+  #endif
+}
