@@ -27,6 +27,19 @@ struct BenchCase {
 
   var label: String
   var kind: Kind
+  /// Variables set for the child (`SESSIONFETCHER_ENGINE=libcurl` for the libcurl engine's rows).
+  var environment: [String] = []
+
+  init(label: String, kind: Kind, environment: [String] = []) {
+    self.label = label
+    self.kind = kind
+    self.environment = environment
+  }
+
+  /// The same client on the libcurl engine (the fetcher reads `SESSIONFETCHER_ENGINE` at start).
+  static func libcurl(_ label: String, _ kind: Kind) -> BenchCase {
+    BenchCase(label: label, kind: kind, environment: ["SESSIONFETCHER_ENGINE=libcurl"])
+  }
 }
 
 /// A workload: its clients, measured in alternation, round after round.
@@ -112,6 +125,8 @@ struct Driver {
               BenchCase(
                 label: "SessionFetcher, postsNotifications off", kind: small("fetcher-quiet", inflight)),
               BenchCase(label: "FetcherService (16 per host)", kind: small("service", inflight)),
+              .libcurl("SessionFetcher, libcurl engine", small("fetcher", inflight)),
+              .libcurl("FetcherService (16 per host), libcurl engine", small("service", inflight)),
               BenchCase(label: "AsyncHTTPClient", kind: small("ahc", inflight)),
               BenchCase(label: "curl -K", kind: .curlSmall(parallel: inflight > 1)),
               BenchCase(
@@ -127,6 +142,9 @@ struct Driver {
                 "raw URLSession (delegate)"
               ),
               ("ratio FetcherService ÷ raw", "FetcherService (16 per host)", "raw URLSession (delegate)"),
+              ("ratio libcurl engine ÷ URLSession engine", "SessionFetcher, libcurl engine", "SessionFetcher"),
+              ("ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher, libcurl engine", "AsyncHTTPClient"),
+              ("ratio libcurl engine ÷ curl", "SessionFetcher, libcurl engine", "curl -K"),
               ("ratio logging to files ÷ off", "SessionFetcher, logging to files", "SessionFetcher"),
               ("ratio logging in memory ÷ off", "SessionFetcher, logging in memory", "SessionFetcher"),
             ]))
@@ -146,11 +164,21 @@ struct Driver {
             BenchCase(
               label: "SessionFetcher destinationFileURL, downloadWindowLength nil",
               kind: .child(["bulk", "fetcher-download-whole"])),
+            .libcurl("SessionFetcher destinationFileURL, libcurl engine", .child(["bulk", "fetcher-download"])),
             BenchCase(label: "AsyncHTTPClient FileDownloadDelegate", kind: .child(["bulk", "ahc-download"])),
             BenchCase(label: "curl -o", kind: .curlDownload),
           ],
           ratios: [
-            ("ratio SessionFetcher ÷ raw", "SessionFetcher destinationFileURL", "raw URLSession downloadTask")
+            ("ratio SessionFetcher ÷ raw", "SessionFetcher destinationFileURL", "raw URLSession downloadTask"),
+            (
+              "ratio libcurl engine ÷ URLSession engine", "SessionFetcher destinationFileURL, libcurl engine",
+              "SessionFetcher destinationFileURL"
+            ),
+            (
+              "ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher destinationFileURL, libcurl engine",
+              "AsyncHTTPClient FileDownloadDelegate"
+            ),
+            ("ratio libcurl engine ÷ curl", "SessionFetcher destinationFileURL, libcurl engine", "curl -o"),
           ]))
     }
     if options.only.contains("upload") {
@@ -171,10 +199,22 @@ struct Driver {
               label: "raw URLSession httpBodyStream, MIMEDocument", kind: .child(["bulk", "raw-upload-mime"])),
             BenchCase(
               label: "SessionFetcher setBody(MIMEDocument)", kind: .child(["bulk", "fetcher-upload-mime"])),
+            .libcurl("SessionFetcher bodyFileURL, libcurl engine", .child(["bulk", "fetcher-upload-file"])),
+            .libcurl(
+              "SessionFetcher setBody(MIMEDocument), libcurl engine", .child(["bulk", "fetcher-upload-mime"])),
             BenchCase(label: "AsyncHTTPClient, file stream", kind: .child(["bulk", "ahc-upload-file"])),
             BenchCase(label: "curl -T", kind: .curlUpload),
           ],
           ratios: [
+            (
+              "ratio libcurl engine ÷ URLSession engine, file", "SessionFetcher bodyFileURL, libcurl engine",
+              "SessionFetcher bodyFileURL"
+            ),
+            (
+              "ratio libcurl engine ÷ AsyncHTTPClient, file", "SessionFetcher bodyFileURL, libcurl engine",
+              "AsyncHTTPClient, file stream"
+            ),
+            ("ratio libcurl engine ÷ curl, file", "SessionFetcher bodyFileURL, libcurl engine", "curl -T"),
             (
               "ratio SessionFetcher ÷ raw, file", "SessionFetcher bodyFileURL",
               "raw URLSession uploadTask(fromFile:)"
@@ -237,6 +277,7 @@ struct Driver {
         "-w", "%{http_code} %{size_upload} %{time_total}\n", uploadURL,
       ]
     }
+    if !benchCase.environment.isEmpty { command = ["/usr/bin/env"] + benchCase.environment + command }
     if let timeCommand { command = [timeCommand, "-v"] + command }
     command = ["/usr/bin/timeout", "300"] + command
 
