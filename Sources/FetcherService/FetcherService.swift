@@ -99,6 +99,7 @@ public final class FetcherService: @unchecked Sendable {
       config.cookieStorage = defaults.cookieStorage
       config.serviceHooks = self
       config.engine = defaults.engine
+      config.tlsSettings = defaults.tlsSettings
       if defaults.reuseSession {
         config.sessionProvider = { [self] in self.sharedSession(for: id) }
       } else {
@@ -226,6 +227,14 @@ public final class FetcherService: @unchecked Sendable {
   public var engine: FetcherEngine {
     get { self[defaults: \.engine] }
     set { self[defaults: \.engine] = newValue }
+  }
+
+  /// How the fetchers' TLS connections are verified and authenticated; see `TLSSettings` and
+  /// `SessionFetcher.tlsSettings`. Copied into each fetcher when it is made. Settings other than
+  /// the defaults need the libcurl engine on Linux (``engine``).
+  public var tlsSettings: TLSSettings {
+    get { self[defaults: \.tlsSettings] }
+    set { self[defaults: \.tlsSettings] = newValue }
   }
 
   /// The base configuration of the service's session(s). Nil (the default) means the library's:

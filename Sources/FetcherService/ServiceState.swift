@@ -26,6 +26,7 @@ struct FetcherDefaults {
   var cookieStorage = SessionCookieStorage()
   var reuseSession = true
   var engine = FetcherEngine.default
+  var tlsSettings = TLSSettings()
 }
 
 /// The ETag bookkeeping of one attempt: which cache key it uses and which tag it sent.

@@ -44,6 +44,7 @@ package struct FetcherConfiguration {
   package var serviceHooks: (any FetcherServiceHooks)?
   package var sessionProvider: (@Sendable () -> FetcherSession)?
   package var engine = FetcherEngine.default
+  package var tlsSettings = TLSSettings()
   package var servicePriority = 0
   package var postsNotifications = true
   /// The random first delay, chosen once per fetcher when first asked for (a draw from the
@@ -238,6 +239,8 @@ final class FetchPlan: @unchecked Sendable {
   let cookieStorage: SessionCookieStorage?
   let session: FetcherSession
   let ownsSession: Bool
+  /// The TLS settings of every exchange (checked when the plan was made).
+  let tlsSettings: TLSSettings
   /// How the session's engine pauses a transfer whose consumer is behind.
   var pausing: StreamPausing.Method { session.pausing }
   let testBlock: SessionFetcher.TestBlock?
@@ -249,8 +252,9 @@ final class FetchPlan: @unchecked Sendable {
     maximumInMemoryBodyLength: Int64?, idleTimeout: TimeInterval, resourceTimeout: TimeInterval?,
     sessionTimesOut: Bool, callbackQueue: DispatchQueue, monitors: [any FetcherEventMonitor],
     cookieStorage: SessionCookieStorage?, session: FetcherSession, ownsSession: Bool,
-    testBlock: SessionFetcher.TestBlock?, postsNotifications: Bool
+    testBlock: SessionFetcher.TestBlock?, postsNotifications: Bool, tlsSettings: TLSSettings = TLSSettings()
   ) {
+    self.tlsSettings = tlsSettings
     self.baseRequest = baseRequest
     self.body = body
     self.bodyLength = bodyLength

@@ -176,6 +176,7 @@ extension SessionFetcher {
       session = streams && shared.engine == .urlSession ? FetcherSession(copying: shared) : shared
       ownsSession = streams && shared.engine == .urlSession
     }
+    try SessionFetcher.checkTLS(config.tlsSettings, engine: session.engine)
     let idleTimeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
     var resourceTimeout = config.resourceTimeoutInterval
     if resourceTimeout == nil, ownConfiguration,
@@ -199,12 +200,25 @@ extension SessionFetcher {
       monitors: monitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
       session: session, ownsSession: ownsSession,
       testBlock: config.testBlock ?? SessionFetcher.globalTestBlock,
-      postsNotifications: config.postsNotifications)
+      postsNotifications: config.postsNotifications, tlsSettings: config.tlsSettings)
   }
 
   /// Throws ``SessionFetcherError/engineUnavailable(_:)`` for an engine that cannot run here.
   static func checkAvailable(_ engine: FetcherEngine) throws {
     if let reason = engine.unavailableReason { throw SessionFetcherError.engineUnavailable(reason) }
+  }
+
+  /// Throws when `engine` cannot honour `settings` (``SessionFetcherError/unsupportedByEngine(_:)``)
+  /// or the settings cannot be used (``SessionFetcherError/invalidTLSSettings(_:)``).
+  static func checkTLS(_ settings: TLSSettings, engine: FetcherEngine) throws {
+    let unsupported = settings.nonDefaultSettingNames
+    guard !unsupported.isEmpty else { return }
+    if engine == .urlSession {
+      throw SessionFetcherError.unsupportedByEngine(
+        "TLSSettings \(unsupported.joined(separator: ", ")) on the URLSession engine, which has no TLS "
+          + "configuration; the libcurl engine honours them (set engine = .libcurl)")
+    }
+    try TLSValidation.check(settings)
   }
 
   /// A fresh stream of the file for every attempt (a retry or redirect sends it again).

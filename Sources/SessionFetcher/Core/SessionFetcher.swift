@@ -240,6 +240,16 @@ public final class SessionFetcher: @unchecked Sendable {
     set { self[config: \.engine] = newValue }
   }
 
+  /// How this fetch's TLS connections are verified and authenticated (see ``TLSSettings``); a
+  /// service's fetchers get the service's `tlsSettings`. Read when the fetch begins, where its
+  /// files are checked. Default: `TLSSettings()`, the platform's defaults. Settings other than the
+  /// defaults need the libcurl engine on Linux: on the URLSession engine the fetch fails at begin
+  /// with ``SessionFetcherError/unsupportedByEngine(_:)``.
+  public var tlsSettings: TLSSettings {
+    get { self[config: \.tlsSettings] }
+    set { self[config: \.tlsSettings] = newValue }
+  }
+
   /// Receives a successful response body chunk by chunk instead of keeping it, and `nil` when a
   /// new response (a retry) restarts the body. The completion's data is nil.
   public var accumulateDataBlock: (@Sendable (Data?) -> Void)? {

@@ -43,6 +43,11 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   /// The fetch asks for something its engine cannot do (the text names the setting and the engine
   /// that can); reported at begin, before any byte is sent.
   case unsupportedByEngine(String)
+  /// The fetch's ``TLSSettings`` cannot be used: a file that is missing, unreadable or not the PEM
+  /// it should be, a malformed pin, a client key its certificate does not match or whose password
+  /// is wrong. The text names the file or the setting (never a password). Reported before any
+  /// request is sent; never retried.
+  case invalidTLSSettings(String)
 
   /// The HTTP status code for `.status` errors, otherwise `nil`.
   public var statusCode: Int? {
@@ -84,6 +89,8 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
       return "The fetch's engine is unavailable: \(reason)"
     case .unsupportedByEngine(let text):
       return "Not supported by the fetch's engine: \(text)"
+    case .invalidTLSSettings(let text):
+      return "Invalid TLS settings: \(text)"
     }
   }
 }

@@ -1,0 +1,98 @@
+import Foundation
+
+/// How a fetch's TLS connections are verified and authenticated: extra trust roots, mutual TLS,
+/// public-key pinning and the lowest protocol version.
+///
+/// The default (`TLSSettings()`) is the platform's: the system's trust store, no client
+/// certificate, no pins, TLS 1.2 or later. The libcurl engine honours every field; the URLSession
+/// engine honours only the default on Linux (FoundationNetworking has no TLS configuration), and a
+/// fetch whose settings it cannot honour fails at begin with
+/// ``SessionFetcherError/unsupportedByEngine(_:)`` — never a silent fetch without the pin or the
+/// client certificate.
+///
+/// ```swift
+/// var tls = TLSSettings()
+/// tls.additionalTrustRoots = [URL(fileURLWithPath: "/etc/myapp/internal-ca.pem")]
+/// tls.clientCertificate = URL(fileURLWithPath: "/etc/myapp/client.pem")
+/// tls.clientKey = URL(fileURLWithPath: "/etc/myapp/client.key")
+/// service.engine = .libcurl
+/// service.tlsSettings = tls
+/// ```
+///
+/// Files are read when a fetch begins; a missing or unreadable file, or PEM that does not parse,
+/// fails the fetch at begin with ``SessionFetcherError/invalidTLSSettings(_:)`` naming the file.
+/// ``clientKeyPassword`` never appears in ``description``, logs or HAR.
+public struct TLSSettings: Sendable, Equatable, CustomStringConvertible {
+  /// PEM files of certificates to trust as roots, each holding one or more certificates, in
+  /// addition to the system's (or instead of them, see ``trustsSystemRoots``).
+  public var additionalTrustRoots: [URL] = []
+  /// Whether the system's trust store is trusted too (default true). False trusts only
+  /// ``additionalTrustRoots``.
+  public var trustsSystemRoots = true
+  /// A PEM file with the client certificate (and any intermediates after it) for mutual TLS.
+  public var clientCertificate: URL?
+  /// A PEM file with the client certificate's private key (nil: the key is in
+  /// ``clientCertificate``'s file).
+  public var clientKey: URL?
+  /// The password of an encrypted ``clientKey``.
+  public var clientKeyPassword: String?
+  /// Public keys the server's certificate must have one of, each `"sha256//<base64>"`: the
+  /// base64 of the SHA-256 of the key's DER SubjectPublicKeyInfo. Print one with
+  /// `openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der |
+  /// openssl dgst -sha256 -binary | openssl enc -base64`. Empty (the default): no pinning.
+  public var pinnedPublicKeys: [String] = []
+  /// The lowest TLS version accepted (default ``TLSVersion/tls12``).
+  public var minimumVersion = TLSVersion.tls12
+
+  /// The platform's defaults: the system's trust store, no client certificate, no pins, TLS 1.2 or
+  /// later.
+  public init() {}
+
+  /// Whether these are the defaults (what every engine honours).
+  public var isDefault: Bool { self == TLSSettings() }
+
+  /// The settings in one line, without the key password.
+  public var description: String {
+    var parts: [String] = []
+    if !additionalTrustRoots.isEmpty {
+      parts.append("trust roots \(additionalTrustRoots.map(\.path).joined(separator: ", "))")
+    }
+    parts.append(trustsSystemRoots ? "system roots" : "no system roots")
+    if let clientCertificate { parts.append("client certificate \(clientCertificate.path)") }
+    if let clientKey { parts.append("client key \(clientKey.path)") }
+    if clientKeyPassword != nil { parts.append("key password set") }
+    if !pinnedPublicKeys.isEmpty { parts.append("\(pinnedPublicKeys.count) pinned key(s)") }
+    parts.append("minimum \(minimumVersion)")
+    return "TLSSettings(" + parts.joined(separator: "; ") + ")"
+  }
+
+  /// The settings that an engine without TLS configuration cannot honour, by name; empty for the
+  /// defaults.
+  package var nonDefaultSettingNames: [String] {
+    var names: [String] = []
+    if !additionalTrustRoots.isEmpty { names.append("additionalTrustRoots") }
+    if !trustsSystemRoots { names.append("trustsSystemRoots = false") }
+    if clientCertificate != nil { names.append("clientCertificate") }
+    if clientKey != nil { names.append("clientKey") }
+    if clientKeyPassword != nil { names.append("clientKeyPassword") }
+    if !pinnedPublicKeys.isEmpty { names.append("pinnedPublicKeys") }
+    if minimumVersion != .tls12 { names.append("minimumVersion = \(minimumVersion)") }
+    return names
+  }
+}
+
+/// A TLS protocol version.
+public enum TLSVersion: Sendable, Equatable, Comparable, CustomStringConvertible {
+  /// TLS 1.2.
+  case tls12
+  /// TLS 1.3.
+  case tls13
+
+  /// `TLS 1.2` or `TLS 1.3`.
+  public var description: String {
+    switch self {
+    case .tls12: return "TLS 1.2"
+    case .tls13: return "TLS 1.3"
+    }
+  }
+}

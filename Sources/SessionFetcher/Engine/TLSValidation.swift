@@ -1,0 +1,108 @@
+import Foundation
+
+/// Checks ``TLSSettings`` when a fetch begins, before any traffic: files readable and holding the
+/// PEM they should, pins well formed, something left to trust.
+enum TLSValidation {
+  /// The kinds of PEM block the settings' files hold.
+  enum PEMKind: Equatable {
+    case certificate
+    case privateKey(encrypted: Bool)
+    case other
+  }
+
+  /// The PEM blocks of `text` whose base64 decodes, by kind, in order; nil when a block is
+  /// malformed (no end line, or a body that is not base64).
+  static func pemBlocks(_ text: String) -> [PEMKind]? {
+    var kinds: [PEMKind] = []
+    var label: String?
+    var body = ""
+    var headers = false
+    for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+      let line = rawLine.trimmingCharacters(in: .whitespaces)
+      if let current = label {
+        if line == "-----END \(current)-----" {
+          guard Data(base64Encoded: body) != nil, !body.isEmpty else { return nil }
+          kinds.append(kind(of: current, encryptedHeader: headers))
+          label = nil
+        } else if line.hasPrefix("-----") {
+          return nil
+        } else if line.contains(":") {
+          // RFC 1421 headers of a legacy encrypted key (`Proc-Type: 4,ENCRYPTED`, `DEK-Info`).
+          if line.uppercased().contains("ENCRYPTED") { headers = true }
+        } else {
+          body += line
+        }
+      } else if line.hasPrefix("-----BEGIN "), line.hasSuffix("-----"), line.count > 16 {
+        label = String(line.dropFirst(11).dropLast(5))
+        body = ""
+        headers = false
+      }
+    }
+    return label == nil ? kinds : nil
+  }
+
+  private static func kind(of label: String, encryptedHeader: Bool) -> PEMKind {
+    switch label {
+    case "CERTIFICATE", "TRUSTED CERTIFICATE", "X509 CERTIFICATE":
+      return .certificate
+    case "ENCRYPTED PRIVATE KEY":
+      return .privateKey(encrypted: true)
+    case "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY", "DSA PRIVATE KEY":
+      return .privateKey(encrypted: encryptedHeader)
+    default:
+      return .other
+    }
+  }
+
+  /// Whether `pin` is `sha256//` and the base64 of 32 bytes (several pins may be joined with `;`
+  /// in libcurl's syntax; here each is one).
+  static func isWellFormedPin(_ pin: String) -> Bool {
+    guard pin.hasPrefix("sha256//") else { return false }
+    return Data(base64Encoded: String(pin.dropFirst(8)))?.count == 32
+  }
+
+  /// Throws ``SessionFetcherError/invalidTLSSettings(_:)`` for the first problem found.
+  static func check(_ settings: TLSSettings) throws {
+    func fail(_ text: String) -> SessionFetcherError { .invalidTLSSettings(text) }
+    func blocks(_ url: URL, _ role: String) throws -> [PEMKind] {
+      guard url.isFileURL, let data = FileManager.default.contents(atPath: url.path) else {
+        throw fail("\(role) \(url.path) is missing or unreadable")
+      }
+      guard let text = String(data: data, encoding: .utf8), let kinds = pemBlocks(text), !kinds.isEmpty
+      else {
+        throw fail("\(role) \(url.path) is not PEM")
+      }
+      return kinds
+    }
+    if !settings.trustsSystemRoots && settings.additionalTrustRoots.isEmpty {
+      throw fail("trustsSystemRoots is false and additionalTrustRoots is empty: nothing would be trusted")
+    }
+    for root in settings.additionalTrustRoots where !(try blocks(root, "trust root")).contains(.certificate) {
+      throw fail("trust root \(root.path) holds no PEM certificate")
+    }
+    if settings.clientKey != nil && settings.clientCertificate == nil {
+      throw fail("clientKey is set without clientCertificate")
+    }
+    if let certificate = settings.clientCertificate {
+      let certificateKinds = try blocks(certificate, "client certificate")
+      guard certificateKinds.contains(.certificate) else {
+        throw fail("client certificate \(certificate.path) holds no PEM certificate")
+      }
+      let keyURL = settings.clientKey ?? certificate
+      let keyKinds = settings.clientKey == nil ? certificateKinds : try blocks(keyURL, "client key")
+      let keys = keyKinds.compactMap { kind -> Bool? in
+        if case .privateKey(let encrypted) = kind { return encrypted }
+        return nil
+      }
+      guard let encrypted = keys.first else {
+        throw fail("client key \(keyURL.path) holds no PEM private key")
+      }
+      if encrypted && settings.clientKeyPassword == nil {
+        throw fail("client key \(keyURL.path) is encrypted and clientKeyPassword is not set")
+      }
+    }
+    if let pin = settings.pinnedPublicKeys.first(where: { !isWellFormedPin($0) }) {
+      throw fail("pinned key \"\(pin)\" is not sha256// and the base64 of a 32-byte SHA-256 digest")
+    }
+  }
+}

@@ -1,0 +1,166 @@
+import FetcherTesting
+import Foundation
+import Testing
+
+@testable import SessionFetcher
+
+/// `TLSSettings`: what is checked at begin, and what the URLSession engine refuses.
+@Suite("TLS settings")
+struct TLSSettingsTests {
+  static let body = Data((0..<48).map { UInt8($0) }).base64EncodedString()
+  static func block(_ label: String, headers: [String] = [], body: String = TLSSettingsTests.body) -> String {
+    (["-----BEGIN \(label)-----"] + headers + [body, "-----END \(label)-----"]).joined(separator: "\n") + "\n"
+  }
+
+  @Test(arguments: [
+    (block("CERTIFICATE"), [.certificate]),
+    (block("CERTIFICATE") + block("CERTIFICATE"), [.certificate, .certificate]),
+    ("text before\n" + block("CERTIFICATE") + "text after\n", [.certificate]),
+    (block("PRIVATE KEY"), [.privateKey(encrypted: false)]),
+    (block("RSA PRIVATE KEY"), [.privateKey(encrypted: false)]),
+    (block("EC PRIVATE KEY"), [.privateKey(encrypted: false)]),
+    (block("ENCRYPTED PRIVATE KEY"), [.privateKey(encrypted: true)]),
+    (
+      block("RSA PRIVATE KEY", headers: ["Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-128-CBC,00", ""]),
+      [.privateKey(encrypted: true)]
+    ),
+    (block("CERTIFICATE") + block("PRIVATE KEY"), [.certificate, .privateKey(encrypted: false)]),
+    (block("PUBLIC KEY"), [.other]),
+    ("", []),
+    ("no pem here", []),
+  ] as [(String, [TLSValidation.PEMKind])])
+  func pemBlocks(text: String, kinds: [TLSValidation.PEMKind]) {
+    #expect(TLSValidation.pemBlocks(text) == kinds)
+  }
+
+  @Test(arguments: [
+    "-----BEGIN CERTIFICATE-----\n" + body + "\n",  // no end line
+    block("CERTIFICATE", body: "not base64 !!"),
+    block("CERTIFICATE", body: ""),
+    "-----BEGIN CERTIFICATE-----\n" + body + "\n-----END PRIVATE KEY-----\n",  // mismatched end
+  ])
+  func malformedPEM(text: String) {
+    #expect(TLSValidation.pemBlocks(text) == nil)
+  }
+
+  static let digest = Data(repeating: 7, count: 32).base64EncodedString()
+
+  @Test(arguments: [
+    ("sha256//" + digest, true),
+    (digest, false),
+    ("sha1//" + digest, false),
+    ("sha256//" + Data(repeating: 7, count: 20).base64EncodedString(), false),
+    ("sha256//not base64", false),
+    ("sha256//", false),
+  ])
+  func pins(pin: String, valid: Bool) {
+    #expect(TLSValidation.isWellFormedPin(pin) == valid)
+  }
+
+  /// Writes `files` (name → text) into a new folder.
+  static func folder(_ files: [String: String]) throws -> URL {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    for (name, text) in files { try Data(text.utf8).write(to: folder.appendingPathComponent(name)) }
+    return folder
+  }
+
+  /// Each bad setting is refused with a text naming the file or the setting (never a password).
+  @Test func badSettingsAreRefusedNamingTheFileOrSetting() throws {
+    let folder = try Self.folder([
+      "ca.pem": Self.block("CERTIFICATE"), "garbage.pem": "garbage", "key.pem": Self.block("PRIVATE KEY"),
+      "client.pem": Self.block("CERTIFICATE"), "both.pem": Self.block("CERTIFICATE") + Self.block("PRIVATE KEY"),
+      "encrypted.pem": Self.block("ENCRYPTED PRIVATE KEY"),
+    ])
+    defer { try? FileManager.default.removeItem(at: folder) }
+    func file(_ name: String) -> URL { folder.appendingPathComponent(name) }
+    var cases: [(TLSSettings, String?)] = []
+    func add(_ expected: String?, _ change: (inout TLSSettings) -> Void) {
+      var settings = TLSSettings()
+      change(&settings)
+      cases.append((settings, expected))
+    }
+    add(nil) { $0.additionalTrustRoots = [file("ca.pem")] }
+    add("missing.pem is missing or unreadable") { $0.additionalTrustRoots = [file("missing.pem")] }
+    add("garbage.pem is not PEM") { $0.additionalTrustRoots = [file("garbage.pem")] }
+    add("key.pem holds no PEM certificate") { $0.additionalTrustRoots = [file("key.pem")] }
+    add("nothing would be trusted") { $0.trustsSystemRoots = false }
+    add(nil) {
+      $0.trustsSystemRoots = false
+      $0.additionalTrustRoots = [file("ca.pem")]
+    }
+    add(nil) {
+      $0.clientCertificate = file("client.pem")
+      $0.clientKey = file("key.pem")
+    }
+    add(nil) { $0.clientCertificate = file("both.pem") }
+    add("client.pem holds no PEM private key") { $0.clientCertificate = file("client.pem") }
+    add("clientKey is set without clientCertificate") { $0.clientKey = file("key.pem") }
+    add("encrypted.pem is encrypted and clientKeyPassword is not set") {
+      $0.clientCertificate = file("client.pem")
+      $0.clientKey = file("encrypted.pem")
+    }
+    add(nil) {
+      $0.clientCertificate = file("client.pem")
+      $0.clientKey = file("encrypted.pem")
+      $0.clientKeyPassword = "hunter2"
+    }
+    add("is not sha256//") { $0.pinnedPublicKeys = ["sha256//" + Self.digest, "abc"] }
+    add(nil) { $0.pinnedPublicKeys = ["sha256//" + Self.digest] }
+    for (settings, expected) in cases {
+      do {
+        try TLSValidation.check(settings)
+        #expect(expected == nil, "\(settings) passed, expected \(expected ?? "")")
+      } catch {
+        guard case .invalidTLSSettings(let text)? = error as? SessionFetcherError else {
+          Issue.record("unexpected \(error)")
+          continue
+        }
+        #expect(expected.map { text.contains($0) } == true, "\(settings): \(text)")
+        #expect(!text.contains("hunter2"))
+      }
+    }
+  }
+
+  @Test func theDescriptionNeverShowsThePassword() {
+    var settings = TLSSettings()
+    settings.clientCertificate = URL(fileURLWithPath: "/etc/client.pem")
+    settings.clientKeyPassword = "hunter2"
+    settings.minimumVersion = .tls13
+    #expect(!settings.description.contains("hunter2"))
+    #expect(settings.description.contains("key password set") && settings.description.contains("TLS 1.3"))
+    #expect(TLSSettings().isDefault && !settings.isDefault)
+    #expect(TLSVersion.tls12 < .tls13)
+  }
+
+  /// The URLSession engine has no TLS configuration on Linux: any setting other than the defaults
+  /// fails the fetch at begin, naming the setting and the engine that can, with nothing sent.
+  @Test func theURLSessionEngineRefusesWhatItCannotHonour() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let folder = try Self.folder(["ca.pem": Self.block("CERTIFICATE")])
+    defer { try? FileManager.default.removeItem(at: folder) }
+    var changes: [(String, (inout TLSSettings) -> Void)] = [
+      ("additionalTrustRoots", { $0.additionalTrustRoots = [folder.appendingPathComponent("ca.pem")] }),
+      ("pinnedPublicKeys", { $0.pinnedPublicKeys = ["sha256//" + Self.digest] }),
+      ("minimumVersion = TLS 1.3", { $0.minimumVersion = .tls13 }),
+    ]
+    changes.append(("clientCertificate", { $0.clientCertificate = folder.appendingPathComponent("ca.pem") }))
+    for (name, change) in changes {
+      let fetcher = server.fetcher("/text?value=x")
+      fetcher.engine = .urlSession
+      change(&fetcher.tlsSettings)
+      let result = await fetcher.fetchResult(timeout: 10)
+      guard case .unsupportedByEngine(let text)? = result.fetcherError else {
+        Issue.record("\(name): \(String(describing: result.error))")
+        continue
+      }
+      #expect(text.contains(name) && text.contains("libcurl"), "\(text)")
+    }
+    #expect(server.requestCount(path: "/text") == 0)
+    // The defaults pass.
+    let plain = server.fetcher("/text?value=x")
+    plain.engine = .urlSession
+    #expect(await plain.fetchResult(timeout: 10).data == Data("x".utf8))
+  }
+}
