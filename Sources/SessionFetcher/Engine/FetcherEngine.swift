@@ -34,8 +34,9 @@ public enum FetcherEngine: Sendable, Equatable, CustomStringConvertible {
   /// process started.
   public static var `default`: FetcherEngine { environmentDefault }
 
-  private static let environmentDefault: FetcherEngine = parse(
-    ProcessInfo.processInfo.environment["SESSIONFETCHER_ENGINE"]) ?? .urlSession
+  private static let environmentDefault: FetcherEngine =
+    parse(
+      ProcessInfo.processInfo.environment["SESSIONFETCHER_ENGINE"]) ?? .urlSession
 
   /// The engine an environment value names (case-insensitive, `url-session` and `curl` accepted),
   /// or nil for none or any other value.

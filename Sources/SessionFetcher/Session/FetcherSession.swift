@@ -70,7 +70,8 @@ package final class FetcherSession: @unchecked Sendable {
   /// the one per-host limit that never does; iOS uses the same limit by default. Long-lived
   /// streams do not take one of the four: they get a session of their own (see `makePlan`). The
   /// libcurl engine sizes its connection cache for its limit itself, so it never churns.
-  package static func defaultConfiguration(for engine: FetcherEngine = .urlSession) -> URLSessionConfiguration {
+  package static func defaultConfiguration(for engine: FetcherEngine = .urlSession) -> URLSessionConfiguration
+  {
     let config = URLSessionConfiguration.ephemeral
     #if canImport(FoundationNetworking)
       config.httpMaximumConnectionsPerHost =

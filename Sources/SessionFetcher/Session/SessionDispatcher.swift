@@ -79,7 +79,9 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
 
   package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
     let handler = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-    handler?.task(task, didCompleteWithError: error)
+    // FoundationNetworking reports every TLS failure as -1 with libcurl's text: give it Apple's code.
+    let tlsError = (error as? URLError).flatMap(TLSErrorMapping.fromFoundationNetworking)
+    handler?.task(task, didCompleteWithError: tlsError ?? error)
   }
 
   package func urlSession(_ session: URLSession, didBecomeInvalidWithError error: Error?) {

@@ -10,11 +10,12 @@ import Testing
 /// The engine choice itself: the environment default, availability, and what each engine tells.
 @Suite("Fetcher engines")
 struct FetcherEngineTests {
-  @Test(arguments: [
-    (nil, nil), ("", nil), ("libcurl", .libcurl), ("LIBCURL", .libcurl), (" curl ", .libcurl),
-    ("urlSession", .urlSession), ("urlsession", .urlSession), ("url-session", .urlSession),
-    ("nghttp2", nil), ("libcurl2", nil),
-  ] as [(String?, FetcherEngine?)])
+  @Test(
+    arguments: [
+      (nil, nil), ("", nil), ("libcurl", .libcurl), ("LIBCURL", .libcurl), (" curl ", .libcurl),
+      ("urlSession", .urlSession), ("urlsession", .urlSession), ("url-session", .urlSession),
+      ("nghttp2", nil), ("libcurl2", nil),
+    ] as [(String?, FetcherEngine?)])
   func environmentValues(value: String?, engine: FetcherEngine?) {
     #expect(FetcherEngine.parse(value) == engine)
   }

@@ -12,23 +12,24 @@ struct TLSSettingsTests {
     (["-----BEGIN \(label)-----"] + headers + [body, "-----END \(label)-----"]).joined(separator: "\n") + "\n"
   }
 
-  @Test(arguments: [
-    (block("CERTIFICATE"), [.certificate]),
-    (block("CERTIFICATE") + block("CERTIFICATE"), [.certificate, .certificate]),
-    ("text before\n" + block("CERTIFICATE") + "text after\n", [.certificate]),
-    (block("PRIVATE KEY"), [.privateKey(encrypted: false)]),
-    (block("RSA PRIVATE KEY"), [.privateKey(encrypted: false)]),
-    (block("EC PRIVATE KEY"), [.privateKey(encrypted: false)]),
-    (block("ENCRYPTED PRIVATE KEY"), [.privateKey(encrypted: true)]),
-    (
-      block("RSA PRIVATE KEY", headers: ["Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-128-CBC,00", ""]),
-      [.privateKey(encrypted: true)]
-    ),
-    (block("CERTIFICATE") + block("PRIVATE KEY"), [.certificate, .privateKey(encrypted: false)]),
-    (block("PUBLIC KEY"), [.other]),
-    ("", []),
-    ("no pem here", []),
-  ] as [(String, [TLSValidation.PEMKind])])
+  @Test(
+    arguments: [
+      (block("CERTIFICATE"), [.certificate]),
+      (block("CERTIFICATE") + block("CERTIFICATE"), [.certificate, .certificate]),
+      ("text before\n" + block("CERTIFICATE") + "text after\n", [.certificate]),
+      (block("PRIVATE KEY"), [.privateKey(encrypted: false)]),
+      (block("RSA PRIVATE KEY"), [.privateKey(encrypted: false)]),
+      (block("EC PRIVATE KEY"), [.privateKey(encrypted: false)]),
+      (block("ENCRYPTED PRIVATE KEY"), [.privateKey(encrypted: true)]),
+      (
+        block("RSA PRIVATE KEY", headers: ["Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-128-CBC,00", ""]),
+        [.privateKey(encrypted: true)]
+      ),
+      (block("CERTIFICATE") + block("PRIVATE KEY"), [.certificate, .privateKey(encrypted: false)]),
+      (block("PUBLIC KEY"), [.other]),
+      ("", []),
+      ("no pem here", []),
+    ] as [(String, [TLSValidation.PEMKind])])
   func pemBlocks(text: String, kinds: [TLSValidation.PEMKind]) {
     #expect(TLSValidation.pemBlocks(text) == kinds)
   }
@@ -69,7 +70,8 @@ struct TLSSettingsTests {
   @Test func badSettingsAreRefusedNamingTheFileOrSetting() throws {
     let folder = try Self.folder([
       "ca.pem": Self.block("CERTIFICATE"), "garbage.pem": "garbage", "key.pem": Self.block("PRIVATE KEY"),
-      "client.pem": Self.block("CERTIFICATE"), "both.pem": Self.block("CERTIFICATE") + Self.block("PRIVATE KEY"),
+      "client.pem": Self.block("CERTIFICATE"),
+      "both.pem": Self.block("CERTIFICATE") + Self.block("PRIVATE KEY"),
       "encrypted.pem": Self.block("ENCRYPTED PRIVATE KEY"),
     ])
     defer { try? FileManager.default.removeItem(at: folder) }
