@@ -142,7 +142,9 @@ struct Driver {
                 "raw URLSession (delegate)"
               ),
               ("ratio FetcherService ÷ raw", "FetcherService (16 per host)", "raw URLSession (delegate)"),
-              ("ratio libcurl engine ÷ URLSession engine", "SessionFetcher, libcurl engine", "SessionFetcher"),
+              (
+                "ratio libcurl engine ÷ URLSession engine", "SessionFetcher, libcurl engine", "SessionFetcher"
+              ),
               ("ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher, libcurl engine", "AsyncHTTPClient"),
               ("ratio libcurl engine ÷ curl", "SessionFetcher, libcurl engine", "curl -K"),
               ("ratio logging to files ÷ off", "SessionFetcher, logging to files", "SessionFetcher"),
@@ -164,12 +166,15 @@ struct Driver {
             BenchCase(
               label: "SessionFetcher destinationFileURL, downloadWindowLength nil",
               kind: .child(["bulk", "fetcher-download-whole"])),
-            .libcurl("SessionFetcher destinationFileURL, libcurl engine", .child(["bulk", "fetcher-download"])),
+            .libcurl(
+              "SessionFetcher destinationFileURL, libcurl engine", .child(["bulk", "fetcher-download"])),
             BenchCase(label: "AsyncHTTPClient FileDownloadDelegate", kind: .child(["bulk", "ahc-download"])),
             BenchCase(label: "curl -o", kind: .curlDownload),
           ],
           ratios: [
-            ("ratio SessionFetcher ÷ raw", "SessionFetcher destinationFileURL", "raw URLSession downloadTask"),
+            (
+              "ratio SessionFetcher ÷ raw", "SessionFetcher destinationFileURL", "raw URLSession downloadTask"
+            ),
             (
               "ratio libcurl engine ÷ URLSession engine", "SessionFetcher destinationFileURL, libcurl engine",
               "SessionFetcher destinationFileURL"

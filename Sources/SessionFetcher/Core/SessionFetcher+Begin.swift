@@ -189,7 +189,8 @@ extension SessionFetcher {
     // value unless the request's was set), so a fetch needs no timer of its own then. A stream
     // keeps its timer: it pauses and resumes its task.
     let sessionTimesOut =
-      session.enforcesRequestTimeout && !streams && resourceTimeout == nil && SessionFetcher.isSafeTransportTimeout(idleTimeout)
+      session.enforcesRequestTimeout && !streams && resourceTimeout == nil
+      && SessionFetcher.isSafeTransportTimeout(idleTimeout)
       && session.configuration.timeoutIntervalForRequest == idleTimeout
     return FetchPlan(
       baseRequest: request, body: body, bodyLength: bodyLength,
@@ -355,10 +356,10 @@ extension SessionFetcher {
       }
       // A stream goes chunked; a Content-Length as well would frame it twice (corelibs #4818).
       wireRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
-      // No empty `Expect` to suppress libcurl's `Expect: 100-continue` on the URLSession engine:
-      // FoundationNetworking sends an empty value as a bare `Expect:` line, which strict servers
-      // answer with 417 (gunicorn 22 and later, so every streamed or MIMEDocument upload to them
-      // failed). libcurl's interim 100 response is ignored in `receive(response:)`.
+    // No empty `Expect` to suppress libcurl's `Expect: 100-continue` on the URLSession engine:
+    // FoundationNetworking sends an empty value as a bare `Expect:` line, which strict servers
+    // answer with 417 (gunicorn 22 and later, so every streamed or MIMEDocument upload to them
+    // failed). libcurl's interim 100 response is ignored in `receive(response:)`.
     }
     let task = plan.session.makeTask(request: wireRequest, body: engineBody, handler: self)
     guard let task else {
