@@ -12,6 +12,7 @@
 
 INTEROP_HTTPBIN_PORT="${INTEROP_HTTPBIN_PORT:-27583}"
 INTEROP_NGINX_PORT="${INTEROP_NGINX_PORT:-27581}"
+INTEROP_NGINX_TLS_PORT="${INTEROP_NGINX_TLS_PORT:-27582}"
 INTEROP_SQUID_PORT="${INTEROP_SQUID_PORT:-27528}"
 INTEROP_PROXY_USER=fetcher
 INTEROP_PROXY_PASSWORD=s3cret
@@ -45,7 +46,7 @@ interop_wait() { # host port name
 interop_start() {
   interop_dir="$1"
   local d="$interop_dir"
-  for port in "$INTEROP_HTTPBIN_PORT" "$INTEROP_NGINX_PORT" "$INTEROP_SQUID_PORT"; do
+  for port in "$INTEROP_HTTPBIN_PORT" "$INTEROP_NGINX_PORT" "$INTEROP_NGINX_TLS_PORT" "$INTEROP_SQUID_PORT"; do
     if ! interop_port_free 127.0.0.1 "$port"; then
       echo "interop: port $port on 127.0.0.1 is already in use" >&2
       return 1
@@ -65,6 +66,9 @@ interop_start() {
   head -c 268435456 "$d/nginx/www/1g.bin" >"$d/nginx/www/256m.bin"
   chown -R www-data: "$d/nginx/www/upload" "$d/nginx/tmp" "$d/nginx/logs" 2>/dev/null || true
   chmod 755 "$d"  # workers run as www-data and must reach www/ (mktemp -d makes 0700 folders)
+  # TLS: certificates from a private CA, made now (scripts/make-test-certs.sh).
+  mkdir -p "$d/tls"
+  "$(dirname "${BASH_SOURCE[0]}")/../scripts/make-test-certs.sh" "$d/tls" >/dev/null 2>&1
   cat >"$d/nginx/nginx.conf" <<EOF
 user www-data;
 worker_processes 1;
@@ -84,6 +88,24 @@ http {
     sendfile on;
     keepalive_timeout 65;
     etag on;
+    log_format interop_tls '\$request_method \$uri \$status \$server_protocol \$connection \$connection_requests';
+    server {
+        listen 127.0.0.1:$INTEROP_NGINX_TLS_PORT ssl http2;
+        server_name localhost;
+        ssl_certificate $d/tls/server.pem;
+        ssl_certificate_key $d/tls/server.key;
+        access_log logs/access-tls.log interop_tls;
+        http2_max_concurrent_streams 128;
+        root www;
+        location / { }
+        location /upload/ {
+            client_max_body_size 0;
+            client_body_buffer_size 1m;
+            dav_methods PUT DELETE;
+            create_full_put_path on;
+            dav_access user:rw group:r all:r;
+        }
+    }
     server {
         listen 127.0.0.1:$INTEROP_NGINX_PORT;
         server_name localhost;
@@ -101,6 +123,7 @@ http {
 EOF
   nginx -p "$d/nginx/" -c nginx.conf -e logs/error.log
   interop_wait 127.0.0.1 "$INTEROP_NGINX_PORT" nginx
+  interop_wait 127.0.0.1 "$INTEROP_NGINX_TLS_PORT" "nginx (TLS)"
 
   # squid: forward proxy with Basic proxy auth, loopback only, no cache, no traffic off the machine.
   mkdir -p "$d/squid"
@@ -141,6 +164,9 @@ EOF
   export SESSIONFETCHER_NGINX_URL="http://127.0.0.1:$INTEROP_NGINX_PORT"
   export SESSIONFETCHER_NGINX_ROOT="$d/nginx/www"
   export SESSIONFETCHER_NGINX_ACCESS_LOG="$d/nginx/logs/access.log"
+  export SESSIONFETCHER_NGINX_TLS_URL="https://127.0.0.1:$INTEROP_NGINX_TLS_PORT"
+  export SESSIONFETCHER_NGINX_TLS_ACCESS_LOG="$d/nginx/logs/access-tls.log"
+  export SESSIONFETCHER_TLS_CA="$d/tls/ca.pem"
   export SESSIONFETCHER_PROXY_URL="http://127.0.0.1:$INTEROP_SQUID_PORT"
   export SESSIONFETCHER_PROXY_USER="$INTEROP_PROXY_USER"
   export SESSIONFETCHER_PROXY_PASSWORD="$INTEROP_PROXY_PASSWORD"

@@ -1,0 +1,117 @@
+import FetcherService
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// nginx over TLS with HTTP/2 (`.ci/servers.sh`: a private CA made at run time).
+enum InteropTLS {
+  static let isEnabled = Interop.isEnabled && Interop.environment["SESSIONFETCHER_NGINX_TLS_URL"] != nil
+  static func url(_ path: String) -> URL { Interop.url("SESSIONFETCHER_NGINX_TLS_URL", path) }
+
+  static var settings: TLSSettings {
+    var settings = TLSSettings()
+    settings.additionalTrustRoots = [URL(fileURLWithPath: Interop.environment["SESSIONFETCHER_TLS_CA"] ?? "")]
+    return settings
+  }
+
+  /// The TLS server's access log: `method uri status protocol connection requests-on-connection`.
+  static func accessLog(uriPrefix: String) -> [[Substring]] {
+    let path = Interop.environment["SESSIONFETCHER_NGINX_TLS_ACCESS_LOG"] ?? ""
+    let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").map { $0.split(separator: " ") }.filter {
+      $0.count == 6 && $0[1].hasPrefix(uriPrefix)
+    }
+  }
+}
+
+@Suite(
+  "Interop: nginx over TLS and HTTP/2",
+  .enabled(if: InteropTLS.isEnabled && FetcherEngine.libcurl.isAvailable, Interop.skipMessage))
+struct InteropTLSTests {
+  /// 16 fetches at once to one host over TLS on the libcurl engine: HTTP/2 by ALPN, all on one
+  /// connection (nginx logs the protocol and the connection of each request).
+  @Test func http2IsNegotiatedAndMultiplexed() async throws {
+    let service = FetcherService()
+    service.engine = .libcurl
+    service.tlsSettings = InteropTLS.settings
+    service.maxRunningFetchersPerHost = 16
+    service.callbackQueue = DispatchQueue(label: "interop.tls")
+    let tag = UUID().uuidString
+    let fetchers = (0..<16).map { service.fetcher(url: InteropTLS.url("/1k.bin?\(tag)-\($0)")) }
+    let results = await withTaskGroup(of: FetchResult.self) { group in
+      for fetcher in fetchers { group.addTask { await fetcher.fetchResult(timeout: 30) } }
+      return await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(results.allSatisfy { $0.error == nil && $0.data?.count == 1024 })
+    #expect(fetchers.allSatisfy { $0.timing.transferMetrics?.httpVersion == "HTTP/2" })
+    #expect(fetchers.allSatisfy { ($0.response as? HTTPURLResponse)?.statusCode == 200 })
+    let lines = InteropTLS.accessLog(uriPrefix: "/1k.bin")
+    #expect(lines.count >= 16)
+    #expect(lines.allSatisfy { $0[3] == "HTTP/2.0" })
+    // One connection for all of them (HTTP/2 multiplexing; libcurl waits for ALPN: PIPEWAIT).
+    #expect(Set(lines.suffix(16).map { $0[4] }).count == 1)
+  }
+
+  /// The URLSession engine cannot trust the private CA on Linux (FoundationNetworking has no TLS
+  /// configuration, and the test never installs into the machine's store): the failure arrives with
+  /// Apple's code and libcurl's text.
+  @Test func theURLSessionEngineReportsAnUnknownRoot() async throws {
+    let fetcher = SessionFetcher.fetcher(url: InteropTLS.url("/1k.bin"))
+    fetcher.engine = .urlSession
+    fetcher.callbackQueue = DispatchQueue(label: "interop.tls.urlsession")
+    fetcher.isRetryEnabled = true
+    let result = await fetcher.fetchResult(timeout: 30)
+    let error = result.error as? URLError
+    #expect(error?.code == .serverCertificateHasUnknownRoot, "\(String(describing: result.error))")
+    #expect(error?.localizedDescription.contains("certificate") == true)
+    #expect(fetcher.timing.retryCount == 0)
+  }
+}
+
+/// 1 GiB over TLS on the libcurl engine (run with the large transfers, see `InteropLargeTransferTests`).
+@Suite(
+  "Interop: 1 GiB transfers with nginx over TLS", .serialized,
+  .enabled(
+    if: InteropTLS.isEnabled && FetcherEngine.libcurl.isAvailable
+      && Interop.environment["SESSIONFETCHER_INTEROP_LARGE"] == "1",
+    "set SESSIONFETCHER_INTEROP_LARGE=1 with the interop servers running (.ci/run does)"))
+struct InteropLargeTransferTestsOverTLS {
+  @Test func gigabyteDownloadOverTLS() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("interop-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("1g.bin")
+    let fetcher = SessionFetcher.fetcher(url: InteropTLS.url("/1g.bin"))
+    fetcher.engine = .libcurl
+    fetcher.tlsSettings = InteropTLS.settings
+    fetcher.callbackQueue = DispatchQueue(label: "interop.tls.download")
+    fetcher.destinationFileURL = destination
+    let result = await fetcher.fetchResult(timeout: 300)
+    #expect(result.error == nil)
+    #expect(fetcher.downloadedLength == 1 << 30)
+    #expect(
+      try Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
+  }
+
+  @Test func gigabyteUploadOverTLS() async throws {
+    let source = Interop.nginxRoot.appendingPathComponent("1g.bin")
+    let name = "put-tls-\(UUID().uuidString).bin"
+    var request = URLRequest(url: InteropTLS.url("/upload/\(name)"))
+    request.httpMethod = "PUT"
+    let fetcher = SessionFetcher(request: request)
+    fetcher.engine = .libcurl
+    fetcher.tlsSettings = InteropTLS.settings
+    fetcher.callbackQueue = DispatchQueue(label: "interop.tls.upload")
+    fetcher.bodyFileURL = source
+    let result = await fetcher.fetchResult(timeout: 300)
+    #expect(result.error == nil)
+    #expect(fetcher.statusCode == 201)
+    let stored = Interop.nginxRoot.appendingPathComponent("upload/\(name)")
+    defer { try? FileManager.default.removeItem(at: stored) }
+    #expect(try Interop.sha256(stored) == Interop.sha256(source))
+  }
+}

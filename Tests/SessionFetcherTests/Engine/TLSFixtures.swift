@@ -1,0 +1,156 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Certificates made with the `openssl` command when a test needs them (nothing secret is
+/// committed), and `openssl s_server` processes that serve them on 127.0.0.1.
+///
+/// - `ca.pem`: the private CA of `server`, `expired` and `wronghost`;
+/// - `ca2.pem`: the CA of the client certificate `client.pem` (`client.key`, and
+///   `client-encrypted.key` under the password ``clientKeyPassword``);
+/// - `other-ca.pem`: a CA of its own for `foreign`, a certificate no test trusts by default;
+/// - `server.pin`: the `sha256//` pin of `server`'s key.
+final class TLSFixtures: Sendable {
+  /// The script's default password of `client-encrypted.key`.
+  static let clientKeyPassword = "open-sesame"
+  let folder: URL
+
+  /// Whether `openssl` can be run here (it ships with every Debian-based Swift image) and the
+  /// script is beside the sources.
+  static var isAvailable: Bool {
+    FileManager.default.isExecutableFile(atPath: opensslPath)
+      && FileManager.default.fileExists(atPath: script.path)
+  }
+  static let opensslPath = "/usr/bin/openssl"
+
+  init() throws {
+    folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "tls-fixtures-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let status = try Self.run(["/bin/sh", Self.script.path, folder.path], in: folder)
+    guard status == 0 else { throw FixtureError("making the certificates failed (status \(status))") }
+  }
+
+  deinit {
+    try? FileManager.default.removeItem(at: folder)
+  }
+
+  func file(_ name: String) -> URL { folder.appendingPathComponent(name) }
+
+  /// `sha256//<base64>` of `server`'s public key.
+  var serverPin: String {
+    let text = (try? String(contentsOf: file("server.pin"), encoding: .utf8)) ?? ""
+    return "sha256//" + text.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  struct FixtureError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+  }
+
+  static func run(_ arguments: [String], in folder: URL) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: arguments[0])
+    process.arguments = Array(arguments.dropFirst())
+    process.currentDirectoryURL = folder
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+  }
+
+  /// An `openssl s_server -www` on 127.0.0.1 serving `certificate`: it answers every GET with a
+  /// 200 status page, one connection at a time.
+  final class Server: @unchecked Sendable {
+    // `@unchecked Sendable`: both properties are set in init and never changed.
+    let port: UInt16
+    private let process: Process
+
+    /// - Parameters:
+    ///   - extraArguments: for example `["-Verify", "1", "-CAfile", ca2]` to require a client
+    ///     certificate, or `["-tls1_2"]` for a TLS 1.2-only server.
+    init(_ fixtures: TLSFixtures, certificate: String, extraArguments: [String] = []) throws {
+      var lastError: (any Error)?
+      for _ in 0..<5 {
+        let port = try Self.freePort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TLSFixtures.opensslPath)
+        process.arguments =
+          [
+            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", "\(certificate).pem", "-key",
+            "\(certificate).key", "-www", "-quiet",
+          ] + extraArguments
+        process.currentDirectoryURL = fixtures.folder
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        if Self.waitUntilListening(port: port, process: process) {
+          self.port = port
+          self.process = process
+          return
+        }
+        process.terminate()
+        process.waitUntilExit()
+        lastError = FixtureError("openssl s_server did not start on port \(port)")
+      }
+      throw lastError ?? FixtureError("openssl s_server did not start")
+    }
+
+    deinit { stop() }
+
+    func url(_ path: String = "/") -> URL { URL(string: "https://127.0.0.1:\(port)\(path)")! }
+
+    func stop() {
+      guard process.isRunning else { return }
+      process.terminate()
+      process.waitUntilExit()
+    }
+
+    /// A port nothing listens on now (bound to port 0, read, closed).
+    private static func freePort() throws -> UInt16 {
+      let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+      guard descriptor >= 0 else { throw FixtureError("socket failed") }
+      defer { close(descriptor) }
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_addr.s_addr = inet_addr("127.0.0.1")
+      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+      let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+          bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+        }
+      }
+      guard bound else { throw FixtureError("bind failed") }
+      return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Polls for the port to accept a connection, for at most 10 s.
+    private static func waitUntilListening(port: UInt16, process: Process) -> Bool {
+      for _ in 0..<200 {
+        guard process.isRunning else { return false }
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { pointer in
+          pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+          }
+        }
+        close(descriptor)
+        if connected { return true }
+        usleep(50_000)
+      }
+      return false
+    }
+  }
+
+  /// `scripts/make-test-certs.sh` of this repository, which `.ci/servers.sh` uses too.
+  static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("../../../scripts/make-test-certs.sh").standardizedFileURL
+}

@@ -1,0 +1,150 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// TLSSettings on the libcurl engine against real TLS servers (`openssl s_server`) with
+/// certificates made at run time.
+@Suite(
+  "TLS on the libcurl engine",
+  .enabled(if: TLSFixtures.isAvailable && FetcherEngine.libcurl.isAvailable, "needs openssl and libcurl"))
+struct TLSWireTests {
+  let fixtures: TLSFixtures
+
+  init() throws {
+    fixtures = try TLSFixtures()
+  }
+
+  /// Fetches `url` on the libcurl engine with retries on (no TLS verdict may be retried).
+  func fetch(_ url: URL, _ configure: (inout TLSSettings) -> Void = { _ in }) async -> (
+    SessionFetcher, FetchResult
+  ) {
+    let fetcher = SessionFetcher.fetcher(url: url)
+    fetcher.engine = .libcurl
+    fetcher.callbackQueue = DispatchQueue(label: "test.tls")
+    fetcher.allowLocalhostRequest = true
+    fetcher.isRetryEnabled = true
+    fetcher.minRetryInterval = 0.05
+    configure(&fetcher.tlsSettings)
+    return (fetcher, await fetcher.fetchResult(timeout: 30))
+  }
+
+  func trustingCA(_ settings: inout TLSSettings) {
+    settings.additionalTrustRoots = [fixtures.file("ca.pem")]
+  }
+
+  /// A refused handshake: the URLError code, the library's text kept, and no retry.
+  func expectRefused(
+    _ outcome: (SessionFetcher, FetchResult), _ code: URLError.Code,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    let error = outcome.1.error as? URLError
+    #expect(error?.code == code, "\(String(describing: outcome.1.error))", sourceLocation: sourceLocation)
+    #expect(!(error?.localizedDescription.isEmpty ?? true), sourceLocation: sourceLocation)
+    #expect(outcome.0.timing.retryCount == 0, sourceLocation: sourceLocation)
+  }
+
+  @Test func aPrivateCAIsTrustedThroughAdditionalTrustRoots() async throws {
+    let server = try TLSFixtures.Server(fixtures, certificate: "server")
+    let (fetcher, result) = await fetch(server.url(), trustingCA)
+    #expect(result.error == nil, "\(String(describing: result.error))")
+    #expect(fetcher.statusCode == 200)
+    #expect(fetcher.timing.transferMetrics?.secureConnection != nil)
+    expectRefused(await fetch(server.url()), .serverCertificateHasUnknownRoot)
+  }
+
+  @Test func anExpiredCertificateHasABadDate() async throws {
+    let server = try TLSFixtures.Server(fixtures, certificate: "expired")
+    expectRefused(await fetch(server.url(), trustingCA), .serverCertificateHasBadDate)
+  }
+
+  @Test func aCertificateForAnotherHostIsUntrusted() async throws {
+    let server = try TLSFixtures.Server(fixtures, certificate: "wronghost")
+    expectRefused(await fetch(server.url(), trustingCA), .serverCertificateUntrusted)
+  }
+
+  /// Without the system's roots only the listed ones count: the private CA's server is refused
+  /// when only another CA is listed, and that CA's server is accepted.
+  @Test func withoutSystemRootsOnlyTheListedRootsAreTrusted() async throws {
+    let server = try TLSFixtures.Server(fixtures, certificate: "server")
+    let foreign = try TLSFixtures.Server(fixtures, certificate: "foreign")
+    func otherCAOnly(_ settings: inout TLSSettings) {
+      settings.trustsSystemRoots = false
+      settings.additionalTrustRoots = [fixtures.file("other-ca.pem")]
+    }
+    expectRefused(await fetch(server.url(), otherCAOnly), .serverCertificateHasUnknownRoot)
+    #expect(await fetch(foreign.url(), otherCAOnly).1.error == nil)
+  }
+
+  @Test func aPinnedKeyMustMatch() async throws {
+    let server = try TLSFixtures.Server(fixtures, certificate: "server")
+    let pin = fixtures.serverPin
+    let matching = await fetch(server.url()) {
+      trustingCA(&$0)
+      $0.pinnedPublicKeys = ["sha256//" + Data(repeating: 1, count: 32).base64EncodedString(), pin]
+    }
+    #expect(matching.1.error == nil, "\(String(describing: matching.1.error))")
+    let other = await fetch(server.url()) {
+      trustingCA(&$0)
+      $0.pinnedPublicKeys = ["sha256//" + Data(repeating: 1, count: 32).base64EncodedString()]
+    }
+    expectRefused(other, .serverCertificateUntrusted)
+  }
+
+  @Test func mutualTLS() async throws {
+    let server = try TLSFixtures.Server(
+      fixtures, certificate: "server", extraArguments: ["-Verify", "1", "-CAfile", "ca2.pem"])
+    expectRefused(await fetch(server.url(), trustingCA), .clientCertificateRequired)
+    let plain = await fetch(server.url()) {
+      trustingCA(&$0)
+      $0.clientCertificate = fixtures.file("client.pem")
+      $0.clientKey = fixtures.file("client.key")
+    }
+    #expect(plain.1.error == nil, "\(String(describing: plain.1.error))")
+    let encrypted = await fetch(server.url()) {
+      trustingCA(&$0)
+      $0.clientCertificate = fixtures.file("client.pem")
+      $0.clientKey = fixtures.file("client-encrypted.key")
+      $0.clientKeyPassword = TLSFixtures.clientKeyPassword
+    }
+    #expect(encrypted.1.error == nil, "\(String(describing: encrypted.1.error))")
+  }
+
+  /// A wrong key password, or a key that is not the certificate's, is a settings error, found
+  /// before any request is sent; the password appears nowhere in it.
+  @Test func aKeyThatCannotBeUsedIsASettingsError() async throws {
+    let server = try TLSFixtures.Server(fixtures, certificate: "server")
+    let wrongPassword = await fetch(server.url()) {
+      trustingCA(&$0)
+      $0.clientCertificate = fixtures.file("client.pem")
+      $0.clientKey = fixtures.file("client-encrypted.key")
+      $0.clientKeyPassword = "wrong-password"
+    }
+    let mismatched = await fetch(server.url()) {
+      trustingCA(&$0)
+      $0.clientCertificate = fixtures.file("client.pem")
+      $0.clientKey = fixtures.file("server.key")
+    }
+    for (_, result) in [wrongPassword, mismatched] {
+      guard case .invalidTLSSettings(let text)? = result.fetcherError else {
+        Issue.record("\(String(describing: result.error))")
+        continue
+      }
+      #expect(text.contains("client") && !text.contains("wrong-password"), "\(text)")
+    }
+  }
+
+  @Test func aMinimumVersionAboveTheServersFails() async throws {
+    let server = try TLSFixtures.Server(fixtures, certificate: "server", extraArguments: ["-tls1_2"])
+    #expect(await fetch(server.url(), trustingCA).1.error == nil)
+    expectRefused(
+      await fetch(server.url()) {
+        trustingCA(&$0)
+        $0.minimumVersion = .tls13
+      }, .secureConnectionFailed)
+  }
+}
