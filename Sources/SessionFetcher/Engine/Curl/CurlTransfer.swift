@@ -109,8 +109,9 @@
         // "Name;" is how libcurl sends a header with an empty value ("Name:" would remove it).
         appendHeader(value.isEmpty ? "\(name);" : "\(name): \(value)")
       }
-      // An empty Expect removes libcurl's `Expect: 100-continue` (a round trip per upload).
-      appendHeader("Expect:")
+      // An empty Expect removes libcurl's `Expect: 100-continue` (a round trip per upload), unless
+      // the request asks for one itself.
+      if request.value(forHTTPHeaderField: "Expect") == nil { appendHeader("Expect:") }
       if let credential {
         if credential.isProxy {
           setString(CCURLOPT_PROXYUSERNAME, credential.user)
