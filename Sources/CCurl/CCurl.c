@@ -94,10 +94,13 @@ static void fail(const char *format, const char *detail) {
   load_result = -1;
 }
 
-static int resolve(void *library, void **slot, const char *name) {
+static int resolve(void *library, const char *path, void **slot, const char *name) {
   *slot = dlsym(library, name);
   if (*slot == NULL) {
-    fail("libcurl.so.4 has no symbol %s: the libcurl engine needs 7.68.0 or later", name);
+    char message[400];
+    snprintf(message, sizeof message, "%s has no symbol %s: the libcurl engine needs libcurl 7.68.0 or later",
+             path, name);
+    fail("%s", message);
     return -1;
   }
   return 0;
@@ -115,7 +118,7 @@ static void load(void) {
     return;
   }
 #define RESOLVE(field, name)                                \
-  if (resolve(library, (void **)&curl.field, name) != 0) { \
+  if (resolve(library, path, (void **)&curl.field, name) != 0) { \
     return;                                                 \
   }
   RESOLVE(global_init, "curl_global_init")

@@ -67,7 +67,12 @@
       ccurl_easy_setopt_long(easy, CCURLOPT_BUFFERSIZE, Self.receiveBufferSize)
       ccurl_easy_setopt_long(easy, CCURLOPT_UPLOAD_BUFFERSIZE, Self.sendBufferSize)
       ccurl_easy_setopt_long(easy, CCURLOPT_HTTP_VERSION, Int(CCURL_HTTP_VERSION_2TLS))
-      ccurl_easy_setopt_long(easy, CCURLOPT_PIPEWAIT, 1)
+      if scheme == "https" {
+        // Wait for a connection being made rather than open another, in case it multiplexes (HTTP/2
+        // by ALPN). Never for plain http: libcurl would wait there too (HTTP_VERSION 2TLS counts as
+        // wanting HTTP/2), serializing requests that 16 HTTP/1.1 connections would run at once.
+        ccurl_easy_setopt_long(easy, CCURLOPT_PIPEWAIT, 1)
+      }
       if let proxy = options.proxyURL(forScheme: scheme) {
         setString(CCURLOPT_PROXY, proxy)
       }
