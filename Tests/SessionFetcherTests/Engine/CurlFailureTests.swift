@@ -63,3 +63,27 @@
     }
   }
 #endif
+
+#if canImport(FoundationNetworking)
+  import FetcherTesting
+  import Foundation
+  import SessionFetcher
+  import Testing
+
+  @Suite("Curl engine: oversized heads")
+  struct CurlOversizedHeadTests {
+    @Test func endlessHeaderBlockFailsOnceWithoutAResponse() throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      server.route("/huge-head") { _ in
+        TestResponse(headers: (0..<40).map { ("X-Filler-\($0)", String(repeating: "h", count: 8_000)) })
+      }
+      let engine = try makeCurlEngine()
+      let (record, _) = try curlExchange(engine, URLRequest(url: server.url("/huge-head")))
+      #expect(record.completions.count == 1)
+      let error = try #require(record.completions.first! as? URLError)
+      #expect(error.code == .cannotParseResponse, "\(error.userInfo)")
+      #expect(record.response == nil)
+    }
+  }
+#endif

@@ -46,6 +46,10 @@ package enum CurlErrorMapping {
     case 5, 6: return .cannotFindHost
     case 7: return .cannotConnectToHost
     case 8: return .badServerResponse
+    case 56 where curlMessage.contains("Too large response header"):
+      // libcurl's cap on a head (300 KiB): an endless header block, not a lost connection (which a
+      // fetcher would retry).
+      return .cannotParseResponse
     case 16, 18, 52, 55, 56, 92: return .networkConnectionLost
     case 26: return bodyIsFile ? .cannotOpenFile : .requestBodyStreamExhausted
     // Out of memory: in practice a header block too large to hold.

@@ -9,12 +9,12 @@ import Foundation
 ///
 /// created → running → completed; `cancel` and `suspend` are flags on top. The completion is taken
 /// exactly once: ``complete(curlCode:metrics:)`` hands the handler out the first time only.
-struct CurlTaskState {
-  enum Phase: String {
+package struct CurlTaskState {
+  package enum Phase: String {
     case created, running, completed
   }
 
-  enum ResumeAction: Equatable {
+  package enum ResumeAction: Equatable {
     /// Nothing to do (already running, or over).
     case none
     /// Hand the transfer to the loop.
@@ -23,25 +23,27 @@ struct CurlTaskState {
     case unpause
   }
 
-  private(set) var phase = Phase.created
-  private(set) var isCancelled = false
-  private(set) var isSuspended = false
-  private(set) var handler: (any SessionTaskHandler)?
-  var response: URLResponse?
-  var bytesSent: Int64 = 0
-  var bytesReceived: Int64 = 0
-  private(set) var curlCode: Int32?
-  private(set) var metrics: TransferMetrics?
+  package private(set) var phase = Phase.created
+  package private(set) var isCancelled = false
+  package private(set) var isSuspended = false
+  package private(set) var handler: (any SessionTaskHandler)?
+  package var response: URLResponse?
+  package var bytesSent: Int64 = 0
+  package var bytesReceived: Int64 = 0
+  package private(set) var curlCode: Int32?
+  package private(set) var metrics: TransferMetrics?
 
-  init(handler: any SessionTaskHandler) {
+  package init(handler: any SessionTaskHandler) {
     self.handler = handler
   }
 
-  mutating func resume() -> ResumeAction {
+  package mutating func resume() -> ResumeAction {
     switch phase {
     case .created:
       guard !isCancelled else { return .none }
       phase = .running
+      // A suspend before the start has nothing to hold back.
+      isSuspended = false
       return .start
     case .running:
       guard isSuspended else { return .none }
@@ -53,21 +55,21 @@ struct CurlTaskState {
   }
 
   /// Whether the loop must pause the transfer.
-  mutating func suspend() -> Bool {
+  package mutating func suspend() -> Bool {
     guard phase != .completed, !isSuspended else { return false }
     isSuspended = true
     return phase == .running
   }
 
   /// Whether the loop must end the transfer (false when it is over or being ended already).
-  mutating func cancel() -> Bool {
+  package mutating func cancel() -> Bool {
     guard phase != .completed, !isCancelled else { return false }
     isCancelled = true
     return true
   }
 
   /// Ends the task; returns the handler to tell, the first time only.
-  mutating func complete(curlCode: Int32?, metrics: TransferMetrics?) -> (any SessionTaskHandler)? {
+  package mutating func complete(curlCode: Int32?, metrics: TransferMetrics?) -> (any SessionTaskHandler)? {
     guard phase != .completed else { return nil }
     phase = .completed
     self.curlCode = curlCode
