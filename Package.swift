@@ -17,7 +17,9 @@ let package = Package(
     .library(name: "SessionUploadFetcher", targets: ["SessionUploadFetcher"]),
   ],
   targets: [
-    .target(name: "SessionFetcher", swiftSettings: strictSettings),
+    .target(name: "SessionFetcher", dependencies: ["CCurl"], swiftSettings: strictSettings),
+    // The libcurl engine's bridge: loads libcurl.so.4 at run time (dlopen), no curl headers needed.
+    .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
     .target(
       name: "FetcherService", dependencies: ["SessionFetcher", "MIMEDocument"], swiftSettings: strictSettings),
     .target(name: "MIMEDocument", swiftSettings: strictSettings),

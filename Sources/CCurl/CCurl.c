@@ -1,0 +1,289 @@
+// CCurl: loads libcurl.so.4 at run time and forwards to it. See include/CCurl.h.
+
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE  // pthread_setname_np
+#endif
+
+#include "CCurl.h"
+
+#if defined(__linux__)
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The first fields of curl_version_info_data (curl.h), the only ones read.
+struct ccurl_version_info_prefix {
+  int age;
+  const char *version;
+  unsigned int version_num;
+};
+
+// CURLMsg (multi.h).
+struct ccurl_msg {
+  int msg;
+  CURL *easy_handle;
+  union {
+    void *whatever;
+    int result;
+  } data;
+};
+
+// libcurl's prototypes. The variadic ones (setopt, getinfo) are called with exactly one argument
+// of the type the option documents, as C callers of libcurl do.
+typedef int (*global_init_fn)(long flags);
+typedef struct ccurl_version_info_prefix *(*version_info_fn)(int age);
+typedef CURL *(*easy_init_fn)(void);
+typedef void (*easy_cleanup_fn)(CURL *);
+typedef int (*easy_setopt_fn)(CURL *, int, ...);
+typedef int (*easy_getinfo_fn)(CURL *, int, ...);
+typedef int (*easy_pause_fn)(CURL *, int);
+typedef const char *(*easy_strerror_fn)(int);
+typedef CURLM *(*multi_init_fn)(void);
+typedef int (*multi_cleanup_fn)(CURLM *);
+typedef int (*multi_setopt_fn)(CURLM *, int, ...);
+typedef int (*multi_handle_fn)(CURLM *, CURL *);
+typedef int (*multi_perform_fn)(CURLM *, int *);
+typedef int (*multi_poll_fn)(CURLM *, void *extra_fds, unsigned int extra_nfds, int timeout_ms, int *ret);
+typedef int (*multi_wakeup_fn)(CURLM *);
+typedef struct ccurl_msg *(*multi_info_read_fn)(CURLM *, int *);
+typedef struct curl_slist *(*slist_append_fn)(struct curl_slist *, const char *);
+typedef void (*slist_free_all_fn)(struct curl_slist *);
+
+static struct {
+  global_init_fn global_init;
+  version_info_fn version_info;
+  easy_init_fn easy_init;
+  easy_cleanup_fn easy_cleanup;
+  easy_setopt_fn easy_setopt;
+  easy_getinfo_fn easy_getinfo;
+  easy_pause_fn easy_pause;
+  easy_strerror_fn easy_strerror;
+  multi_init_fn multi_init;
+  multi_cleanup_fn multi_cleanup;
+  multi_setopt_fn multi_setopt;
+  multi_handle_fn multi_add_handle;
+  multi_handle_fn multi_remove_handle;
+  multi_perform_fn multi_perform;
+  multi_poll_fn multi_poll;
+  multi_wakeup_fn multi_wakeup;
+  multi_info_read_fn multi_info_read;
+  slist_append_fn slist_append;
+  slist_free_all_fn slist_free_all;
+} curl;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int load_result = -1;
+static char reason_buffer[512];
+static const char *unavailable_reason = NULL;
+static const char *loaded_version = NULL;
+static unsigned int loaded_version_number = 0;
+
+// 7.68.0: the first libcurl with curl_multi_wakeup.
+#define CCURL_MINIMUM_VERSION 0x074400
+// CURL_GLOBAL_ALL (CURL_GLOBAL_SSL | CURL_GLOBAL_WIN32).
+#define CCURL_GLOBAL_ALL 3
+// CURLVERSION_FOURTH: any age works for the three fields read; 3 exists since 7.16.1.
+#define CCURL_VERSION_AGE 3
+
+static void fail(const char *format, const char *detail) {
+  snprintf(reason_buffer, sizeof reason_buffer, format, detail);
+  unavailable_reason = reason_buffer;
+  load_result = -1;
+}
+
+static int resolve(void *library, const char *path, void **slot, const char *name) {
+  *slot = dlsym(library, name);
+  if (*slot == NULL) {
+    char message[400];
+    snprintf(message, sizeof message, "%s has no symbol %s: the libcurl engine needs libcurl 7.68.0 or later",
+             path, name);
+    fail("%s", message);
+    return -1;
+  }
+  return 0;
+}
+
+static void load(void) {
+  const char *override = getenv("SESSIONFETCHER_LIBCURL_PATH");
+  const char *path = (override != NULL && override[0] != '\0') ? override : "libcurl.so.4";
+  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == NULL) {
+    const char *error = dlerror();
+    char message[400];
+    snprintf(message, sizeof message, "%s could not be loaded: %s", path, error ? error : "unknown error");
+    fail("%s", message);
+    return;
+  }
+#define RESOLVE(field, name)                                \
+  if (resolve(library, path, (void **)&curl.field, name) != 0) { \
+    return;                                                 \
+  }
+  RESOLVE(global_init, "curl_global_init")
+  RESOLVE(version_info, "curl_version_info")
+  RESOLVE(easy_init, "curl_easy_init")
+  RESOLVE(easy_cleanup, "curl_easy_cleanup")
+  RESOLVE(easy_setopt, "curl_easy_setopt")
+  RESOLVE(easy_getinfo, "curl_easy_getinfo")
+  RESOLVE(easy_pause, "curl_easy_pause")
+  RESOLVE(easy_strerror, "curl_easy_strerror")
+  RESOLVE(multi_init, "curl_multi_init")
+  RESOLVE(multi_cleanup, "curl_multi_cleanup")
+  RESOLVE(multi_setopt, "curl_multi_setopt")
+  RESOLVE(multi_add_handle, "curl_multi_add_handle")
+  RESOLVE(multi_remove_handle, "curl_multi_remove_handle")
+  RESOLVE(multi_perform, "curl_multi_perform")
+  RESOLVE(multi_poll, "curl_multi_poll")
+  RESOLVE(multi_wakeup, "curl_multi_wakeup")
+  RESOLVE(multi_info_read, "curl_multi_info_read")
+  RESOLVE(slist_append, "curl_slist_append")
+  RESOLVE(slist_free_all, "curl_slist_free_all")
+#undef RESOLVE
+  struct ccurl_version_info_prefix *info = curl.version_info(CCURL_VERSION_AGE);
+  if (info == NULL || info->version == NULL) {
+    fail("%s", "libcurl.so.4 did not report its version");
+    return;
+  }
+  if (info->version_num < CCURL_MINIMUM_VERSION) {
+    fail("libcurl %s is too old: the libcurl engine needs 7.68.0 or later", info->version);
+    return;
+  }
+  // FoundationNetworking may have initialized libcurl already; the calls are counted, and this one
+  // is never undone (the library stays loaded for the life of the process).
+  int code = curl.global_init(CCURL_GLOBAL_ALL);
+  if (code != CCURLE_OK) {
+    char number[16];
+    snprintf(number, sizeof number, "%d", code);
+    fail("curl_global_init failed with CURLcode %s", number);
+    return;
+  }
+  loaded_version = info->version;
+  loaded_version_number = info->version_num;
+  unavailable_reason = NULL;
+  load_result = 0;
+}
+
+int ccurl_load(void) {
+  pthread_once(&load_once, load);
+  return load_result;
+}
+
+const char *ccurl_unavailable_reason(void) { return unavailable_reason; }
+const char *ccurl_version(void) { return loaded_version; }
+unsigned int ccurl_version_number(void) { return loaded_version_number; }
+
+void ccurl_set_thread_name(const char *name) {
+  char truncated[16];
+  snprintf(truncated, sizeof truncated, "%s", name);
+  pthread_setname_np(pthread_self(), truncated);
+}
+
+CURL *ccurl_easy_init(void) { return curl.easy_init(); }
+void ccurl_easy_cleanup(CURL *easy) { curl.easy_cleanup(easy); }
+int ccurl_easy_setopt_long(CURL *easy, int option, long value) { return curl.easy_setopt(easy, option, value); }
+int ccurl_easy_setopt_ptr(CURL *easy, int option, void *value) { return curl.easy_setopt(easy, option, value); }
+int ccurl_easy_setopt_off(CURL *easy, int option, ccurl_off_t value) {
+  return curl.easy_setopt(easy, option, value);
+}
+int ccurl_easy_setopt_slist(CURL *easy, int option, struct curl_slist *list) {
+  return curl.easy_setopt(easy, option, list);
+}
+int ccurl_easy_setopt_write_function(CURL *easy, int option, ccurl_write_callback callback) {
+  return curl.easy_setopt(easy, option, callback);
+}
+int ccurl_easy_setopt_read_function(CURL *easy, int option, ccurl_read_callback callback) {
+  return curl.easy_setopt(easy, option, callback);
+}
+int ccurl_easy_setopt_seek_function(CURL *easy, int option, ccurl_seek_callback callback) {
+  return curl.easy_setopt(easy, option, callback);
+}
+int ccurl_easy_setopt_xferinfo_function(CURL *easy, int option, ccurl_xferinfo_callback callback) {
+  return curl.easy_setopt(easy, option, callback);
+}
+int ccurl_easy_getinfo_long(CURL *easy, int info, long *value) { return curl.easy_getinfo(easy, info, value); }
+int ccurl_easy_getinfo_off(CURL *easy, int info, ccurl_off_t *value) {
+  return curl.easy_getinfo(easy, info, value);
+}
+int ccurl_easy_getinfo_ptr(CURL *easy, int info, void **value) {
+  char *pointer = NULL;
+  int code = curl.easy_getinfo(easy, info, &pointer);
+  *value = pointer;
+  return code;
+}
+int ccurl_easy_getinfo_string(CURL *easy, int info, const char **value) {
+  char *string = NULL;
+  int code = curl.easy_getinfo(easy, info, &string);
+  *value = string;
+  return code;
+}
+int ccurl_easy_pause(CURL *easy, int bitmask) { return curl.easy_pause(easy, bitmask); }
+const char *ccurl_easy_strerror(int code) {
+  if (load_result != 0) return "libcurl is not loaded";
+  return curl.easy_strerror(code);
+}
+
+CURLM *ccurl_multi_init(void) { return curl.multi_init(); }
+int ccurl_multi_cleanup(CURLM *multi) { return curl.multi_cleanup(multi); }
+int ccurl_multi_setopt_long(CURLM *multi, int option, long value) { return curl.multi_setopt(multi, option, value); }
+int ccurl_multi_add_handle(CURLM *multi, CURL *easy) { return curl.multi_add_handle(multi, easy); }
+int ccurl_multi_remove_handle(CURLM *multi, CURL *easy) { return curl.multi_remove_handle(multi, easy); }
+int ccurl_multi_perform(CURLM *multi, int *running_handles) { return curl.multi_perform(multi, running_handles); }
+int ccurl_multi_poll(CURLM *multi, int timeout_ms, int *numfds) {
+  return curl.multi_poll(multi, NULL, 0, timeout_ms, numfds);
+}
+int ccurl_multi_wakeup(CURLM *multi) { return curl.multi_wakeup(multi); }
+int ccurl_multi_info_read(CURLM *multi, CURL **easy, int *result, int *messages_left) {
+  struct ccurl_msg *message = curl.multi_info_read(multi, messages_left);
+  if (message == NULL) {
+    *easy = NULL;
+    *result = 0;
+    return CCURLMSG_NONE;
+  }
+  *easy = message->easy_handle;
+  *result = message->msg == CCURLMSG_DONE ? message->data.result : 0;
+  return message->msg;
+}
+
+struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *string) {
+  return curl.slist_append(list, string);
+}
+void ccurl_slist_free_all(struct curl_slist *list) { curl.slist_free_all(list); }
+
+#else  // not Linux: the engine is unavailable, every entry point is inert.
+
+int ccurl_load(void) { return -1; }
+const char *ccurl_unavailable_reason(void) { return "the libcurl engine is unavailable on this platform"; }
+const char *ccurl_version(void) { return 0; }
+unsigned int ccurl_version_number(void) { return 0; }
+void ccurl_set_thread_name(const char *name) { (void)name; }
+CURL *ccurl_easy_init(void) { return 0; }
+void ccurl_easy_cleanup(CURL *easy) { (void)easy; }
+int ccurl_easy_setopt_long(CURL *easy, int option, long value) { (void)easy; (void)option; (void)value; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_setopt_ptr(CURL *easy, int option, void *value) { (void)easy; (void)option; (void)value; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_setopt_off(CURL *easy, int option, ccurl_off_t value) { (void)easy; (void)option; (void)value; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_setopt_slist(CURL *easy, int option, struct curl_slist *list) { (void)easy; (void)option; (void)list; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_setopt_write_function(CURL *easy, int option, ccurl_write_callback callback) { (void)easy; (void)option; (void)callback; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_setopt_read_function(CURL *easy, int option, ccurl_read_callback callback) { (void)easy; (void)option; (void)callback; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_setopt_seek_function(CURL *easy, int option, ccurl_seek_callback callback) { (void)easy; (void)option; (void)callback; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_setopt_xferinfo_function(CURL *easy, int option, ccurl_xferinfo_callback callback) { (void)easy; (void)option; (void)callback; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_getinfo_long(CURL *easy, int info, long *value) { (void)easy; (void)info; *value = 0; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_getinfo_off(CURL *easy, int info, ccurl_off_t *value) { (void)easy; (void)info; *value = 0; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_getinfo_ptr(CURL *easy, int info, void **value) { (void)easy; (void)info; *value = 0; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_getinfo_string(CURL *easy, int info, const char **value) { (void)easy; (void)info; *value = 0; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_pause(CURL *easy, int bitmask) { (void)easy; (void)bitmask; return CCURLE_NOT_BUILT_IN; }
+const char *ccurl_easy_strerror(int code) { (void)code; return "libcurl is unavailable on this platform"; }
+CURLM *ccurl_multi_init(void) { return 0; }
+int ccurl_multi_cleanup(CURLM *multi) { (void)multi; return 0; }
+int ccurl_multi_setopt_long(CURLM *multi, int option, long value) { (void)multi; (void)option; (void)value; return 0; }
+int ccurl_multi_add_handle(CURLM *multi, CURL *easy) { (void)multi; (void)easy; return 0; }
+int ccurl_multi_remove_handle(CURLM *multi, CURL *easy) { (void)multi; (void)easy; return 0; }
+int ccurl_multi_perform(CURLM *multi, int *running_handles) { (void)multi; *running_handles = 0; return 0; }
+int ccurl_multi_poll(CURLM *multi, int timeout_ms, int *numfds) { (void)multi; (void)timeout_ms; *numfds = 0; return 0; }
+int ccurl_multi_wakeup(CURLM *multi) { (void)multi; return 0; }
+int ccurl_multi_info_read(CURLM *multi, CURL **easy, int *result, int *messages_left) { (void)multi; *easy = 0; *result = 0; *messages_left = 0; return CCURLMSG_NONE; }
+struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *string) { (void)list; (void)string; return 0; }
+void ccurl_slist_free_all(struct curl_slist *list) { (void)list; }
+
+#endif

@@ -1,0 +1,95 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+
+  /// An engine that moves HTTP exchanges with libcurl's multi interface, driven directly: one
+  /// event-loop thread per engine, a connection cache shared by its transfers, HTTP/2 over TLS where
+  /// the server offers it, real backpressure and phase timings.
+  ///
+  /// libcurl never follows redirects, keeps cookies or answers authentication here: the handler of
+  /// each task decides, as on URLSession.
+  ///
+  /// ```swift
+  /// let engine = try CurlEngine(configuration: .ephemeral)
+  /// let task = engine.makeTask(request: URLRequest(url: url), body: .none, handler: handler)
+  /// task?.resume()
+  /// ```
+  ///
+  /// Thread safety: every member may be called from any thread. Releasing the engine invalidates it
+  /// as ``finishTasksAndInvalidate()`` does: transfers already started run to their end, then the
+  /// loop thread exits.
+  package final class CurlEngine: Sendable {
+    private let loop: CurlLoop
+
+    /// Makes an engine with `configuration`'s per-host connection cap and proxy dictionary.
+    ///
+    /// - Throws: ``CurlEngineError/unavailable(_:)`` when libcurl cannot be used (missing, too old).
+    package init(configuration: URLSessionConfiguration) throws {
+      if let reason = CurlLibrary.unavailableReason { throw CurlEngineError.unavailable(reason) }
+      loop = CurlLoop(options: CurlEngineOptions(configuration: configuration))
+    }
+
+    deinit {
+      loop.send(.invalidate(cancellingTransfers: false))
+    }
+
+    /// A task for one exchange, not started until its `resume()`; nil once the engine is invalidated.
+    ///
+    /// The engine keeps `handler` until the task completes.
+    package func makeTask(request: URLRequest, body: EngineBody, handler: any SessionTaskHandler) -> CurlTask?
+    {
+      loop.makeTask(request: request, body: body, handler: handler)
+    }
+
+    /// No new tasks; running transfers finish, then the loop thread exits. A task made earlier but
+    /// resumed after the loop ended completes with `URLError(.cancelled)`.
+    package func finishTasksAndInvalidate() {
+      loop.send(.invalidate(cancellingTransfers: false))
+    }
+
+    /// No new tasks; every running transfer is cancelled, then the loop thread exits.
+    package func invalidateAndCancel() {
+      loop.send(.invalidate(cancellingTransfers: true))
+    }
+
+    /// Whether the engine takes no more tasks.
+    package var isInvalidated: Bool { loop.isInvalidated }
+
+    /// The transfers (easy handles) currently on libcurl, for leak tests.
+    package var runningTransferCount: Int { loop.attachedCount }
+
+    /// The engines' loop threads alive in the process, for leak tests.
+    package static var liveLoopCount: Int { CurlLoop.liveLoopCount }
+
+    /// The loop threads' name as `/proc/self/task/*/comm` shows it.
+    package static var loopThreadSystemName: String { CurlLoop.systemThreadName }
+  }
+#else
+  /// The libcurl engine does not exist on this platform: making one always throws.
+  package final class CurlEngine: Sendable {
+    package init(configuration: URLSessionConfiguration) throws {
+      throw CurlEngineError.unavailable(CurlLibrary.unavailableReason ?? "unavailable")
+    }
+    package func makeTask(request: URLRequest, body: EngineBody, handler: any SessionTaskHandler) -> CurlTask?
+    {
+      nil
+    }
+    package func finishTasksAndInvalidate() {}
+    package func invalidateAndCancel() {}
+    package var isInvalidated: Bool { true }
+    package var runningTransferCount: Int { 0 }
+    package static var liveLoopCount: Int { 0 }
+  }
+
+  /// Never made on this platform (see ``CurlEngine``).
+  package final class CurlTask: EngineTask {
+    private init() {}
+    package func resume() {}
+    package func suspend() {}
+    package func cancel() {}
+    package var response: URLResponse? { nil }
+    package var metrics: TransferMetrics? { nil }
+    package var diagnosticSummary: String { "unavailable" }
+  }
+#endif

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Turns a libcurl result (`CURLcode`) into the `URLError` Apple platforms report for the same
+/// failure, so that the fetcher's retry and error handling see the same errors on every engine.
+///
+/// A pure function of its inputs, tested table by table in `CurlErrorMappingTests`.
+package enum CurlErrorMapping {
+  /// The `userInfo` key holding the `CURLcode` (an `Int`) of an error made by the libcurl engine.
+  package static let curlCodeKey = "SessionFetcherCurlCode"
+  /// `NSURLErrorFailingURLStringErrorKey`'s value (the constant is deprecated on Linux).
+  package static let failingURLStringKey = "NSErrorFailingURLStringKey"
+
+  /// The `URLError` for a failed transfer.
+  ///
+  /// - Parameters:
+  ///   - code: the transfer's `CURLcode` (not 0).
+  ///   - curlMessage: libcurl's text for the failure (the transfer's error buffer, else
+  ///     `curl_easy_strerror`); it becomes the error's `localizedDescription`.
+  ///   - url: the request's URL, for `NSURLErrorFailingURLErrorKey` and its string key.
+  ///   - bodyIsFile: whether the request body is read from a file (a read error is then
+  ///     `cannotOpenFile`, URLError having no code for a file that fails while read, rather than
+  ///     `requestBodyStreamExhausted`).
+  package static func urlError(code: Int32, curlMessage: String, url: URL?, bodyIsFile: Bool = false)
+    -> URLError
+  {
+    var userInfo: [String: Any] = [
+      NSLocalizedDescriptionKey: curlMessage,
+      curlCodeKey: Int(code),
+    ]
+    if let url {
+      userInfo[NSURLErrorFailingURLErrorKey] = url
+      userInfo[failingURLStringKey] = url.absoluteString
+    }
+    return URLError(
+      errorCode(code: code, curlMessage: curlMessage, bodyIsFile: bodyIsFile), userInfo: userInfo)
+  }
+
+  /// The `URLError.Code` alone (see ``urlError(code:curlMessage:url:bodyIsFile:)``).
+  package static func errorCode(code: Int32, curlMessage: String, bodyIsFile: Bool = false) -> URLError.Code {
+    switch code {
+    case 1:
+      // libcurl refuses a reply that is not HTTP at all as "HTTP/0.9"; Apple platforms call that a
+      // bad server response, not an unsupported URL.
+      return curlMessage.contains("HTTP/0.9") ? .badServerResponse : .unsupportedURL
+    case 3: return .badURL
+    case 5, 6: return .cannotFindHost
+    case 7: return .cannotConnectToHost
+    case 8: return .badServerResponse
+    case 56 where curlMessage.contains("Too large response header"):
+      // libcurl's cap on a head (300 KiB): an endless header block, not a lost connection (which a
+      // fetcher would retry).
+      return .cannotParseResponse
+    case 16, 18, 52, 55, 56, 92: return .networkConnectionLost
+    case 26: return bodyIsFile ? .cannotOpenFile : .requestBodyStreamExhausted
+    // Out of memory: in practice a header block too large to hold.
+    case 27: return .cannotParseResponse
+    case 28: return .timedOut
+    case 35, 59, 66, 77, 80, 82: return .secureConnectionFailed
+    case 58: return .clientCertificateRejected
+    case 60, 83, 90, 91: return .serverCertificateUntrusted
+    case 42: return .cancelled
+    case 47: return .httpTooManyRedirects
+    case 61: return .cannotDecodeContentData
+    case 63: return .dataLengthExceedsMaximum
+    case 94: return .userAuthenticationRequired
+    default: return .unknown
+    }
+  }
+}

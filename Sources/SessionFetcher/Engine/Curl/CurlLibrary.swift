@@ -1,0 +1,37 @@
+#if canImport(FoundationNetworking)
+  import CCurl
+
+  /// The libcurl the engine uses: the `libcurl.so.4` FoundationNetworking itself links, opened at
+  /// run time (or the file named by the environment variable `SESSIONFETCHER_LIBCURL_PATH`, read once
+  /// at the first use).
+  ///
+  /// Loading happens once per process, on first use of any member, from any thread; the answer never
+  /// changes afterwards.
+  package enum CurlLibrary {
+    /// Why the libcurl engine cannot be used (the library is missing, older than 7.68.0, or lacks a
+    /// function), or nil when it can.
+    package static var unavailableReason: String? {
+      guard ccurl_load() != 0 else { return nil }
+      return ccurl_unavailable_reason().map { String(cString: $0) } ?? "libcurl could not be loaded"
+    }
+
+    /// The loaded libcurl's version, such as `"7.88.1"`, or nil when it is unavailable.
+    package static var version: String? {
+      guard ccurl_load() == 0, let version = ccurl_version() else { return nil }
+      return String(cString: version)
+    }
+
+    /// libcurl's own text for a `CURLcode`.
+    static func describe(code: Int32) -> String {
+      String(cString: ccurl_easy_strerror(code))
+    }
+  }
+#else
+  /// The libcurl engine is not available on this platform.
+  package enum CurlLibrary {
+    /// Always says why: the libcurl engine exists on Linux only.
+    package static var unavailableReason: String? { "the libcurl engine is unavailable on this platform" }
+    /// Always nil.
+    package static var version: String? { nil }
+  }
+#endif

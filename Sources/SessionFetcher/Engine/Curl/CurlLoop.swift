@@ -1,0 +1,260 @@
+#if canImport(FoundationNetworking)
+  import CCurl
+  import Foundation
+
+  /// The event loop of one ``CurlEngine``: one thread running `curl_multi_poll` over one multi handle
+  /// (its connection cache), started with the first transfer, ending once the engine is invalidated
+  /// and its transfers are over.
+  ///
+  /// Every `curl_easy_*` and `curl_multi_*` call happens on that thread. Other threads reach it only
+  /// through ``send(_:)``: a command queued under `control`'s lock, then `curl_multi_wakeup`.
+  ///
+  /// `@unchecked Sendable`: `control` is behind its `Locked` wrapper; `multi` and `attached` are
+  /// confined to the loop thread.
+  final class CurlLoop: @unchecked Sendable {
+    enum Command {
+      case start(CurlTask)
+      case cancel(CurlTask)
+      case pause(CurlTask)
+      case unpause(CurlTask)
+      /// No new tasks; the thread ends when the transfers are over (cancelled first if told).
+      case invalidate(cancellingTransfers: Bool)
+    }
+
+    private enum ThreadState {
+      case notStarted, running, exited
+    }
+
+    private struct Control {
+      var commands: [Command] = []
+      var thread = ThreadState.notStarted
+      /// The multi handle while the loop can be woken (set by the loop thread).
+      var multi: UnsafeMutableRawPointer?
+      var isInvalidated = false
+      var attachedCount = 0
+    }
+
+    let options: CurlEngineOptions
+    private let control = Locked(Control())
+    // Loop thread only.
+    private var attached: [UnsafeMutableRawPointer: CurlTask] = [:]
+
+    /// The loop threads alive in the process, for tests that check none is leaked.
+    static var liveLoopCount: Int { liveLoops.current }
+    private static let liveLoops = Locked(0)
+    /// The loop threads' name as the system shows it (`/proc/self/task/*/comm`, 15 bytes at most).
+    static let systemThreadName = "SFetcher.curl"
+    /// How long `curl_multi_poll` sleeps when nothing happens (a wakeup or a socket ends it sooner).
+    private static let pollTimeoutMilliseconds: Int32 = 5_000
+
+    init(options: CurlEngineOptions) {
+      self.options = options
+    }
+
+    var isInvalidated: Bool { control.withLock { $0.isInvalidated } }
+    var attachedCount: Int { control.withLock { $0.attachedCount } }
+
+    /// A task for `request`, or nil once the loop is invalidated.
+    func makeTask(request: URLRequest, body: EngineBody, handler: any SessionTaskHandler) -> CurlTask? {
+      guard !isInvalidated else { return nil }
+      return CurlTask(request: request, body: body, handler: handler, loop: self)
+    }
+
+    /// Queues `command` for the loop thread and wakes it, starting it first if needed. A command
+    /// for a loop whose thread has ended is answered here: a started or cancelled task completes
+    /// with `URLError(.cancelled)`.
+    func send(_ command: Command) {
+      let accepted = control.withLock { control -> Bool in
+        switch control.thread {
+        case .exited:
+          return false
+        case .notStarted:
+          if case .invalidate = command {
+            control.isInvalidated = true
+            control.thread = .exited
+            return true
+          }
+          control.commands.append(command)
+          control.thread = .running
+          startThread()
+        case .running:
+          if case .invalidate = command { control.isInvalidated = true }
+          control.commands.append(command)
+          if let multi = control.multi { ccurl_multi_wakeup(multi) }
+        }
+        return true
+      }
+      guard !accepted else { return }
+      switch command {
+      case .start(let task), .cancel(let task):
+        task.complete(error: URLError(.cancelled, userInfo: task.failingURLInfo), curlCode: nil, metrics: nil)
+      case .pause, .unpause, .invalidate:
+        break
+      }
+    }
+
+    private func startThread() {
+      let thread = Thread { [self] in run() }
+      thread.name = "SessionFetcher.curl"
+      thread.start()
+    }
+
+    // MARK: - The loop thread
+
+    private func run() {
+      CurlLoop.liveLoops.withLock { $0 += 1 }
+      defer { CurlLoop.liveLoops.withLock { $0 -= 1 } }
+      ccurl_set_thread_name(CurlLoop.systemThreadName)
+      guard let multi = ccurl_multi_init() else {
+        failAll()
+        return
+      }
+      let perHost = options.maximumConnectionsPerHost
+      if perHost > 0 { ccurl_multi_setopt_long(multi, CCURLMOPT_MAX_HOST_CONNECTIONS, perHost) }
+      ccurl_multi_setopt_long(multi, CCURLMOPT_MAXCONNECTS, options.connectionCacheSize)
+      ccurl_multi_setopt_long(multi, CCURLMOPT_PIPELINING, Int(CCURLPIPE_MULTIPLEX))
+      control.withLock { $0.multi = multi }
+
+      var cancelsAll = false
+      while true {
+        let commands = control.withLock { control -> [Command] in
+          defer { control.commands = [] }
+          return control.commands
+        }
+        for command in commands {
+          switch command {
+          case .start(let task): start(task, multi: multi)
+          case .cancel(let task): cancel(task, multi: multi)
+          case .pause(let task): pause(task)
+          case .unpause(let task): unpause(task)
+          case .invalidate(let cancelling): cancelsAll = cancelsAll || cancelling
+          }
+        }
+        if cancelsAll {
+          for task in attached.values { task.cancel() }
+        }
+        let exits = control.withLock { control -> Bool in
+          guard control.isInvalidated, control.commands.isEmpty, attached.isEmpty else { return false }
+          control.thread = .exited
+          control.multi = nil
+          return true
+        }
+        if exits { break }
+        var running: Int32 = 0
+        ccurl_multi_perform(multi, &running)
+        collectFinishedTransfers(multi: multi)
+        var descriptors: Int32 = 0
+        ccurl_multi_poll(multi, CurlLoop.pollTimeoutMilliseconds, &descriptors)
+      }
+      ccurl_multi_cleanup(multi)
+    }
+
+    /// The multi handle could not be made: every queued task fails, and the loop is over.
+    private func failAll() {
+      let commands = control.withLock { control -> [Command] in
+        control.thread = .exited
+        control.isInvalidated = true
+        defer { control.commands = [] }
+        return control.commands
+      }
+      for case .start(let task) in commands {
+        task.complete(error: URLError(.cannotLoadFromNetwork), curlCode: nil, metrics: nil)
+      }
+    }
+
+    private func start(_ task: CurlTask, multi: UnsafeMutableRawPointer) {
+      guard !task.isCancelled else {
+        task.complete(error: URLError(.cancelled, userInfo: task.failingURLInfo), curlCode: nil, metrics: nil)
+        return
+      }
+      attach(task, credential: nil, multi: multi)
+    }
+
+    /// Makes the task's transfer and adds it to the multi handle.
+    ///
+    /// Ownership: the task is retained here, once, as `Unmanaged.passRetained(task)`; that pointer
+    /// is the `CURLOPT_PRIVATE` value and the userdata of every libcurl callback of the transfer,
+    /// which take it unretained. It is released exactly once, in `detach`, right after the easy
+    /// handle leaves the multi handle (completion, cancel or resend), so no callback can run after
+    /// the release.
+    private func attach(
+      _ task: CurlTask, credential: CurlTransfer.Credential?, multi: UnsafeMutableRawPointer
+    ) {
+      let retained = Unmanaged.passRetained(task)
+      let transfer: CurlTransfer
+      do {
+        transfer = try task.makeTransfer(
+          options: options, credential: credential, userdata: retained.toOpaque())
+      } catch {
+        retained.release()
+        task.transfer = nil
+        task.complete(error: error, curlCode: nil, metrics: nil)
+        return
+      }
+      task.transfer = transfer
+      guard ccurl_multi_add_handle(multi, transfer.easy) == CCURLM_OK else {
+        transfer.close()
+        task.transfer = nil
+        retained.release()
+        task.complete(error: URLError(.cannotLoadFromNetwork), curlCode: nil, metrics: nil)
+        return
+      }
+      attached[transfer.easy] = task
+      control.withLock { $0.attachedCount += 1 }
+    }
+
+    /// Takes the task's transfer off the multi handle, frees it and releases the task's retain.
+    private func detach(_ task: CurlTask, multi: UnsafeMutableRawPointer) {
+      guard let transfer = task.transfer, attached.removeValue(forKey: transfer.easy) != nil else { return }
+      ccurl_multi_remove_handle(multi, transfer.easy)
+      task.transfer = nil
+      transfer.close()
+      control.withLock { $0.attachedCount -= 1 }
+      // The one release of attach's passRetained.
+      Unmanaged.passUnretained(task).release()
+    }
+
+    private func cancel(_ task: CurlTask, multi: UnsafeMutableRawPointer) {
+      let metrics = task.transfer.map { TransferMetrics(curlEasyHandle: $0.easy) }
+      detach(task, multi: multi)
+      task.complete(
+        error: URLError(.cancelled, userInfo: task.failingURLInfo), curlCode: nil, metrics: metrics)
+    }
+
+    private func pause(_ task: CurlTask) {
+      guard let transfer = task.transfer, !transfer.isPaused else { return }
+      transfer.isPaused = true
+      ccurl_easy_pause(transfer.easy, CCURLPAUSE_RECV)
+    }
+
+    private func unpause(_ task: CurlTask) {
+      guard let transfer = task.transfer, transfer.isPaused else { return }
+      transfer.isPaused = false
+      // May deliver what libcurl kept, from inside this call.
+      ccurl_easy_pause(transfer.easy, CCURLPAUSE_CONT)
+    }
+
+    private func collectFinishedTransfers(multi: UnsafeMutableRawPointer) {
+      while true {
+        var easy: UnsafeMutableRawPointer?
+        var result: Int32 = 0
+        var remaining: Int32 = 0
+        let kind = ccurl_multi_info_read(multi, &easy, &result, &remaining)
+        guard kind != CCURLMSG_NONE else { return }
+        guard kind == CCURLMSG_DONE, let easy, let task = attached[easy], let transfer = task.transfer else {
+          continue
+        }
+        if let credential = task.takeResend() {
+          detach(task, multi: multi)
+          attach(task, credential: credential, multi: multi)
+          continue
+        }
+        let metrics = TransferMetrics(curlEasyHandle: easy)
+        let error = task.error(curlCode: result, transfer: transfer)
+        let code = result
+        detach(task, multi: multi)
+        task.complete(error: error, curlCode: code, metrics: metrics)
+      }
+    }
+  }
+#endif

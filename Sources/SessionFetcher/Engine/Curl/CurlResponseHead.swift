@@ -1,0 +1,119 @@
+import Foundation
+
+/// One response head (status line and header fields) as libcurl's header callback hands it over,
+/// line by line.
+package struct CurlResponseHead: Sendable, Equatable {
+  /// The status code.
+  package var statusCode: Int
+  /// `"HTTP/1.0"`, `"HTTP/1.1"`, `"HTTP/2"` or `"HTTP/3"`.
+  package var httpVersion: String
+  /// The fields in the order received, names as received.
+  package var fields: [Field]
+
+  /// One header field.
+  package struct Field: Sendable, Equatable {
+    package var name: String
+    package var value: String
+
+    package init(name: String, value: String) {
+      self.name = name
+      self.value = value
+    }
+  }
+
+  package init(statusCode: Int, httpVersion: String, fields: [Field]) {
+    self.statusCode = statusCode
+    self.httpVersion = httpVersion
+    self.fields = fields
+  }
+
+  /// An interim (1xx) head, which libcurl passes on before the final one.
+  package var isInterim: Bool { (100..<200).contains(statusCode) }
+
+  /// The fields as `HTTPURLResponse` takes them, built exactly as FoundationNetworking does
+  /// (`_HTTPURLProtocol._HTTPMessage.headersAsDictionary`): a name repeated with the same spelling
+  /// joins its values with `", "`; names keep the case they were received in.
+  package var headerFields: [String: String] {
+    var result: [String: String] = [:]
+    for field in fields {
+      if let previous = result[field.name] {
+        result[field.name] = previous + ", " + field.value
+      } else {
+        result[field.name] = field.value
+      }
+    }
+    return result
+  }
+
+  /// The first value of a field, the name compared without regard to ASCII case.
+  package func value(named name: String) -> String? {
+    fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value
+  }
+
+  /// The response for `url`.
+  package func response(url: URL) -> HTTPURLResponse? {
+    HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: headerFields)
+  }
+
+  /// The `Location` resolved against `url`, for a 3xx.
+  package func redirectTarget(relativeTo url: URL) -> URL? {
+    guard (300..<400).contains(statusCode), let location = value(named: "Location"), !location.isEmpty else {
+      return nil
+    }
+    return URL(string: location, relativeTo: url)?.absoluteURL
+  }
+}
+
+/// Assembles ``CurlResponseHead``s from the lines of libcurl's header callback (each line with its
+/// `\r\n`, the blank line ending a head). A value type used by one transfer on the loop thread.
+package struct CurlResponseHeadParser {
+  private var statusLine: (code: Int, version: String)?
+  private var fields: [CurlResponseHead.Field] = []
+
+  package init() {}
+
+  /// Takes one line; returns the head it completes (interim or final), or nil.
+  ///
+  /// A line that is not a status line when one is expected is ignored (libcurl only passes lines it
+  /// parsed). Folded continuation lines (starting with a space or tab) extend the previous value.
+  package mutating func consume(line rawLine: String) -> CurlResponseHead? {
+    var line = Substring(rawLine)
+    while let last = line.last, last.isNewline { line = line.dropLast() }
+    guard let status = statusLine else {
+      statusLine = Self.parseStatusLine(line)
+      return nil
+    }
+    if line.isEmpty {
+      let head = CurlResponseHead(statusCode: status.code, httpVersion: status.version, fields: fields)
+      statusLine = nil
+      fields = []
+      return head
+    }
+    if let first = line.first, first == " " || first == "\t" {
+      if !fields.isEmpty {
+        let continuation = line.trimmingCharacters(in: .whitespaces)
+        fields[fields.count - 1].value +=
+          fields[fields.count - 1].value.isEmpty ? continuation : " " + continuation
+      }
+      return nil
+    }
+    guard let colon = line.firstIndex(of: ":") else { return nil }
+    let name = String(line[..<colon])
+    let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    fields.append(CurlResponseHead.Field(name: name, value: value))
+    return nil
+  }
+
+  /// `HTTP/1.1 200 OK`, `HTTP/2 200`, `HTTP/1.0 404 Not Found`.
+  static func parseStatusLine(_ line: Substring) -> (code: Int, version: String)? {
+    let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+    guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let code = Int(parts[1]) else { return nil }
+    let version: String
+    switch parts[0] {
+    case "HTTP/2", "HTTP/2.0": version = "HTTP/2"
+    case "HTTP/3", "HTTP/3.0": version = "HTTP/3"
+    default: version = String(parts[0])
+    }
+    return (code, version)
+  }
+}

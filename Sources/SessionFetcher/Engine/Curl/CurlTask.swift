@@ -1,0 +1,253 @@
+#if canImport(FoundationNetworking)
+  import CCurl
+  import Foundation
+  import FoundationNetworking
+
+  /// One HTTP exchange on a ``CurlEngine``: a request, its response head and body, reported to a
+  /// ``SessionTaskHandler``.
+  ///
+  /// Made by ``CurlEngine/makeTask(request:body:handler:)``, started by ``resume()``. ``resume()``,
+  /// ``suspend()`` and ``cancel()`` may be called from any thread, any number of times, including from
+  /// inside a handler callback; they only change the task's state and queue a command for the
+  /// engine's loop thread. The handler is called on that loop thread, serially, with
+  /// `didCompleteWithError` exactly once and last (from the calling thread only when the engine's
+  /// loop is already gone).
+  ///
+  /// `@unchecked Sendable`: `state` is behind its `Locked` wrapper; every other stored `var` is
+  /// confined to the engine's loop thread (touched only in loop commands and libcurl callbacks).
+  package final class CurlTask: EngineTask, @unchecked Sendable {
+    /// The request as made (a resend to answer a challenge adds only its credential).
+    package let originalRequest: URLRequest
+    private let loop: CurlLoop
+    private let state: Locked<CurlTaskState>
+
+    // Loop thread only.
+    private let body: EngineBody
+    /// The transfer on libcurl, while one runs.
+    var transfer: CurlTransfer?
+    /// How many times the request was sent again with a credential.
+    private var challengeResends = 0
+
+    init(request: URLRequest, body: EngineBody, handler: any SessionTaskHandler, loop: CurlLoop) {
+      originalRequest = request
+      self.body = body
+      self.loop = loop
+      state = Locked(CurlTaskState(handler: handler))
+    }
+
+    // MARK: EngineTask
+
+    package func resume() {
+      switch state.withLock({ $0.resume() }) {
+      case .none: break
+      case .start: loop.send(.start(self))
+      case .unpause: loop.send(.unpause(self))
+      }
+    }
+
+    package func suspend() {
+      if state.withLock({ $0.suspend() }) { loop.send(.pause(self)) }
+    }
+
+    package func cancel() {
+      if state.withLock({ $0.cancel() }) { loop.send(.cancel(self)) }
+    }
+
+    package var response: URLResponse? { state.withLock { $0.response } }
+
+    /// What libcurl measured of the exchange; set before the handler's `didCompleteWithError`, nil
+    /// when no transfer ran.
+    package var metrics: TransferMetrics? { state.withLock { $0.metrics } }
+
+    package var diagnosticSummary: String {
+      state.withLock { state in
+        "curl \(state.phase.rawValue)\(state.isCancelled ? " cancelled" : "")"
+          + "\(state.isSuspended ? " suspended" : "") sent \(state.bytesSent), received \(state.bytesReceived), "
+          + "response \((state.response as? HTTPURLResponse)?.statusCode ?? -1), "
+          + "curl code \(state.curlCode.map(String.init) ?? "none")"
+      }
+    }
+
+    // MARK: Loop thread
+
+    var isCancelled: Bool { state.withLock { $0.isCancelled } }
+
+    /// Makes the transfer of the first request (or of a resend with `credential`).
+    func makeTransfer(
+      options: CurlEngineOptions, credential: CurlTransfer.Credential?, userdata: UnsafeMutableRawPointer
+    ) throws(URLError) -> CurlTransfer {
+      let source: CurlBodySource?
+      switch body {
+      case .none:
+        source = nil
+      case .data(let data):
+        source = CurlBodySource(data: data)
+      case .file(let url):
+        source = try CurlBodySource(fileURL: url)
+      case .stream(let stream):
+        if challengeResends == 0 {
+          source = CurlBodySource(stream: stream)
+        } else if let fresh = state.withLock({ $0.handler })?.taskNeedsNewBodyStream(self) {
+          source = CurlBodySource(stream: fresh)
+        } else {
+          throw URLError(.requestBodyStreamExhausted)
+        }
+      }
+      return try CurlTransfer(
+        request: originalRequest, body: source, options: options, credential: credential, userdata: userdata)
+    }
+
+    /// Ends the task with `error` (the handler's last call), recording `curlCode` and `metrics` first.
+    func complete(error: (any Error)?, curlCode: Int32?, metrics: TransferMetrics?) {
+      let handler = state.withLock { $0.complete(curlCode: curlCode, metrics: metrics) }
+      handler?.task(self, didCompleteWithError: error)
+    }
+
+    /// The error of a transfer libcurl ended with `code`.
+    func error(curlCode code: Int32, transfer: CurlTransfer) -> (any Error)? {
+      if isCancelled { return URLError(.cancelled, userInfo: failingURLInfo) }
+      if let failure = transfer.body?.failure { return failure }
+      guard code != CCURLE_OK else { return nil }
+      return CurlErrorMapping.urlError(
+        code: code, curlMessage: transfer.errorMessage(code: code), url: originalRequest.url,
+        bodyIsFile: transfer.body?.isFile ?? false)
+    }
+
+    var failingURLInfo: [String: Any] {
+      guard let url = originalRequest.url else { return [:] }
+      return [NSURLErrorFailingURLErrorKey: url, CurlErrorMapping.failingURLStringKey: url.absoluteString]
+    }
+
+    /// The credential to send the request again with, taken once the challenged transfer ended.
+    func takeResend() -> CurlTransfer.Credential? {
+      guard let resend = transfer?.resend, !isCancelled else { return nil }
+      challengeResends += 1
+      return resend
+    }
+
+    // MARK: libcurl callbacks (loop thread, inside curl_multi_perform or curl_easy_pause)
+
+    /// One header line. Returns `count` to go on, anything else to abort.
+    func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
+      guard let transfer, !isCancelled else { return 0 }
+      guard !transfer.deliveredFinalHead, transfer.resend == nil else { return bytes.count }  // trailers
+      let line = String(decoding: bytes, as: UTF8.self)
+      guard let head = transfer.headParser.consume(line: line), !head.isInterim else { return bytes.count }
+      guard let url = originalRequest.url, let response = head.response(url: url) else { return 0 }
+      let handler = state.withLock { $0.handler }
+      guard let handler else { return 0 }
+      if let challenge = CurlChallenge.make(
+        head: head, response: response, url: url, previousFailureCount: challengeResends)
+      {
+        let (disposition, credential) = handler.task(self, didReceive: challenge.challenge)
+        if disposition == .useCredential, let credential, let user = credential.user, challengeResends < 3 {
+          transfer.resend = CurlTransfer.Credential(
+            user: user, password: credential.password ?? "", isProxy: challenge.isProxy)
+          return bytes.count
+        }
+        if isCancelled { return 0 }
+      }
+      if let target = head.redirectTarget(relativeTo: url) {
+        var redirect = URLRequest(url: target)
+        redirect.httpMethod = originalRequest.httpMethod
+        _ = handler.task(self, willRedirect: response, to: redirect)
+        if isCancelled { return 0 }
+      }
+      transfer.deliveredFinalHead = true
+      state.withLock { $0.response = response }
+      handler.task(self, didReceive: response)
+      return isCancelled ? 0 : bytes.count
+    }
+
+    /// Bytes of the body. Returns `count` when taken, `CCURL_WRITEFUNC_PAUSE` to have libcurl keep
+    /// them until unpaused, anything else to abort.
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+      guard let transfer else { return 0 }
+      // A challenge answered with a credential: its body is not the response.
+      if transfer.resend != nil { return bytes.count }
+      let (handler, isSuspended) = state.withLock { state -> ((any SessionTaskHandler)?, Bool) in
+        guard !state.isCancelled else { return (nil, false) }
+        if state.isSuspended { return (state.handler, true) }
+        state.bytesReceived += Int64(bytes.count)
+        return (state.handler, false)
+      }
+      guard let handler else { return 0 }
+      if isSuspended {
+        // Suspended since the last chunk (often from inside that chunk's callback): libcurl keeps
+        // this one, undelivered, and stops reading until resumed.
+        transfer.isPaused = true
+        return Int(CCURL_WRITEFUNC_PAUSE)
+      }
+      handler.task(self, didReceive: Data(bytes))
+      // Consumed even when the handler suspended meanwhile; cancelled is another matter.
+      return isCancelled ? 0 : bytes.count
+    }
+
+    /// Fills `buffer` with the next bytes of the request body.
+    func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
+      guard let transfer, !isCancelled else { return Int(CCURL_READFUNC_ABORT) }
+      guard let body = transfer.body else { return 0 }
+      return body.read(into: buffer, capacity: capacity) ?? Int(CCURL_READFUNC_ABORT)
+    }
+
+    /// Rewinds the request body, for libcurl to send it again (a kept-alive connection that closed).
+    func seekBody(offset: Int64, origin: Int32) -> Int32 {
+      guard let body = transfer?.body, offset == 0, origin == SEEK_SET else {
+        return Int32(CCURL_SEEKFUNC_CANTSEEK)
+      }
+      return body.rewind() ? Int32(CCURL_SEEKFUNC_OK) : Int32(CCURL_SEEKFUNC_CANTSEEK)
+    }
+
+    /// libcurl's progress: reports upload progress when the count of bytes sent changed. Returns
+    /// nonzero to abort (the task was cancelled).
+    func progress(bytesSent: Int64) -> Int32 {
+      guard let transfer else { return 1 }
+      guard bytesSent != transfer.reportedBytesSent else { return isCancelled ? 1 : 0 }
+      let delta = bytesSent - transfer.reportedBytesSent
+      transfer.reportedBytesSent = bytesSent
+      let handler = state.withLock { state -> (any SessionTaskHandler)? in
+        guard !state.isCancelled else { return nil }
+        state.bytesSent += delta
+        return state.handler
+      }
+      guard let handler else { return 1 }
+      handler.task(
+        self, didSendBodyData: delta, totalBytesSent: bytesSent,
+        totalBytesExpectedToSend: transfer.body?.length ?? -1)
+      return isCancelled ? 1 : 0
+    }
+  }
+
+  // The C entry points: each recovers the task from the retained pointer given to libcurl (see
+  // CurlLoop.attach) without taking ownership, on the loop thread.
+
+  let curlHeaderCallback: ccurl_write_callback = { buffer, size, count, userdata in
+    guard let buffer, let userdata else { return 0 }
+    let task = Unmanaged<CurlTask>.fromOpaque(userdata).takeUnretainedValue()
+    return task.receiveHeaderLine(UnsafeRawBufferPointer(start: buffer, count: size * count))
+  }
+
+  let curlWriteCallback: ccurl_write_callback = { buffer, size, count, userdata in
+    guard let buffer, let userdata else { return 0 }
+    let task = Unmanaged<CurlTask>.fromOpaque(userdata).takeUnretainedValue()
+    return task.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
+  }
+
+  let curlReadCallback: ccurl_read_callback = { buffer, size, count, userdata in
+    guard let buffer, let userdata else { return Int(CCURL_READFUNC_ABORT) }
+    let task = Unmanaged<CurlTask>.fromOpaque(userdata).takeUnretainedValue()
+    return task.readBody(into: buffer, capacity: size * count)
+  }
+
+  let curlSeekCallback: ccurl_seek_callback = { userdata, offset, origin in
+    guard let userdata else { return Int32(CCURL_SEEKFUNC_FAIL) }
+    let task = Unmanaged<CurlTask>.fromOpaque(userdata).takeUnretainedValue()
+    return task.seekBody(offset: offset, origin: origin)
+  }
+
+  let curlProgressCallback: ccurl_xferinfo_callback = { userdata, _, _, _, uploaded in
+    guard let userdata else { return 1 }
+    let task = Unmanaged<CurlTask>.fromOpaque(userdata).takeUnretainedValue()
+    return task.progress(bytesSent: uploaded)
+  }
+#endif

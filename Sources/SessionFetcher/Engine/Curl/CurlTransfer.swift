@@ -1,0 +1,168 @@
+#if canImport(FoundationNetworking)
+  import CCurl
+  import Foundation
+  import FoundationNetworking
+
+  /// One libcurl easy handle with what it needs while it runs: its header list, error buffer, body
+  /// source and the response head being read. A ``CurlTask`` has one at a time (a second one when it
+  /// sends the request again with a credential).
+  ///
+  /// Confined to the engine's loop thread: made, run and closed there only.
+  final class CurlTransfer {
+    /// A request sent again to answer an authentication challenge.
+    struct Credential {
+      var user: String
+      var password: String
+      var isProxy: Bool
+    }
+
+    let easy: UnsafeMutableRawPointer
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    let body: CurlBodySource?
+    /// The response heads being read from the header callback.
+    var headParser = CurlResponseHeadParser()
+    /// Whether the final head was handed over (later header lines are trailers).
+    var deliveredFinalHead = false
+    /// The final head was a challenge answered with a credential: its body is dropped and the
+    /// request sent again once this transfer ends.
+    var resend: Credential?
+    /// Bytes sent as last reported to the handler.
+    var reportedBytesSent: Int64 = 0
+    /// Whether `curl_easy_pause` paused receiving (or the write callback asked libcurl to).
+    var isPaused = false
+    private var isClosed = false
+
+    /// Makes and sets up the easy handle for `request`.
+    ///
+    /// - Parameter userdata: the retained task pointer given to every callback and to
+    ///   `CURLOPT_PRIVATE` (see ``CurlLoop``'s ownership rule).
+    init(
+      request: URLRequest, body: CurlBodySource?, options: CurlEngineOptions, credential: Credential?,
+      userdata: UnsafeMutableRawPointer
+    ) throws(URLError) {
+      guard let url = request.url, let scheme = url.scheme?.lowercased(),
+        scheme == "http" || scheme == "https"
+      else {
+        body?.close()
+        throw URLError(
+          .unsupportedURL, userInfo: request.url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:])
+      }
+      guard let easy = ccurl_easy_init() else {
+        body?.close()
+        throw URLError(.cannotLoadFromNetwork)
+      }
+      self.easy = easy
+      self.body = body
+      errorBuffer = .allocate(capacity: Int(CCURL_ERROR_SIZE) + 1)
+      errorBuffer.initialize(repeating: 0, count: Int(CCURL_ERROR_SIZE) + 1)
+
+      setString(CCURLOPT_URL, url.absoluteString)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_ERRORBUFFER, errorBuffer)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_PRIVATE, userdata)
+      ccurl_easy_setopt_long(easy, CCURLOPT_NOSIGNAL, 1)
+      ccurl_easy_setopt_long(easy, CCURLOPT_FOLLOWLOCATION, 0)
+      ccurl_easy_setopt_long(easy, CCURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+      ccurl_easy_setopt_long(easy, CCURLOPT_TCP_NODELAY, 1)
+      ccurl_easy_setopt_long(easy, CCURLOPT_BUFFERSIZE, Self.receiveBufferSize)
+      ccurl_easy_setopt_long(easy, CCURLOPT_UPLOAD_BUFFERSIZE, Self.sendBufferSize)
+      ccurl_easy_setopt_long(easy, CCURLOPT_HTTP_VERSION, Int(CCURL_HTTP_VERSION_2TLS))
+      if scheme == "https" {
+        // Wait for a connection being made rather than open another, in case it multiplexes (HTTP/2
+        // by ALPN). Never for plain http: libcurl would wait there too (HTTP_VERSION 2TLS counts as
+        // wanting HTTP/2), serializing requests that 16 HTTP/1.1 connections would run at once.
+        ccurl_easy_setopt_long(easy, CCURLOPT_PIPEWAIT, 1)
+      }
+      if let proxy = options.proxyURL(forScheme: scheme) {
+        setString(CCURLOPT_PROXY, proxy)
+      }
+
+      ccurl_easy_setopt_write_function(easy, CCURLOPT_HEADERFUNCTION, curlHeaderCallback)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_HEADERDATA, userdata)
+      ccurl_easy_setopt_write_function(easy, CCURLOPT_WRITEFUNCTION, curlWriteCallback)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_WRITEDATA, userdata)
+      ccurl_easy_setopt_read_function(easy, CCURLOPT_READFUNCTION, curlReadCallback)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_READDATA, userdata)
+      ccurl_easy_setopt_seek_function(easy, CCURLOPT_SEEKFUNCTION, curlSeekCallback)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_SEEKDATA, userdata)
+      ccurl_easy_setopt_xferinfo_function(easy, CCURLOPT_XFERINFOFUNCTION, curlProgressCallback)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_XFERINFODATA, userdata)
+      ccurl_easy_setopt_long(easy, CCURLOPT_NOPROGRESS, 0)
+
+      let method = request.httpMethod?.uppercased() ?? "GET"
+      if let body {
+        // POST mode for every method with a body: libcurl then reads it from the read callback, with
+        // a Content-Length when the size is known, chunked (HTTP/1.1) when it is -1.
+        ccurl_easy_setopt_long(easy, CCURLOPT_POST, 1)
+        ccurl_easy_setopt_off(easy, CCURLOPT_POSTFIELDSIZE_LARGE, body.length ?? -1)
+        if method != "POST" { setString(CCURLOPT_CUSTOMREQUEST, method) }
+      } else if method == "GET" {
+        ccurl_easy_setopt_long(easy, CCURLOPT_HTTPGET, 1)
+      } else if method == "HEAD" {
+        ccurl_easy_setopt_long(easy, CCURLOPT_NOBODY, 1)
+      } else {
+        setString(CCURLOPT_CUSTOMREQUEST, method)
+      }
+
+      var acceptEncoding = ""
+      for (name, value) in request.allHTTPHeaderFields ?? [:] {
+        if name.equalsIgnoringASCIICase("Accept-Encoding") {
+          acceptEncoding = value
+          continue
+        }
+        if credential?.isProxy == false, name.equalsIgnoringASCIICase("Authorization") { continue }
+        // "Name;" is how libcurl sends a header with an empty value ("Name:" would remove it).
+        appendHeader(value.isEmpty ? "\(name);" : "\(name): \(value)")
+      }
+      // An empty Expect removes libcurl's `Expect: 100-continue` (a round trip per upload), unless
+      // the request asks for one itself.
+      if request.value(forHTTPHeaderField: "Expect") == nil { appendHeader("Expect:") }
+      if let credential {
+        if credential.isProxy {
+          setString(CCURLOPT_PROXYUSERNAME, credential.user)
+          setString(CCURLOPT_PROXYPASSWORD, credential.password)
+          ccurl_easy_setopt_long(easy, CCURLOPT_PROXYAUTH, Int(CCURLAUTH_BASIC))
+        } else {
+          let token = Data("\(credential.user):\(credential.password)".utf8).base64EncodedString()
+          appendHeader("Authorization: Basic \(token)")
+        }
+      }
+      ccurl_easy_setopt_slist(easy, CCURLOPT_HTTPHEADER, headerList)
+      // "" asks for every encoding the loaded libcurl can decode; a request's own value is kept.
+      setString(CCURLOPT_ACCEPT_ENCODING, acceptEncoding)
+    }
+
+    /// 128 KiB: fewer callbacks for large bodies, and the bound on what one write callback brings.
+    static let receiveBufferSize = 128 * 1024
+    /// 512 KiB (libcurl's largest upload buffer): fewer read callbacks and writes for uploads.
+    static let sendBufferSize = 512 * 1024
+
+    /// The text for a failure: libcurl's error buffer, else its text for `code`.
+    func errorMessage(code: Int32) -> String {
+      let message = String(cString: errorBuffer)
+      return message.isEmpty ? CurlLibrary.describe(code: code) : message
+    }
+
+    /// Frees the easy handle (already removed from the multi handle), its header list and buffer, and
+    /// closes the body. Idempotent.
+    func close() {
+      guard !isClosed else { return }
+      isClosed = true
+      ccurl_easy_cleanup(easy)
+      if let headerList { ccurl_slist_free_all(headerList) }
+      headerList = nil
+      errorBuffer.deallocate()
+      body?.close()
+    }
+
+    private func setString(_ option: Int32, _ value: String) {
+      _ = value.withCString { ccurl_easy_setopt_ptr(easy, option, UnsafeMutableRawPointer(mutating: $0)) }
+    }
+
+    private func appendHeader(_ line: String) {
+      // libcurl takes each line as is: a CR or LF would smuggle another header in.
+      guard !line.contains(where: { $0 == "\r" || $0 == "\n" }) else { return }
+      if let list = line.withCString({ ccurl_slist_append(headerList, $0) }) { headerList = list }
+    }
+  }
+#endif

@@ -1,0 +1,128 @@
+import Foundation
+import SessionFetcher
+import Testing
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+@Suite("Curl engine: error mapping, heads, options")
+struct CurlPureLogicTests {
+  static let mapping: [(code: Int32, message: String, isFile: Bool, expected: URLError.Code)] = [
+    (1, "Protocol \"ftp\" not supported", false, .unsupportedURL),
+    (1, "Received HTTP/0.9 when not allowed", false, .badServerResponse),
+    (3, "URL using bad/illegal format", false, .badURL),
+    (5, "Could not resolve proxy: p", false, .cannotFindHost),
+    (6, "Could not resolve host: h", false, .cannotFindHost),
+    (7, "Failed to connect", false, .cannotConnectToHost),
+    (8, "Weird server reply", false, .badServerResponse),
+    (16, "HTTP/2 error", false, .networkConnectionLost),
+    (18, "transfer closed with 10 bytes remaining", false, .networkConnectionLost),
+    (26, "read callback failed", false, .requestBodyStreamExhausted),
+    (26, "read callback failed", true, .cannotOpenFile),
+    (27, "Out of memory", false, .cannotParseResponse),
+    (28, "Operation timed out", false, .timedOut),
+    (35, "SSL connect error", false, .secureConnectionFailed),
+    (42, "Callback aborted", false, .cancelled),
+    (47, "Too many redirects", false, .httpTooManyRedirects),
+    (52, "Empty reply from server", false, .networkConnectionLost),
+    (55, "Send failure", false, .networkConnectionLost),
+    (56, "Recv failure: Connection reset by peer", false, .networkConnectionLost),
+    (56, "Too large response headers: 312592 > 307200", false, .cannotParseResponse),
+    (58, "Problem with the local SSL certificate", false, .clientCertificateRejected),
+    (59, "Couldn't use specified SSL cipher", false, .secureConnectionFailed),
+    (60, "SSL peer certificate was not OK", false, .serverCertificateUntrusted),
+    (61, "Unrecognized transfer encoding", false, .cannotDecodeContentData),
+    (63, "Maximum file size exceeded", false, .dataLengthExceedsMaximum),
+    (66, "Failed to initialise SSL Engine", false, .secureConnectionFailed),
+    (77, "Problem with the SSL CA cert", false, .secureConnectionFailed),
+    (83, "Issuer check failed", false, .serverCertificateUntrusted),
+    (92, "Stream error in the HTTP/2 framing layer", false, .networkConnectionLost),
+    (94, "An authentication function returned an error", false, .userAuthenticationRequired),
+    (2, "Failed initialization", false, .unknown),
+    (99, "Unknown error", false, .unknown),
+  ]
+
+  @Test(arguments: 0..<mapping.count) func curlCodeMapsToTheApplePlatformsError(_ row: Int) throws {
+    let entry = Self.mapping[row]
+    let url = try #require(URL(string: "https://example.com/a"))
+    let error = CurlErrorMapping.urlError(
+      code: entry.code, curlMessage: entry.message, url: url, bodyIsFile: entry.isFile)
+    #expect(error.code == entry.expected)
+    #expect(error.userInfo[NSLocalizedDescriptionKey] as? String == entry.message)
+    #expect(error.userInfo[NSURLErrorFailingURLErrorKey] as? URL == url)
+    #expect(error.userInfo[CurlErrorMapping.failingURLStringKey] as? String == url.absoluteString)
+    #expect(error.userInfo[CurlErrorMapping.curlCodeKey] as? Int == Int(entry.code))
+  }
+
+  @Test func headsAreAssembledLineByLine() throws {
+    var parser = CurlResponseHeadParser()
+    let lines = [
+      "HTTP/1.1 100 Continue\r\n", "\r\n", "HTTP/1.1 200 OK\r\n", "Set-Cookie: a=1\r\n", "X-Long: one\r\n",
+      "  two\r\n", "set-cookie: c=3\r\n", "Set-Cookie:  b=2 \r\n", "Empty:\r\n", "\r\n",
+    ]
+    var heads: [CurlResponseHead] = []
+    for line in lines {
+      if let head = parser.consume(line: line) { heads.append(head) }
+    }
+    #expect(heads.count == 2)
+    #expect(heads[0].isInterim && heads[0].statusCode == 100)
+    let final = heads[1]
+    #expect(!final.isInterim)
+    #expect(final.statusCode == 200 && final.httpVersion == "HTTP/1.1")
+    // Same spelling joined with ", " in order; another spelling kept apart (FoundationNetworking).
+    #expect(final.headerFields["Set-Cookie"] == "a=1, b=2")
+    #expect(final.headerFields["set-cookie"] == "c=3")
+    #expect(final.headerFields["X-Long"] == "one two")
+    #expect(final.headerFields["Empty"] == "")
+    #expect(final.value(named: "x-long") == "one two")
+  }
+
+  @Test(arguments: [
+    ("HTTP/2 204 \r\n", 204, "HTTP/2"), ("HTTP/1.0 404 Not Found\r\n", 404, "HTTP/1.0"),
+    ("HTTP/3 200\r\n", 200, "HTTP/3"),
+  ])
+  func statusLinesGiveTheVersion(_ line: String, _ status: Int, _ version: String) {
+    var parser = CurlResponseHeadParser()
+    _ = parser.consume(line: line)
+    let head = parser.consume(line: "\r\n")
+    #expect(head?.statusCode == status)
+    #expect(head?.httpVersion == version)
+  }
+
+  @Test func redirectTargetsResolveAgainstTheRequest() throws {
+    let base = try #require(URL(string: "http://h:8/a/b?q=1"))
+    func target(_ status: Int, _ location: String?) -> URL? {
+      let fields = location.map { [CurlResponseHead.Field(name: "location", value: $0)] } ?? []
+      return CurlResponseHead(statusCode: status, httpVersion: "HTTP/1.1", fields: fields)
+        .redirectTarget(relativeTo: base)
+    }
+    #expect(target(302, "c")?.absoluteString == "http://h:8/a/c")
+    #expect(target(301, "/x?y=2")?.absoluteString == "http://h:8/x?y=2")
+    #expect(target(307, "https://o/p")?.absoluteString == "https://o/p")
+    #expect(target(200, "/x") == nil)
+    #expect(target(302, nil) == nil)
+  }
+
+  @Test func proxyDictionaryMapsToCurlProxyPerScheme() {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.connectionProxyDictionary = [
+      "HTTPEnable": 1, "HTTPProxy": "proxy.local", "HTTPPort": 3128,
+      "HTTPSEnable": false, "HTTPSProxy": "secure.local", "HTTPSPort": 443,
+    ]
+    configuration.httpMaximumConnectionsPerHost = 32
+    let options = CurlEngineOptions(configuration: configuration)
+    #expect(options.proxyURL(forScheme: "http") == "http://proxy.local:3128")
+    #expect(options.proxyURL(forScheme: "HTTPS") == nil)
+    #expect(options.maximumConnectionsPerHost == 32)
+    #expect(options.connectionCacheSize == 128)
+    #expect(CurlEngineOptions(maximumConnectionsPerHost: 6).connectionCacheSize == 64)
+    let ipv6 = CurlEngineOptions(
+      configuration: {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.connectionProxyDictionary = ["HTTPSEnable": true, "HTTPSProxy": "::1"]
+        return configuration
+      }())
+    #expect(ipv6.proxyURL(forScheme: "https") == "http://[::1]")
+  }
+}
