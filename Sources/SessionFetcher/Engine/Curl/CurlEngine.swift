@@ -90,6 +90,7 @@ import Foundation
     package func cancel() {}
     package var response: URLResponse? { nil }
     package var metrics: TransferMetrics? { nil }
+    package var transferMetrics: TransferMetrics? { nil }
     package var diagnosticSummary: String { "unavailable" }
   }
 #endif

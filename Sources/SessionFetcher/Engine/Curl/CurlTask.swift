@@ -251,3 +251,10 @@
     return task.progress(bytesSent: uploaded)
   }
 #endif
+
+#if canImport(FoundationNetworking)
+  extension CurlTask {
+    /// What libcurl measured of the exchange (``metrics``), for the fetcher's `timing`.
+    package var transferMetrics: TransferMetrics? { metrics }
+  }
+#endif
