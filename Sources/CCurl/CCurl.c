@@ -187,6 +187,16 @@ int ccurl_easy_setopt_ptr(CURL *easy, int option, void *value) { return curl.eas
 int ccurl_easy_setopt_off(CURL *easy, int option, ccurl_off_t value) {
   return curl.easy_setopt(easy, option, value);
 }
+// libcurl's struct curl_blob (7.71.0); CURL_BLOB_COPY makes libcurl keep its own copy.
+struct ccurl_blob {
+  void *data;
+  size_t len;
+  unsigned int flags;
+};
+int ccurl_easy_setopt_blob(CURL *easy, int option, const void *data, size_t length) {
+  struct ccurl_blob blob = {(void *)data, length, 1 /* CURL_BLOB_COPY */};
+  return curl.easy_setopt(easy, option, &blob);
+}
 int ccurl_easy_setopt_slist(CURL *easy, int option, struct curl_slist *list) {
   return curl.easy_setopt(easy, option, list);
 }
@@ -262,6 +272,10 @@ CURL *ccurl_easy_init(void) { return 0; }
 void ccurl_easy_cleanup(CURL *easy) { (void)easy; }
 int ccurl_easy_setopt_long(CURL *easy, int option, long value) { (void)easy; (void)option; (void)value; return CCURLE_NOT_BUILT_IN; }
 int ccurl_easy_setopt_ptr(CURL *easy, int option, void *value) { (void)easy; (void)option; (void)value; return CCURLE_NOT_BUILT_IN; }
+int ccurl_easy_setopt_blob(CURL *easy, int option, const void *data, size_t length) {
+  (void)easy; (void)option; (void)data; (void)length;
+  return CCURLE_NOT_BUILT_IN;
+}
 int ccurl_easy_setopt_off(CURL *easy, int option, ccurl_off_t value) { (void)easy; (void)option; (void)value; return CCURLE_NOT_BUILT_IN; }
 int ccurl_easy_setopt_slist(CURL *easy, int option, struct curl_slist *list) { (void)easy; (void)option; (void)list; return CCURLE_NOT_BUILT_IN; }
 int ccurl_easy_setopt_write_function(CURL *easy, int option, ccurl_write_callback callback) { (void)easy; (void)option; (void)callback; return CCURLE_NOT_BUILT_IN; }

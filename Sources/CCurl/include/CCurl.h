@@ -121,6 +121,19 @@ typedef int (*ccurl_seek_callback)(void *userdata, ccurl_off_t offset, int origi
 #define CCURLOPTTYPE_OBJECTPOINT 10000
 #define CCURLOPTTYPE_FUNCTIONPOINT 20000
 #define CCURLOPTTYPE_OFF_T 30000
+#define CCURLOPTTYPE_BLOB 40000
+
+// TLS (curl.h)
+#define CCURLOPT_SSLCERT (CCURLOPTTYPE_OBJECTPOINT + 25)
+#define CCURLOPT_KEYPASSWD (CCURLOPTTYPE_OBJECTPOINT + 26)
+#define CCURLOPT_SSLVERSION (CCURLOPTTYPE_LONG + 32)
+#define CCURLOPT_CAINFO (CCURLOPTTYPE_OBJECTPOINT + 65)
+#define CCURLOPT_SSLKEY (CCURLOPTTYPE_OBJECTPOINT + 87)
+#define CCURLOPT_CAPATH (CCURLOPTTYPE_OBJECTPOINT + 97)
+#define CCURLOPT_PINNEDPUBLICKEY (CCURLOPTTYPE_OBJECTPOINT + 230)
+#define CCURLOPT_CAINFO_BLOB (CCURLOPTTYPE_BLOB + 309)
+#define CCURL_SSLVERSION_TLSv1_2 6
+#define CCURL_SSLVERSION_TLSv1_3 7
 
 #define CCURLOPT_WRITEDATA (CCURLOPTTYPE_OBJECTPOINT + 1)
 #define CCURLOPT_URL (CCURLOPTTYPE_OBJECTPOINT + 2)
@@ -246,6 +259,8 @@ void ccurl_easy_cleanup(CURL *easy);
 int ccurl_easy_setopt_long(CURL *easy, int option, long value);
 /// For options taking a pointer (strings are copied by libcurl; other pointers must outlive use).
 int ccurl_easy_setopt_ptr(CURL *easy, int option, void *value);
+/// A CURLOPTTYPE_BLOB option (7.71.0): libcurl copies the bytes.
+int ccurl_easy_setopt_blob(CURL *easy, int option, const void *data, size_t length);
 int ccurl_easy_setopt_off(CURL *easy, int option, ccurl_off_t value);
 int ccurl_easy_setopt_slist(CURL *easy, int option, struct curl_slist *list);
 int ccurl_easy_setopt_write_function(CURL *easy, int option, ccurl_write_callback callback);

@@ -361,7 +361,8 @@ extension SessionFetcher {
     // answer with 417 (gunicorn 22 and later, so every streamed or MIMEDocument upload to them
     // failed). libcurl's interim 100 response is ignored in `receive(response:)`.
     }
-    let task = plan.session.makeTask(request: wireRequest, body: engineBody, handler: self)
+    let task = plan.session.makeTask(
+      request: wireRequest, body: engineBody, tls: plan.tlsSettings, handler: self)
     guard let task else {
       attemptFailed(error: SessionFetcherError.invalidConfiguration("the fetcher's session was invalidated"))
       return

@@ -121,11 +121,13 @@ package final class FetcherSession: @unchecked Sendable {
 
   /// Creates a task for `request` and `body` and registers `handler` for it, or returns nil if the
   /// session is invalidated. The task is not resumed.
+  /// `tls` applies on the libcurl engine (the fetcher refuses settings other than the defaults on
+  /// the URLSession engine before it gets here).
   package func makeTask(
-    request: URLRequest, body: EngineBody, handler: any SessionTaskHandler
+    request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(), handler: any SessionTaskHandler
   ) -> (any EngineTask)? {
     #if canImport(FoundationNetworking)
-      if engine == .libcurl { return makeCurlTask(request: request, body: body, handler: handler) }
+      if engine == .libcurl { return makeCurlTask(request: request, body: body, tls: tls, handler: handler) }
     #endif
     return state.withLock { state -> (any EngineTask)? in
       guard let session = liveSession(&state) else { return nil }
@@ -149,7 +151,7 @@ package final class FetcherSession: @unchecked Sendable {
 
   #if canImport(FoundationNetworking)
     private func makeCurlTask(
-      request: URLRequest, body: EngineBody, handler: any SessionTaskHandler
+      request: URLRequest, body: EngineBody, tls: TLSSettings, handler: any SessionTaskHandler
     ) -> (any EngineTask)? {
       let curl = state.withLock { state -> CurlEngine? in
         if state.invalidated { return nil }
@@ -158,7 +160,7 @@ package final class FetcherSession: @unchecked Sendable {
         state.curl = try? CurlEngine(configuration: configuration)
         return state.curl
       }
-      return curl?.makeTask(request: request, body: body, handler: handler)
+      return curl?.makeTask(request: request, body: body, tls: tls, handler: handler)
     }
   #endif
 

@@ -29,7 +29,7 @@ final class TLSFixtures: Sendable {
     folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       "tls-fixtures-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    let status = try Self.run(["/bin/sh", Self.script.path, folder.path], in: folder)
+    let status = try Self.run(["/bin/sh", Self.script.path, folder.path])
     guard status == 0 else { throw FixtureError("making the certificates failed (status \(status))") }
   }
 
@@ -50,24 +50,42 @@ final class TLSFixtures: Sendable {
     init(_ description: String) { self.description = description }
   }
 
-  static func run(_ arguments: [String], in folder: URL) throws -> Int32 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: arguments[0])
-    process.arguments = Array(arguments.dropFirst())
-    process.currentDirectoryURL = folder
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    return process.terminationStatus
+  /// Starts `arguments` (absolute paths: it runs in the test's folder) with no input or output;
+  /// returns its pid.
+  ///
+  /// `posix_spawn` and `waitpid` on that pid, not `Process`: `openssl s_server` ignores SIGTERM
+  /// (`Process.terminate()`), and a blocked `waitUntilExit()` would hold a thread of the test pool.
+  static func spawn(_ arguments: [String]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for descriptor in Int32(0)...2 {
+      posix_spawn_file_actions_addopen(
+        &actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    var pid: pid_t = 0
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    let status = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+    guard status == 0 else { throw FixtureError("\(arguments[0]) could not start: \(status)") }
+    return pid
+  }
+
+  static func run(_ arguments: [String]) throws -> Int32 {
+    let pid = try spawn(arguments)
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return (status >> 8) & 0xFF
   }
 
   /// An `openssl s_server -www` on 127.0.0.1 serving `certificate`: it answers every GET with a
   /// 200 status page, one connection at a time.
   final class Server: @unchecked Sendable {
-    // `@unchecked Sendable`: both properties are set in init and never changed.
+    // `@unchecked Sendable`: `port` and `pid` are set in init and never changed; `stopped` only in
+    // `stop()`, which the test calls once (or deinit does).
     let port: UInt16
-    private let process: Process
+    private let pid: pid_t
+    private var stopped = false
 
     /// - Parameters:
     ///   - extraArguments: for example `["-Verify", "1", "-CAfile", ca2]` to require a client
@@ -76,25 +94,19 @@ final class TLSFixtures: Sendable {
       var lastError: (any Error)?
       for _ in 0..<5 {
         let port = try Self.freePort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TLSFixtures.opensslPath)
-        process.arguments =
+        let pid = try TLSFixtures.spawn(
           [
-            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", "\(certificate).pem", "-key",
-            "\(certificate).key", "-www", "-quiet",
-          ] + extraArguments
-        process.currentDirectoryURL = fixtures.folder
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        if Self.waitUntilListening(port: port, process: process) {
+            TLSFixtures.opensslPath, "s_server", "-accept", "127.0.0.1:\(port)", "-cert",
+            fixtures.file("\(certificate).pem").path, "-key", fixtures.file("\(certificate).key").path,
+            "-www",
+            "-quiet",
+          ] + extraArguments)
+        if Self.waitUntilListening(port: port, pid: pid) {
           self.port = port
-          self.process = process
+          self.pid = pid
           return
         }
-        process.terminate()
-        process.waitUntilExit()
+        Self.kill(pid)
         lastError = FixtureError("openssl s_server did not start on port \(port)")
       }
       throw lastError ?? FixtureError("openssl s_server did not start")
@@ -105,9 +117,16 @@ final class TLSFixtures: Sendable {
     func url(_ path: String = "/") -> URL { URL(string: "https://127.0.0.1:\(port)\(path)")! }
 
     func stop() {
-      guard process.isRunning else { return }
-      process.terminate()
-      process.waitUntilExit()
+      guard !stopped else { return }
+      stopped = true
+      Self.kill(pid)
+    }
+
+    /// SIGKILL (s_server ignores SIGTERM), then reaps it.
+    private static func kill(_ pid: pid_t) {
+      _ = Glibc.kill(pid, SIGKILL)
+      var status: Int32 = 0
+      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
 
     /// A port nothing listens on now (bound to port 0, read, closed).
@@ -129,9 +148,10 @@ final class TLSFixtures: Sendable {
     }
 
     /// Polls for the port to accept a connection, for at most 10 s.
-    private static func waitUntilListening(port: UInt16, process: Process) -> Bool {
+    private static func waitUntilListening(port: UInt16, pid: pid_t) -> Bool {
       for _ in 0..<200 {
-        guard process.isRunning else { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid { return false }
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

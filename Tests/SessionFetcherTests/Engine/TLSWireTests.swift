@@ -10,7 +10,7 @@ import Testing
 /// TLSSettings on the libcurl engine against real TLS servers (`openssl s_server`) with
 /// certificates made at run time.
 @Suite(
-  "TLS on the libcurl engine",
+  "TLS on the libcurl engine", .serialized,
   .enabled(if: TLSFixtures.isAvailable && FetcherEngine.libcurl.isAvailable, "needs openssl and libcurl"))
 struct TLSWireTests {
   let fixtures: TLSFixtures
@@ -97,7 +97,8 @@ struct TLSWireTests {
 
   @Test func mutualTLS() async throws {
     let server = try TLSFixtures.Server(
-      fixtures, certificate: "server", extraArguments: ["-Verify", "1", "-CAfile", "ca2.pem"])
+      fixtures, certificate: "server",
+      extraArguments: ["-Verify", "1", "-CAfile", fixtures.file("ca2.pem").path])
     expectRefused(await fetch(server.url(), trustingCA), .clientCertificateRequired)
     let plain = await fetch(server.url()) {
       trustingCA(&$0)

@@ -37,9 +37,10 @@ import Foundation
     /// A task for one exchange, not started until its `resume()`; nil once the engine is invalidated.
     ///
     /// The engine keeps `handler` until the task completes.
-    package func makeTask(request: URLRequest, body: EngineBody, handler: any SessionTaskHandler) -> CurlTask?
-    {
-      loop.makeTask(request: request, body: body, handler: handler)
+    package func makeTask(
+      request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(), handler: any SessionTaskHandler
+    ) -> CurlTask? {
+      loop.makeTask(request: request, body: body, tls: tls, handler: handler)
     }
 
     /// No new tasks; running transfers finish, then the loop thread exits. A task made earlier but
@@ -71,8 +72,9 @@ import Foundation
     package init(configuration: URLSessionConfiguration) throws {
       throw CurlEngineError.unavailable(CurlLibrary.unavailableReason ?? "unavailable")
     }
-    package func makeTask(request: URLRequest, body: EngineBody, handler: any SessionTaskHandler) -> CurlTask?
-    {
+    package func makeTask(
+      request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(), handler: any SessionTaskHandler
+    ) -> CurlTask? {
       nil
     }
     package func finishTasksAndInvalidate() {}

@@ -37,6 +37,8 @@ package enum CurlErrorMapping {
 
   /// The `URLError.Code` alone (see ``urlError(code:curlMessage:url:bodyIsFile:)``).
   package static func errorCode(code: Int32, curlMessage: String, bodyIsFile: Bool = false) -> URLError.Code {
+    // TLS verdicts come from the code and OpenSSL's text together (see `TLSErrorMapping`).
+    if let tls = TLSErrorMapping.code(curlCode: code, message: curlMessage) { return tls }
     switch code {
     case 1:
       // libcurl refuses a reply that is not HTTP at all as "HTTP/0.9"; Apple platforms call that a

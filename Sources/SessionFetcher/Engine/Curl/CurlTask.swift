@@ -23,14 +23,21 @@
 
     // Loop thread only.
     private let body: EngineBody
+    /// The TLS settings of every transfer of the task.
+    private let tls: TLSSettings
     /// The transfer on libcurl, while one runs.
     var transfer: CurlTransfer?
     /// How many times the request was sent again with a credential.
     private var challengeResends = 0
 
-    init(request: URLRequest, body: EngineBody, handler: any SessionTaskHandler, loop: CurlLoop) {
+    init(
+      request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(),
+      handler: any SessionTaskHandler,
+      loop: CurlLoop
+    ) {
       originalRequest = request
       self.body = body
+      self.tls = tls
       self.loop = loop
       state = Locked(CurlTaskState(handler: handler))
     }
@@ -94,7 +101,8 @@
         }
       }
       return try CurlTransfer(
-        request: originalRequest, body: source, options: options, credential: credential, userdata: userdata)
+        request: originalRequest, body: source, options: options, credential: credential, tls: tls,
+        userdata: userdata)
     }
 
     /// Ends the task with `error` (the handler's last call), recording `curlCode` and `metrics` first.
@@ -108,6 +116,12 @@
       if isCancelled { return URLError(.cancelled, userInfo: failingURLInfo) }
       if let failure = transfer.body?.failure { return failure }
       guard code != CCURLE_OK else { return nil }
+      if code == CCURLE_SSL_CERTPROBLEM {
+        // The client certificate or key cannot be used (a wrong password, a key that is not the
+        // certificate's): found before the handshake, so before any request was sent.
+        return SessionFetcherError.invalidTLSSettings(
+          "the client certificate or key cannot be used: \(transfer.errorMessage(code: code))")
+      }
       return CurlErrorMapping.urlError(
         code: code, curlMessage: transfer.errorMessage(code: code), url: originalRequest.url,
         bodyIsFile: transfer.body?.isFile ?? false)

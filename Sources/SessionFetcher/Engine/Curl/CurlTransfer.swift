@@ -39,7 +39,7 @@
     ///   `CURLOPT_PRIVATE` (see ``CurlLoop``'s ownership rule).
     init(
       request: URLRequest, body: CurlBodySource?, options: CurlEngineOptions, credential: Credential?,
-      userdata: UnsafeMutableRawPointer
+      tls: TLSSettings = TLSSettings(), userdata: UnsafeMutableRawPointer
     ) throws(URLError) {
       guard let url = request.url, let scheme = url.scheme?.lowercased(),
         scheme == "http" || scheme == "https"
@@ -128,6 +128,14 @@
         }
       }
       ccurl_easy_setopt_slist(easy, CCURLOPT_HTTPHEADER, headerList)
+      if !tls.isDefault {
+        do {
+          try applyTLS(tls)
+        } catch {
+          close()
+          throw error
+        }
+      }
       // "" asks for every encoding the loaded libcurl can decode; a request's own value is kept.
       setString(CCURLOPT_ACCEPT_ENCODING, acceptEncoding)
     }
@@ -153,6 +161,43 @@
       headerList = nil
       errorBuffer.deallocate()
       body?.close()
+    }
+
+    /// Sets `tls` on the handle (the fetcher checked its files when the fetch began).
+    ///
+    /// Trust: libcurl takes one CA file, so the roots go in as one PEM blob — the system's bundle
+    /// (libcurl's own default file) followed by ``TLSSettings/additionalTrustRoots`` — and without
+    /// the system's roots the default CA folder is turned off too.
+    private func applyTLS(_ tls: TLSSettings) throws(URLError) {
+      if !tls.additionalTrustRoots.isEmpty || !tls.trustsSystemRoots {
+        var roots = tls.trustsSystemRoots ? CurlTrustStore.systemBundle(of: easy) : Data()
+        for url in tls.additionalTrustRoots {
+          roots.append(contentsOf: FileManager.default.contents(atPath: url.path) ?? Data())
+          roots.append(0x0A)
+        }
+        let code = roots.withUnsafeBytes {
+          ccurl_easy_setopt_blob(easy, CCURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count)
+        }
+        guard code == CCURLE_OK else {
+          throw URLError(
+            .secureConnectionFailed,
+            userInfo: [
+              NSLocalizedDescriptionKey:
+                "this libcurl cannot take trust roots in memory (CURLOPT_CAINFO_BLOB needs 7.77.0 or later)"
+            ])
+        }
+        if !tls.trustsSystemRoots { ccurl_easy_setopt_ptr(easy, CCURLOPT_CAPATH, nil) }
+      }
+      if let certificate = tls.clientCertificate {
+        setString(CCURLOPT_SSLCERT, certificate.path)
+        setString(CCURLOPT_SSLKEY, (tls.clientKey ?? certificate).path)
+        if let password = tls.clientKeyPassword { setString(CCURLOPT_KEYPASSWD, password) }
+      }
+      if !tls.pinnedPublicKeys.isEmpty {
+        setString(CCURLOPT_PINNEDPUBLICKEY, tls.pinnedPublicKeys.joined(separator: ";"))
+      }
+      let version = tls.minimumVersion == .tls13 ? CCURL_SSLVERSION_TLSv1_3 : CCURL_SSLVERSION_TLSv1_2
+      ccurl_easy_setopt_long(easy, CCURLOPT_SSLVERSION, Int(version))
     }
 
     private func setString(_ option: Int32, _ value: String) {
