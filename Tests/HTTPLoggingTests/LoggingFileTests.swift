@@ -217,6 +217,7 @@ struct LoggingFileTests {
       try await withLogging { folder in
         let size = 2 * 1024 * 1024 + 100
         let fetcher = server.fetcher("/bytes/\(size)")
+        fetcher.engine = .urlSession  // the URLSession engine's Range windows
         fetcher.destinationFileURL = folder.appendingPathComponent("download/file.bin")
         fetcher.downloadWindowLength = 1024 * 1024
         #expect(await fetcher.fetchResult().error == nil)

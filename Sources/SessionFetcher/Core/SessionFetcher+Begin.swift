@@ -173,7 +173,12 @@ extension SessionFetcher {
       try SessionFetcher.checkAvailable(shared.engine)
       // A stream may stay open for hours: on a shared session it would hold one of the few
       // connections per host (see `FetcherSession.defaultConfiguration()`) from every short request.
-      session = streams && shared.engine == .urlSession ? FetcherSession(copying: shared) : shared
+      // On the libcurl engine, streams share one uncapped sibling session instead.
+      switch (streams, shared.engine) {
+      case (false, _): session = shared
+      case (true, .urlSession): session = FetcherSession(copying: shared)
+      case (true, .libcurl): session = shared.streamingSession()
+      }
       ownsSession = streams && shared.engine == .urlSession
     }
     try SessionFetcher.checkTLS(config.tlsSettings, engine: session.engine)

@@ -16,6 +16,8 @@ package final class FetcherSession: @unchecked Sendable {
       var curl: CurlEngine?
     #endif
     var invalidated = false
+    /// The libcurl engine's session for long-lived streams (see ``streamingSession()``).
+    var streaming: FetcherSession?
   }
 
   package let dispatcher: SessionDispatcher
@@ -127,7 +129,14 @@ package final class FetcherSession: @unchecked Sendable {
     request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(), handler: any SessionTaskHandler
   ) -> (any EngineTask)? {
     #if canImport(FoundationNetworking)
-      if engine == .libcurl { return makeCurlTask(request: request, body: body, tls: tls, handler: handler) }
+      // libcurl moves http and https; URLSession still answers data: and file: URLs.
+      if engine == .libcurl, let scheme = request.url?.scheme?.lowercased(),
+        scheme == "http" || scheme == "https"
+      {
+        return makeCurlTask(
+          request: FetcherSession.addingHeaders(configuration.httpAdditionalHeaders, to: request), body: body,
+          tls: tls, handler: handler)
+      }
     #endif
     return state.withLock { state -> (any EngineTask)? in
       guard let session = liveSession(&state) else { return nil }
@@ -149,6 +158,18 @@ package final class FetcherSession: @unchecked Sendable {
     }
   }
 
+  /// `request` with the configuration's `httpAdditionalHeaders` that it does not set itself, as
+  /// URLSession adds them.
+  static func addingHeaders(_ headers: [AnyHashable: Any]?, to request: URLRequest) -> URLRequest {
+    guard let headers, !headers.isEmpty else { return request }
+    var request = request
+    for (key, value) in headers {
+      guard let name = key as? String, request.value(forHTTPHeaderField: name) == nil else { continue }
+      request.setValue(String(describing: value), forHTTPHeaderField: name)
+    }
+    return request
+  }
+
   #if canImport(FoundationNetworking)
     private func makeCurlTask(
       request: URLRequest, body: EngineBody, tls: TLSSettings, handler: any SessionTaskHandler
@@ -163,6 +184,21 @@ package final class FetcherSession: @unchecked Sendable {
       return curl?.makeTask(request: request, body: body, tls: tls, handler: handler)
     }
   #endif
+
+  /// On the libcurl engine, the session that long-lived streams (event streams, `events()`) of this
+  /// one share: the same configuration without the per-host cap, so that open streams never hold
+  /// the connections short requests wait for, and one more loop thread, not one per stream.
+  /// Invalidated with this session.
+  package func streamingSession() -> FetcherSession {
+    state.withLock { state in
+      if let streaming = state.streaming { return streaming }
+      let configuration = FetcherSession.adjusted(self.configuration)
+      configuration.httpMaximumConnectionsPerHost = 0
+      let streaming = FetcherSession(configuration: configuration, engine: engine)
+      if state.invalidated { streaming.finishTasksAndInvalidate() } else { state.streaming = streaming }
+      return streaming
+    }
+  }
 
   /// Lets running tasks finish, then invalidates the session. No task can be created afterwards.
   package func finishTasksAndInvalidate() {
@@ -190,7 +226,12 @@ package final class FetcherSession: @unchecked Sendable {
 
   /// Marks the session invalidated and hands over what it ran on.
   private func invalidate() -> Engines {
-    state.withLock { state in
+    let streaming = state.withLock { state in
+      defer { state.streaming = nil }
+      return state.streaming
+    }
+    streaming?.finishTasksAndInvalidate()
+    return state.withLock { state in
       state.invalidated = true
       defer { state.session = nil }
       #if canImport(FoundationNetworking)

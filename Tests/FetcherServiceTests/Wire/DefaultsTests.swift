@@ -98,6 +98,7 @@ struct DefaultsTests {
       let folder = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
       defer { try? FileManager.default.removeItem(at: folder) }
       let service = makeService()
+      service.engine = .urlSession  // the URLSession engine's Range windows
       service.downloadWindowLength = window
       let size = (5 << 20) / 2
       let fetcher = service.fetcher(url: server.url("/bytes/\(size)"))

@@ -76,9 +76,13 @@ struct FetcherEngineTests {
       let server = try TestServer()
       defer { server.stop() }
       var metrics: [TransferMetrics] = []
+      // A session of the test's own: the process-wide one's connection cache is shared with every
+      // test running in parallel, which may close the idle connection between the two fetches.
+      let session = FetcherSession(configuration: nil, engine: .libcurl)
+      defer { session.finishTasksAndInvalidate() }
       for _ in 0..<2 {
         let fetcher = server.fetcher("/bytes/5000")
-        fetcher.engine = .libcurl
+        fetcher.sessionProvider = { session }
         let result = await fetcher.fetchResult(timeout: 10)
         #expect(result.data?.count == 5000)
         if let measured = fetcher.timing.transferMetrics { metrics.append(measured) }

@@ -7,12 +7,15 @@ import Testing
   import FoundationNetworking
 #endif
 
-/// The per-host connection limit of the library's sessions: 4 on Linux, where libcurl closes and
-/// reopens connections above it; the platform's own elsewhere.
+/// The per-host connection limit of the library's sessions: on Linux 4 for URLSession, where libcurl
+/// closes and reopens connections above it, and 16 for the libcurl engine; the platform's own
+/// elsewhere.
 @Suite("Connection limits")
 struct ConnectionLimitTests {
   #if canImport(FoundationNetworking)
-    static let defaultLimit = 4
+    static let defaultLimit =
+      FetcherEngine.default == .libcurl
+      ? FetcherSession.curlConnectionsPerHost : FetcherSession.linuxConnectionsPerHost
   #else
     static let defaultLimit = URLSessionConfiguration.ephemeral.httpMaximumConnectionsPerHost
   #endif
@@ -34,8 +37,8 @@ struct ConnectionLimitTests {
   @Test func standaloneFetchersShareAtMostTheDefaultNumberOfConnections() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    // Ten slow requests at once: without a limit each would take a connection of its own.
-    let count = await Self.connections(count: 10, on: server) { server.fetcher($0) }
+    // More slow requests at once than the limit: without it each would take a connection of its own.
+    let count = await Self.connections(count: Self.defaultLimit + 6, on: server) { server.fetcher($0) }
     #expect(count <= Self.defaultLimit)
   }
 

@@ -16,6 +16,7 @@ struct DownloadWindowTests {
     let folder = try makeTemporaryFolder()
     let destination = folder.appendingPathComponent("file.bin")
     let fetcher = server.fetcher(path)
+    fetcher.engine = .urlSession  // the URLSession engine's Range windows
     fetcher.destinationFileURL = destination
     fetcher.downloadWindowLength = window
     return (fetcher, folder, destination)

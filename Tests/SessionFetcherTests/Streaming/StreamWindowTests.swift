@@ -100,6 +100,7 @@ struct StreamWindowTests {
     let mark = 1 << 20
     let path = "/bytes/\(size)"
     let fetcher = server.fetcher(path)
+    fetcher.engine = .urlSession  // the URLSession engine's Range windows
     let counter = NotificationRecorder([fetcher])
     let stream = try await bounded { try await fetcher.beginStreaming(highWaterMark: mark) }
     #expect(stream.httpResponse?.statusCode == 200)
@@ -143,6 +144,7 @@ struct StreamWindowTests {
         return response
       }
       let fetcher = server.fetcher("/changing")
+      fetcher.engine = .urlSession  // the URLSession engine's Range windows
       fetcher.isRetryEnabled = true
       fetcher.minRetryInterval = 0.05
       let counter = NotificationRecorder([fetcher])
@@ -189,6 +191,7 @@ struct StreamWindowTests {
       }
       server.route("/flaky") { resource.respond($0) }
       let fetcher = server.fetcher("/flaky")
+      fetcher.engine = .urlSession  // the URLSession engine's Range windows
       fetcher.isRetryEnabled = true
       fetcher.minRetryInterval = 0.05
       let counter = NotificationRecorder([fetcher])
@@ -226,6 +229,7 @@ struct StreamWindowTests {
           : response
       }
       let fetcher = server.fetcher(path)
+      fetcher.engine = .urlSession  // the URLSession engine's Range windows
       fetcher.isRetryEnabled = retries
       fetcher.minRetryInterval = 0.05
       let outcome = try await bounded { () -> (count: Int, digest: String?, error: (any Error)?) in
@@ -261,6 +265,7 @@ struct StreamWindowTests {
       let resource = RangedResource(size: 2 * 1024 * 1024)
       server.route("/plain") { resource.respond($0, ranges: false) }
       let fetcher = server.fetcher("/plain")
+      fetcher.engine = .urlSession  // the URLSession engine's Range windows
       let stream = try await bounded { try await fetcher.beginStreaming(highWaterMark: 1 << 20) }
       #expect(stream.httpResponse?.statusCode == 200)
       let result = try await bounded { try await consume(stream) }
@@ -274,6 +279,7 @@ struct StreamWindowTests {
       let server = try TestServer()
       defer { server.stop() }
       let fetcher = server.fetcher("/bytes/0")
+      fetcher.engine = .urlSession  // the URLSession engine's Range windows
       let counter = NotificationRecorder([fetcher])
       let stream = try await bounded { try await fetcher.beginStreaming() }
       #expect(stream.httpResponse?.statusCode == 200)
@@ -288,6 +294,7 @@ struct StreamWindowTests {
       let server = try TestServer()
       defer { server.stop() }
       let fetcher = server.fetcher("/bytes/100000")
+      fetcher.engine = .urlSession  // the URLSession engine's Range windows
       fetcher.setRequestValue("bytes=10-", forHTTPHeaderField: "Range")
       let stream = try await bounded { try await fetcher.beginStreaming() }
       #expect(stream.httpResponse?.statusCode == 206)

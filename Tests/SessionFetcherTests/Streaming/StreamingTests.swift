@@ -145,13 +145,21 @@ struct StreamingTests {
     }
     #expect(total == size)
     #expect(hash.hexDigest == TestServer.checksum(TestServer.patternBytes(count: size)))
-    // On Linux the body comes in Range windows from the first request on (`StreamWindowTests`);
-    // every window after the first is guarded by If-Range.
-    let continuations = server.requests(path: "/bytes/\(size)").filter {
-      $0.header("Range").map { !$0.hasPrefix("bytes=0-") } ?? false
-    }
-    #expect(!continuations.isEmpty)
-    #expect(continuations.allSatisfy { $0.header("If-Range") == "\"bytes-\(size)\"" })
+    let requests = server.requests(path: "/bytes/\(size)")
+    #if canImport(FoundationNetworking)
+      if fetcher.engine == .libcurl {
+        // libcurl really pauses: one request, and the server stopped far below the body's size
+        // while the consumer slept (socket buffers and one read buffer ahead of the stream's).
+        #expect(requests.count == 1 && requests.first?.header("Range") == nil)
+        #expect(previous < size / 2, "the server wrote \(previous) of \(size) bytes while paused")
+      } else {
+        // On the URLSession engine the body comes in Range windows from the first request on
+        // (`StreamWindowTests`); every window after the first is guarded by If-Range.
+        let continuations = requests.filter { $0.header("Range").map { !$0.hasPrefix("bytes=0-") } ?? false }
+        #expect(!continuations.isEmpty)
+        #expect(continuations.allSatisfy { $0.header("If-Range") == "\"bytes-\(size)\"" })
+      }
+    #endif
     #expect(await eventually { counter.started == 1 && counter.stopped == 1 })
   }
 

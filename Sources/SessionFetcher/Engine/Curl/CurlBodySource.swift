@@ -58,6 +58,15 @@
     /// Copies up to `capacity` bytes into `buffer`: the count, 0 at the end, or nil when reading
     /// failed (see ``failure``).
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int? {
+      let count = readFromSource(into: buffer, capacity: capacity)
+      if let count { bytesRead += Int64(count) }
+      return count
+    }
+
+    /// Body bytes handed to libcurl so far (libcurl's own upload count includes chunk framing).
+    private(set) var bytesRead: Int64 = 0
+
+    private func readFromSource(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int? {
       switch source {
       case .data(let data):
         let count = min(capacity, data.count - offset)

@@ -214,8 +214,10 @@
 
     /// libcurl's progress: reports upload progress when the count of bytes sent changed. Returns
     /// nonzero to abort (the task was cancelled).
-    func progress(bytesSent: Int64) -> Int32 {
+    func progress(bytesSent uploaded: Int64) -> Int32 {
       guard let transfer else { return 1 }
+      // A chunked body's count includes the chunk framing: never report more than the body itself.
+      let bytesSent = transfer.body?.length == nil ? min(uploaded, transfer.body?.bytesRead ?? 0) : uploaded
       guard bytesSent != transfer.reportedBytesSent else { return isCancelled ? 1 : 0 }
       let delta = bytesSent - transfer.reportedBytesSent
       transfer.reportedBytesSent = bytesSent
