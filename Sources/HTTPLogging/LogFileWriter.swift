@@ -27,6 +27,8 @@ final class LogFileWriter: @unchecked Sendable {
     let htmlHandle: FileHandle
     var fetchCount = 0
     var harEntryCount = 0
+    /// Where the HAR file's closing brackets begin.
+    var harTail: UInt64 = 0
 
     init(key: RunKey, folder: URL, harHandle: FileHandle, htmlHandle: FileHandle) {
       self.key = key
@@ -81,10 +83,11 @@ final class LogFileWriter: @unchecked Sendable {
       let textFile = "fetch_\(number).txt"
       let text = TextLogFormatter.format(prepared, files: files) + String(repeating: "-", count: 72) + "\n"
       try Self.writeFile(Data(text.utf8), to: run.folder.appendingPathComponent(textFile, isDirectory: false))
-      let entry = HTMLLogFormatter.entry(number: number, prepared: prepared, textFile: textFile, files: files)
-      try run.htmlHandle.seekToEnd()
-      try run.htmlHandle.write(contentsOf: Data(entry.utf8))
-      try appendHAREntries(HARFormatter.entries(prepared, files: files), to: run)
+      let entries = HARFormatter.entries(
+        prepared, files: files, place: HARFormatter.RunPlace(number: number, textLog: textFile))
+      // The page gets the same entries as the HAR file, appended: the page is never rewritten.
+      try run.htmlHandle.write(contentsOf: ViewerPage.dataElement(entries))
+      try appendHAREntries(entries, to: run)
     } catch {
       failedKey = key
       run = nil
@@ -114,13 +117,15 @@ final class LogFileWriter: @unchecked Sendable {
       }
     }
     let htmlURL = folder.appendingPathComponent(Self.indexFileName)
-    let head = HTMLLogFormatter.head(processName: key.processName, stamp: folder.lastPathComponent)
+    let head = ViewerPage.head(title: "\(key.processName) HTTP fetch log \(folder.lastPathComponent)")
     try Self.writeFile(Data(head.utf8), to: htmlURL)
     let harURL = folder.appendingPathComponent(Self.harFileName)
     try Self.writeFile(Data((HARFormatter.prefix + HARFormatter.suffix).utf8), to: harURL)
     let run = LogRun(
       key: key, folder: folder, harHandle: try FileHandle(forUpdating: harURL),
       htmlHandle: try FileHandle(forWritingTo: htmlURL))
+    try run.htmlHandle.seekToEnd()
+    run.harTail = UInt64(HARFormatter.prefix.utf8.count)
     linkNewest(to: folder, key: key)
     printLoggingNotice("logging fetches to \(folder.path)")
     self.run = run
@@ -192,10 +197,11 @@ final class LogFileWriter: @unchecked Sendable {
       chunk.append(entry)
       run.harEntryCount += 1
     }
+    let tail = run.harTail + UInt64(chunk.count)
     chunk.append(Data(HARFormatter.suffix.utf8))
-    let end = try run.harHandle.seekToEnd()
-    try run.harHandle.seek(toOffset: end - UInt64(HARFormatter.suffix.utf8.count))
+    try run.harHandle.seek(toOffset: run.harTail)
     try run.harHandle.write(contentsOf: chunk)
+    run.harTail = tail
   }
 }
 
