@@ -3,6 +3,10 @@ import SessionFetcher
 
 /// Writes the files of the current run on a serial queue, off the fetcher's path.
 ///
+/// Fetches that end while the queue is busy are written together: one wake-up of the queue, and
+/// one write each to `index.html` and `log.har` for all of them (with many fetches in flight, a
+/// queued block, a wake-up and three system calls per fetch were a large part of logging's cost).
+///
 /// A run begins at the first fetch logged to files (or after the directory or process name
 /// changed): a new folder `<process>_log_<yyyy-MM-dd_HH-mm-ss>` (with `_2`, `_3`… when that name is
 /// taken), `index.html` and `log.har` in it, and the `<process>_log_newest.html` symlink beside it.
@@ -13,6 +17,8 @@ final class LogFileWriter: @unchecked Sendable {
   private let queue = DispatchQueue(label: "SessionFetcher.HTTPLogging.writer")
   private var run: LogRun?
   private var failedKey: RunKey?
+  /// Records waiting for the queue; a drain is queued when the first one arrives.
+  private let pending = Locked<[(PreparedRecord, RunKey)]>([])
 
   struct RunKey: Equatable {
     var directory: URL
@@ -51,12 +57,63 @@ final class LogFileWriter: @unchecked Sendable {
     let key = RunKey(
       directory: settings.effectiveDirectory, processName: settings.effectiveProcessName,
       generation: settings.runGeneration)
-    queue.async { self.writeNow(prepared, key: key) }
+    let isFirst = pending.withLock { records -> Bool in
+      records.append((prepared, key))
+      return records.count == 1
+    }
+    if isFirst { queue.async { self.drain() } }
   }
 
   /// Waits until every queued write is done.
   func flush() {
-    queue.sync {}
+    queue.sync { drain() }
+  }
+
+  /// Writes every waiting record: each fetch's own files, then the page's and the HAR file's
+  /// additions of each run at once.
+  private func drain() {
+    let records = pending.withLock { records -> [(PreparedRecord, RunKey)] in
+      defer { records = [] }
+      return records
+    }
+    var batch: Batch?
+    for (prepared, key) in records {
+      guard let (run, entries) = writeFetchFiles(prepared, key: key) else { continue }
+      if let current = batch, current.run !== run {
+        // A new run began (the directory or process name changed): the last one's part first.
+        append(current)
+        batch = nil
+      }
+      if batch == nil { batch = Batch(run: run) }
+      batch?.page.append(ViewerPage.dataElement(entries))
+      batch?.entries += entries
+    }
+    if let batch { append(batch) }
+  }
+
+  /// What a drain adds to one run's page and HAR file.
+  private struct Batch {
+    let run: LogRun
+    var page = Data()
+    var entries: [Data] = []
+  }
+
+  private func append(_ batch: Batch) {
+    do {
+      // The page gets the same entries as the HAR file, appended: the page is never rewritten.
+      try batch.run.htmlHandle.write(contentsOf: batch.page)
+      try appendHAREntries(batch.entries, to: batch.run)
+    } catch {
+      fail(batch.run.key, error)
+    }
+  }
+
+  private func fail(_ key: RunKey, _ error: any Error) {
+    failedKey = key
+    run = nil
+    printLoggingNotice(
+      "cannot write logs in \(key.directory.path) (\(error)); file logging is off until the logging "
+        + "directory changes. The fetches are not affected.")
   }
 
   /// The current run's folder, once a fetch was logged to files.
@@ -72,8 +129,9 @@ final class LogFileWriter: @unchecked Sendable {
     }
   }
 
-  private func writeNow(_ prepared: PreparedRecord, key: RunKey) {
-    if failedKey == key { return }
+  /// Writes the fetch's text log and body files; returns its run and HAR entries.
+  private func writeFetchFiles(_ prepared: PreparedRecord, key: RunKey) -> (LogRun, [Data])? {
+    if failedKey == key { return nil }
     do {
       let run = try currentRun(for: key)
       run.fetchCount += 1
@@ -85,15 +143,10 @@ final class LogFileWriter: @unchecked Sendable {
       try Self.writeFile(Data(text.utf8), to: run.folder.appendingPathComponent(textFile, isDirectory: false))
       let entries = HARFormatter.entries(
         prepared, files: files, place: HARFormatter.RunPlace(number: number, textLog: textFile))
-      // The page gets the same entries as the HAR file, appended: the page is never rewritten.
-      try run.htmlHandle.write(contentsOf: ViewerPage.dataElement(entries))
-      try appendHAREntries(entries, to: run)
+      return (run, entries)
     } catch {
-      failedKey = key
-      run = nil
-      printLoggingNotice(
-        "cannot write logs in \(key.directory.path) (\(error)); file logging is off until the logging "
-          + "directory changes. The fetches are not affected.")
+      fail(key, error)
+      return nil
     }
   }
 
