@@ -15,8 +15,10 @@ enum ViewerPage {
     + "developer tools) and in the fetch_N.txt text logs beside this file."
 
   /// The start of the page, up to where the data elements follow.
-  static func head(title: String) -> String {
-    let title = HTMLLogFormatter.escape(title)
+  static func head(processName: String, runName: String) -> String {
+    let name = HTMLLogFormatter.escape(processName)
+    let run = HTMLLogFormatter.escape(runName)
+    let title = "\(name) HTTP log \(run)"
     return """
       <!DOCTYPE html>
       <html lang="en"><head><meta charset="utf-8">
@@ -33,18 +35,12 @@ enum ViewerPage {
       </head><body>
       <div id="app">
       <div class="toolbar">
-      <h1><span class="dot"></span>\(title)</h1>
+      <h1><span class="dot"></span>\(name)<small>\(run)</small></h1>
       <input id="q" type="search" placeholder="Filter: URL, comment, header" aria-label="Filter" spellcheck="false">
       <div class="seg" id="statusFilter" role="group" aria-label="Status"><button data-s="all" class="on">All</button>\
       <button data-s="2">2xx</button><button data-s="3">3xx</button><button data-s="4">4xx</button>\
       <button data-s="5">5xx</button><button data-s="f">Failed</button></div>
       <select id="host" aria-label="Host"><option value="">All hosts</option></select>
-      <span class="spacer"></span>
-      <div class="legend"><span><i class="ph-throttle" style="position:static;display:inline-block"></i>throttle</span>\
-      <span><i style="background:var(--dns)"></i>DNS</span><span><i style="background:var(--connect)"></i>connect</span>\
-      <span><i style="background:var(--tls)"></i>TLS</span><span><i style="background:var(--w2)"></i>waiting</span>\
-      <span><i style="background:var(--c2)"></i>download</span>\
-      <span><i style="border-top:2px dashed var(--retry);height:0"></i>retry delay</span></div>
       </div>
       <div class="main">
       <div class="list">
@@ -55,7 +51,13 @@ enum ViewerPage {
       <div id="body"><div id="rows"></div></div>
       <div class="empty" id="empty" hidden></div>
       </div>
-      <div class="footer" id="footer"></div>
+      <div class="statusbar"><div class="footer" id="footer"></div>
+      <div class="legend"><span><i class="ph-throttle" style="position:static;display:inline-block"></i>throttle</span>\
+      <span><i style="background:var(--dns)"></i>DNS</span><span><i style="background:var(--connect)"></i>connect</span>\
+      <span><i style="background:var(--tls)"></i>TLS</span><span><i style="background:var(--w2)"></i>waiting</span>\
+      <span><i style="background:var(--c2)"></i>download</span>\
+      <span><i style="border-top:2px dashed var(--retry);height:0"></i>retry delay</span></div>
+      </div>
       </div>
       <div id="detail" hidden>
       <div class="d-head"><div class="d-title"><b id="d-name"></b><div class="d-url" id="d-url"></div></div>\
@@ -99,32 +101,35 @@ enum ViewerPage {
 
   /// `json` with the bytes that matter to the HTML parser escaped (see ``dataElement(_:)``).
   static func appendEscaped(_ json: Data, to output: inout Data) {
-    // Most entries have none of these bytes: copied whole.
-    guard
-      json.contains(where: {
-        $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "&") || $0 == 0xE2
-      })
-    else { return output.append(json) }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(json.count + 64)
-    var index = json.startIndex
-    while index < json.endIndex {
-      let byte = json[index]
-      switch byte {
-      case UInt8(ascii: "<"): bytes.append(contentsOf: #"\u003c"#.utf8)
-      case UInt8(ascii: ">"): bytes.append(contentsOf: #"\u003e"#.utf8)
-      case UInt8(ascii: "&"): bytes.append(contentsOf: #"\u0026"#.utf8)
-      case 0xE2
-      where json.index(index, offsetBy: 2, limitedBy: json.endIndex).map { $0 < json.endIndex } == true
-        && json[index + 1] == 0x80 && (json[index + 2] == 0xA8 || json[index + 2] == 0xA9):
-        // U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR.
-        bytes.append(contentsOf: (json[index + 2] == 0xA8 ? #"\u2028"# : #"\u2029"#).utf8)
-        index += 3
-        continue
-      default: bytes.append(byte)
+    json.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+      let bytes = raw.bindMemory(to: UInt8.self)
+      // Copies the runs between the bytes to escape whole; most entries have none.
+      var start = 0
+      var index = 0
+      while index < bytes.count {
+        let byte = bytes[index]
+        let escape: StaticString
+        var width = 1
+        switch byte {
+        case UInt8(ascii: "<"): escape = #"\u003c"#
+        case UInt8(ascii: ">"): escape = #"\u003e"#
+        case UInt8(ascii: "&"): escape = #"\u0026"#
+        case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && bytes[index + 2] == 0xA8:
+          escape = #"\u2028"#  // LINE SEPARATOR
+          width = 3
+        case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80 && bytes[index + 2] == 0xA9:
+          escape = #"\u2029"#  // PARAGRAPH SEPARATOR
+          width = 3
+        default:
+          index += 1
+          continue
+        }
+        output.append(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        escape.withUTF8Buffer { output.append($0) }
+        index += width
+        start = index
       }
-      index += 1
+      output.append(UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
     }
-    output.append(contentsOf: bytes)
   }
 }
