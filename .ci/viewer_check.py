@@ -224,9 +224,9 @@ def check_showcase(browser, run, screenshot):
     browser.js("__click(__rowNamed('Stopped while waiting'))")
     check("a stopped fetch says so", browser.js("__rowNamed('Stopped while waiting').querySelector('.c-status').textContent") == "stopped")
 
-    # The picture for the docs: the whole run, the retried fetch expanded, a JSON response open.
+    # The picture for the docs: the whole run, the retried fetch expanded, a request's headers open.
     browser.js("__click(__rowNamed('Sign in'))")
-    browser.js("__tab('response')")
+    browser.js("__tab('headers')")
     browser.js("__settle()")
     browser.screenshot(screenshot)
     check("screenshot saved", os.path.getsize(screenshot) > 10000, screenshot)

@@ -170,7 +170,7 @@ final class LogFileWriter: @unchecked Sendable {
       }
     }
     let htmlURL = folder.appendingPathComponent(Self.indexFileName)
-    let head = ViewerPage.head(title: "\(key.processName) HTTP fetch log \(folder.lastPathComponent)")
+    let head = ViewerPage.head(processName: key.processName, runName: folder.lastPathComponent)
     try Self.writeFile(Data(head.utf8), to: htmlURL)
     let harURL = folder.appendingPathComponent(Self.harFileName)
     try Self.writeFile(Data((HARFormatter.prefix + HARFormatter.suffix).utf8), to: harURL)

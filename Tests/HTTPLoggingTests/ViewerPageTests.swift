@@ -49,10 +49,10 @@ struct ViewerPageDataTests {
 
   @Test("the template: self-contained, no network, text only through textContent")
   func template() {
-    let head = ViewerPage.head(title: "a<b> \"run\"")
+    let head = ViewerPage.head(processName: "a<b>", runName: "\"run\"")
     #expect(head.hasPrefix("<!DOCTYPE html>"))
-    #expect(head.contains("<title>a&lt;b&gt; &quot;run&quot; </title>") == false)
-    #expect(head.contains("<title>a&lt;b&gt; &quot;run&quot;</title>"))
+    #expect(head.contains("<title>a&lt;b&gt; HTTP log &quot;run&quot;</title>"))
+    #expect(head.contains("a&lt;b&gt;<small>&quot;run&quot;</small>"))
     // No external resource of any kind: no scheme-qualified URL, no src or link element.
     for needle in ["http://", "https://", "//cdn", " src=", "<link", "@import", "url("] {
       #expect(!head.contains(needle), "\(needle)")

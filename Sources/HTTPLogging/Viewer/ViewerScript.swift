@@ -159,15 +159,17 @@ extension ViewerPage {
         render();
       }
 
+      // About one tick per 90 pixels of the waterfall column.
       function niceStep(range) {
-        var raw = range / 6, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
+        var width = $('wfhead').clientWidth || 400;
+        var raw = range / Math.max(2, Math.floor(width / 90)), p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
         return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
       }
       function drawTicks() {
         var head = $('wfhead'), step = niceStep(span);
         head.textContent = '';
         for (var t = 0; t <= span; t += step) {
-          var tick = el('div', 'tick', ms(t));
+          var tick = el('div', 'tick', t === 0 ? '0' : ms(t));
           tick.style.left = (t / span * 100) + '%';
           head.appendChild(tick);
         }
@@ -226,6 +228,18 @@ extension ViewerPage {
         }
       }
 
+      function kindLabel(f, i) {
+        var x = f.ex[i], retries = 0;
+        for (var j = 0; j <= i; j++) if (f.ex[j].kind === 'retry') retries++;
+        if (x.kind === 'retry') return 'Retry ' + retries;
+        if (x.kind === 'redirect') return 'Redirect';
+        if (x.kind === 'continuation') return 'Continued';
+        return f.retries ? 'Attempt 1' : 'Request';
+      }
+      function shortURL(url) {
+        try { var u = new URL(url); return u.pathname + u.search; } catch (e) { return url; }
+      }
+
       function statusText(f, x) {
         if (x) return x.status ? String(x.status) : (x.error ? 'failed' : '–');
         if (f.pending) return 'pending';
@@ -243,7 +257,7 @@ extension ViewerPage {
         row.appendChild(el('div', 'c-num', x ? '' : f.n >= 0 ? f.n : ''));
         var name = el('div', 'c-name');
         if (x) {
-          name.textContent = (item.x + 1) + '. ' + (x.kind === 'retry' ? 'retry' : x.kind === 'redirect' ? 'redirect' : x.kind === 'continuation' ? 'continued' : 'request') + ' · ' + str(x.req.url);
+          name.textContent = kindLabel(f, item.x) + ' · ' + shortURL(str(x.req.url));
         } else {
           if (f.ex.length > 1) { var caret = el('span', 'caret', expanded[f.n] ? '▾' : '▸'); caret.setAttribute('data-toggle', '1'); name.appendChild(caret); }
           name.appendChild(document.createTextNode(f.name));
@@ -322,15 +336,17 @@ extension ViewerPage {
       function showDetail() {
         var pane = $('detail');
         var f = fetches[state.sel];
+        var wasOpen = !pane.hidden;
         document.body.classList.toggle('detail-open', !!f);
-        if (!f) { pane.hidden = true; return; }
-        pane.hidden = false;
+        pane.hidden = !f;
+        if (wasOpen !== !!f) drawTicks();  // the waterfall column changed width
+        if (!f) return;
         var xi = state.ex >= 0 && state.ex < f.ex.length ? state.ex : f.ex.length - 1, x = f.ex[xi];
         $('d-name').textContent = (f.n >= 0 ? '#' + f.n + '  ' : '') + f.name;
         $('d-url').textContent = x.req.method + ' ' + str(x.req.url);
         var chips = $('chips'); chips.textContent = '';
         if (f.ex.length > 1) f.ex.forEach(function (e, i) {
-          var c = el('button', 'chip' + (i === xi ? ' on' : ''), (i + 1) + ' · ' + (e.status || 'failed') + ' ' + (e.kind === 'first' ? '' : e.kind));
+          var c = el('button', 'chip' + (i === xi ? ' on' : ''), kindLabel(f, i) + ' · ' + (e.status || 'failed'));
           c.setAttribute('data-ex', String(i)); chips.appendChild(c);
         });
         var tabs = $('tabs').children;
@@ -474,7 +490,7 @@ extension ViewerPage {
           state.status = s; markStatus(); filter(); saveHash();
         });
         scroller.addEventListener('scroll', schedule);
-        window.addEventListener('resize', schedule);
+        window.addEventListener('resize', function () { drawTicks(); schedule(); });
         rowsBox.addEventListener('click', function (ev) {
           var row = ev.target.closest ? ev.target.closest('.row') : null;
           if (!row) return;

@@ -17,7 +17,8 @@ extension ViewerPage {
     .toolbar { display: flex; align-items: center; gap: 8px; padding: 6px 10px; border-bottom: 1px solid var(--line);
       background: var(--head); flex-wrap: wrap; }
     .toolbar h1 { font-size: 13px; font-weight: 600; margin: 0 8px 0 0; white-space: nowrap; overflow: hidden;
-      text-overflow: ellipsis; max-width: 40ch; }
+      text-overflow: ellipsis; max-width: 48ch; }
+    .toolbar h1 small { font-weight: 400; color: var(--dim); margin-left: 6px; font-size: 12px; }
     .toolbar h1 .dot { display: inline-block; width: 9px; height: 9px; border-radius: 50%; background: var(--c5);
       margin-right: 6px; box-shadow: 0 0 0 2px rgba(217,48,37,.2); vertical-align: 0; }
     #q { width: 260px; padding: 4px 8px; border: 1px solid var(--line); border-radius: 4px; background: var(--bg);
@@ -36,9 +37,9 @@ extension ViewerPage {
     .main { flex: 1; display: flex; min-height: 0; }
     .list { flex: 1; min-width: 0; display: flex; flex-direction: column; }
     #scroller { flex: 1; overflow: auto; position: relative; outline: none; }
-    .grid { display: grid; grid-template-columns: 46px minmax(150px, 2.2fr) 58px 54px minmax(90px, 1fr) 70px 66px
+    .grid { display: grid; grid-template-columns: 46px minmax(150px, 2.2fr) 64px 72px minmax(90px, 1fr) 70px 66px
       minmax(220px, 3.4fr); }
-    .detail-open .grid { grid-template-columns: 46px minmax(140px, 2fr) 54px 50px 0 0 62px minmax(140px, 2fr); }
+    .detail-open .grid { grid-template-columns: 40px minmax(140px, 2fr) 60px 72px 0 0 62px minmax(160px, 2.2fr); }
     .detail-open .c-host, .detail-open .c-size { visibility: hidden; overflow: hidden; padding: 0; }
     .thead { position: sticky; top: 0; z-index: 2; background: var(--head); border-bottom: 1px solid var(--line);
       height: 26px; font-weight: 600; color: var(--dim); }
@@ -86,8 +87,11 @@ extension ViewerPage {
     .empty { padding: 40px; text-align: center; color: var(--dim); font-size: 14px; }
     .footer { border-top: 1px solid var(--line); background: var(--head); padding: 4px 10px; color: var(--dim);
       display: flex; gap: 16px; white-space: nowrap; overflow: hidden; }
+    .statusbar { display: flex; flex-wrap: wrap; align-items: center; border-top: 1px solid var(--line); background: var(--head); }
+    .statusbar .footer { border-top: 0; flex: 1 1 auto; }
+    .statusbar .legend { padding: 4px 10px; }
     .footer b { color: var(--fg); font-weight: 600; }
-    #detail { width: 55%; max-width: 900px; min-width: 340px; border-left: 1px solid var(--line); display: flex;
+    #detail { width: 42%; max-width: 720px; min-width: 340px; border-left: 1px solid var(--line); display: flex;
       flex-direction: column; min-height: 0; }
     #detail[hidden] { display: none; }
     .d-head { display: flex; align-items: flex-start; gap: 8px; padding: 8px 10px 4px; }
