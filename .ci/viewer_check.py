@@ -278,7 +278,8 @@ def main():
     parser.add_argument("--screenshot")
     parser.add_argument("--measure")
     options = parser.parse_args()
-    browser = Browser(options.chromium)
+    # A window the showcase run fills: the picture in the docs.
+    browser = Browser(options.chromium, width=1360, height=600)
     try:
         if options.measure:
             seconds = browser.open("file://" + os.path.abspath(options.measure), timeout=120)
