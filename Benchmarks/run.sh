@@ -90,7 +90,7 @@ stop_nginx() {
   if [ -f "$work/nginx/logs/nginx.pid" ]; then
     kill -QUIT "$(cat "$work/nginx/logs/nginx.pid")" 2>/dev/null || true
   fi
-  rm -rf "$work/out.bin" "$work/www/upload" "$work/logs" "$work/runs"
+  rm -rf "$work/out.bin" "$work/www/upload" "$work/logs" "$work/runs" "$work/viewer"
   if [ "${BENCH_KEEP_FILES:-0}" != 1 ]; then rm -rf "$work"; fi
 }
 trap stop_nginx EXIT
@@ -116,3 +116,23 @@ fi
   echo
   "$bin" all --base "http://127.0.0.1:$port/" --work "$work" --big-size "$big_size" "$@"
 } | tee "$here/results/latest.md"
+
+# --- The log viewer: how long a 10,000-fetch run's index.html takes to open in headless Chromium ---
+# (BENCH_VIEWER=0 skips it; skipped with a note when Chromium is missing.)
+chromium_bin="$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)"
+if [ "${BENCH_VIEWER:-1}" != 1 ]; then
+  :
+elif [ -z "$chromium_bin" ]; then
+  echo "Log viewer: not measured (no Chromium; apt-get install chromium)" | tee -a "$here/results/latest.md"
+else
+  log "logging 10,000 fetches for the log viewer"
+  "$bin" child small fetcher --inflight 16 --count 10000 --logging files \
+    --base "http://127.0.0.1:$port/" --work "$work/viewer" >/dev/null
+  page="$(ls -d "$work"/viewer/logs/*_log_2*/ | tail -n 1)index.html"
+  {
+    echo
+    echo "Log viewer: index.html of 10,016 logged fetches ($(du -h "$page" | cut -f1)), opened in headless" \
+      "$("$chromium_bin" --version 2>/dev/null | head -n 1) until drawn, 3 times:"
+    for _ in 1 2 3; do python3 "$here/../.ci/viewer_check.py" --chromium "$chromium_bin" --measure "$page"; done
+  } | tee -a "$here/results/latest.md"
+fi

@@ -90,6 +90,8 @@ struct FetchRecord: Sendable {
   var method: String
   var url: String
   var exchanges: [LoggedExchange] = []
+  /// When a fetch that waited for a slot of its service's per-host throttle got one.
+  var throttleEndDate: Date?
   var errorText: String?
   var isCancelled = false
 

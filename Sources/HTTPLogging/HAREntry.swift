@@ -15,6 +15,44 @@ struct HAREntry {
   var comment: String?
   /// The exchange's error (a custom field: HAR has none for a failed exchange).
   var error: String?
+  /// Where the exchange belongs in its run (custom fields for the run's viewer page); nil for an
+  /// entry made outside a run.
+  var viewer: Viewer?
+  /// The server's address (libcurl engine).
+  var serverIPAddress: String?
+
+  /// The custom fields the run's viewer page reads (HAR 1.2 allows fields that begin with `_`).
+  struct Viewer {
+    /// `_fetch`: the fetch's number in the run (its text log is `fetch_<N>.txt`).
+    var fetch: Int
+    /// `_kind`: `first`, `redirect`, `retry`, `continuation`, or `none` for a fetch that ended
+    /// before sending anything.
+    var kind: String
+    /// `_startedTime`: `startedDateTime` in milliseconds since 1970, to the microsecond.
+    var startedTime: Double
+    /// `_retryDelay`: the delay in milliseconds before the next attempt, when this one was retried.
+    var retryDelay: Double?
+    /// `_fetchSummary`: on the first entry of each fetch.
+    var summary: FetchSummary?
+  }
+
+  /// What a fetch's first entry says about the whole fetch.
+  struct FetchSummary {
+    /// When the fetch began, in milliseconds since 1970.
+    var startedTime: Double
+    /// From begin to end, in milliseconds.
+    var time: Double
+    /// Milliseconds spent waiting for a slot of the service's per-host throttle, when it waited.
+    var throttled: Double?
+    /// The fetch's text log in the run folder.
+    var log: String?
+    /// The fetch's error.
+    var error: String?
+    /// Whether the fetch was stopped.
+    var cancelled: Bool
+    /// How many entries the fetch has.
+    var entries: Int
+  }
 
   struct Request {
     var method: String
@@ -32,6 +70,8 @@ struct HAREntry {
     var mimeType: String
     var text: String
     var comment: String?
+    /// `_file`: the body's file in the run folder.
+    var file: String?
   }
 
   struct Response {
@@ -51,6 +91,8 @@ struct HAREntry {
     var mimeType: String
     var text: String?
     var comment: String?
+    /// `_file`: the body's file in the run folder.
+    var file: String?
   }
 
   struct NameValue: Equatable {
@@ -69,6 +111,8 @@ struct HAREntry {
   }
 
   struct Timings {
+    /// Waiting for a throttle slot; nil leaves the field out.
+    var blocked: Double?
     /// -1 where not applicable, as HAR 1.2 has it; nil leaves the field out (not measured).
     var dns: Double?
     var connect: Double?
@@ -89,7 +133,23 @@ extension HAREntry {
     .compactObject([
       ("startedDateTime", .string(startedDateTime)), ("time", .number(time)), ("request", request.json),
       ("response", response.json), ("cache", .object([])), ("timings", timings.json),
+      ("serverIPAddress", serverIPAddress.map(JSONValue.string)),
       ("comment", comment.map(JSONValue.string)), ("_error", error.map(JSONValue.string)),
+      ("_fetch", viewer.map { .integer($0.fetch) }), ("_kind", viewer.map { .string($0.kind) }),
+      ("_startedTime", viewer.map { .number($0.startedTime) }),
+      ("_retryDelay", viewer?.retryDelay.map(JSONValue.number)),
+      ("_fetchSummary", viewer?.summary?.json),
+    ])
+  }
+}
+
+extension HAREntry.FetchSummary {
+  var json: JSONValue {
+    .compactObject([
+      ("startedTime", .number(startedTime)), ("time", .number(time)),
+      ("throttled", throttled.map(JSONValue.number)), ("log", log.map(JSONValue.string)),
+      ("error", error.map(JSONValue.string)), ("cancelled", cancelled ? .bool(true) : nil),
+      ("entries", .integer(entries)),
     ])
   }
 }
@@ -109,6 +169,7 @@ extension HAREntry.PostData {
   var json: JSONValue {
     .compactObject([
       ("mimeType", .string(mimeType)), ("text", .string(text)), ("comment", comment.map(JSONValue.string)),
+      ("_file", file.map(JSONValue.string)),
     ])
   }
 }
@@ -130,7 +191,7 @@ extension HAREntry.Content {
   var json: JSONValue {
     .compactObject([
       ("size", .integer(size)), ("mimeType", .string(mimeType)), ("text", text.map(JSONValue.string)),
-      ("comment", comment.map(JSONValue.string)),
+      ("comment", comment.map(JSONValue.string)), ("_file", file.map(JSONValue.string)),
     ])
   }
 }
@@ -152,7 +213,8 @@ extension HAREntry.Cookie {
 extension HAREntry.Timings {
   var json: JSONValue {
     .compactObject([
-      ("dns", dns.map(JSONValue.number)), ("connect", connect.map(JSONValue.number)),
+      ("blocked", blocked.map(JSONValue.number)), ("dns", dns.map(JSONValue.number)),
+      ("connect", connect.map(JSONValue.number)),
       ("send", .number(send)), ("wait", .number(wait)), ("receive", .number(receive)),
       ("ssl", ssl.map(JSONValue.number)),
     ])

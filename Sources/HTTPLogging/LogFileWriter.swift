@@ -3,6 +3,10 @@ import SessionFetcher
 
 /// Writes the files of the current run on a serial queue, off the fetcher's path.
 ///
+/// Fetches that end while the queue is busy are written together: one wake-up of the queue, and
+/// one write each to `index.html` and `log.har` for all of them (with many fetches in flight, a
+/// queued block, a wake-up and three system calls per fetch were a large part of logging's cost).
+///
 /// A run begins at the first fetch logged to files (or after the directory or process name
 /// changed): a new folder `<process>_log_<yyyy-MM-dd_HH-mm-ss>` (with `_2`, `_3`… when that name is
 /// taken), `index.html` and `log.har` in it, and the `<process>_log_newest.html` symlink beside it.
@@ -13,6 +17,8 @@ final class LogFileWriter: @unchecked Sendable {
   private let queue = DispatchQueue(label: "SessionFetcher.HTTPLogging.writer")
   private var run: LogRun?
   private var failedKey: RunKey?
+  /// Records waiting for the queue; a drain is queued when the first one arrives.
+  private let pending = Locked<[(PreparedRecord, RunKey)]>([])
 
   struct RunKey: Equatable {
     var directory: URL
@@ -27,6 +33,8 @@ final class LogFileWriter: @unchecked Sendable {
     let htmlHandle: FileHandle
     var fetchCount = 0
     var harEntryCount = 0
+    /// Where the HAR file's closing brackets begin.
+    var harTail: UInt64 = 0
 
     init(key: RunKey, folder: URL, harHandle: FileHandle, htmlHandle: FileHandle) {
       self.key = key
@@ -49,12 +57,63 @@ final class LogFileWriter: @unchecked Sendable {
     let key = RunKey(
       directory: settings.effectiveDirectory, processName: settings.effectiveProcessName,
       generation: settings.runGeneration)
-    queue.async { self.writeNow(prepared, key: key) }
+    let isFirst = pending.withLock { records -> Bool in
+      records.append((prepared, key))
+      return records.count == 1
+    }
+    if isFirst { queue.async { self.drain() } }
   }
 
   /// Waits until every queued write is done.
   func flush() {
-    queue.sync {}
+    queue.sync { drain() }
+  }
+
+  /// Writes every waiting record: each fetch's own files, then the page's and the HAR file's
+  /// additions of each run at once.
+  private func drain() {
+    let records = pending.withLock { records -> [(PreparedRecord, RunKey)] in
+      defer { records = [] }
+      return records
+    }
+    var batch: Batch?
+    for (prepared, key) in records {
+      guard let (run, entries) = writeFetchFiles(prepared, key: key) else { continue }
+      if let current = batch, current.run !== run {
+        // A new run began (the directory or process name changed): the last one's part first.
+        append(current)
+        batch = nil
+      }
+      if batch == nil { batch = Batch(run: run) }
+      batch?.page.append(ViewerPage.dataElement(entries))
+      batch?.entries += entries
+    }
+    if let batch { append(batch) }
+  }
+
+  /// What a drain adds to one run's page and HAR file.
+  private struct Batch {
+    let run: LogRun
+    var page = Data()
+    var entries: [Data] = []
+  }
+
+  private func append(_ batch: Batch) {
+    do {
+      // The page gets the same entries as the HAR file, appended: the page is never rewritten.
+      try batch.run.htmlHandle.write(contentsOf: batch.page)
+      try appendHAREntries(batch.entries, to: batch.run)
+    } catch {
+      fail(batch.run.key, error)
+    }
+  }
+
+  private func fail(_ key: RunKey, _ error: any Error) {
+    failedKey = key
+    run = nil
+    printLoggingNotice(
+      "cannot write logs in \(key.directory.path) (\(error)); file logging is off until the logging "
+        + "directory changes. The fetches are not affected.")
   }
 
   /// The current run's folder, once a fetch was logged to files.
@@ -70,8 +129,9 @@ final class LogFileWriter: @unchecked Sendable {
     }
   }
 
-  private func writeNow(_ prepared: PreparedRecord, key: RunKey) {
-    if failedKey == key { return }
+  /// Writes the fetch's text log and body files; returns its run and HAR entries.
+  private func writeFetchFiles(_ prepared: PreparedRecord, key: RunKey) -> (LogRun, [Data])? {
+    if failedKey == key { return nil }
     do {
       let run = try currentRun(for: key)
       run.fetchCount += 1
@@ -81,16 +141,12 @@ final class LogFileWriter: @unchecked Sendable {
       let textFile = "fetch_\(number).txt"
       let text = TextLogFormatter.format(prepared, files: files) + String(repeating: "-", count: 72) + "\n"
       try Self.writeFile(Data(text.utf8), to: run.folder.appendingPathComponent(textFile, isDirectory: false))
-      let entry = HTMLLogFormatter.entry(number: number, prepared: prepared, textFile: textFile, files: files)
-      try run.htmlHandle.seekToEnd()
-      try run.htmlHandle.write(contentsOf: Data(entry.utf8))
-      try appendHAREntries(HARFormatter.entries(prepared, files: files), to: run)
+      let entries = HARFormatter.entries(
+        prepared, files: files, place: HARFormatter.RunPlace(number: number, textLog: textFile))
+      return (run, entries)
     } catch {
-      failedKey = key
-      run = nil
-      printLoggingNotice(
-        "cannot write logs in \(key.directory.path) (\(error)); file logging is off until the logging "
-          + "directory changes. The fetches are not affected.")
+      fail(key, error)
+      return nil
     }
   }
 
@@ -114,13 +170,15 @@ final class LogFileWriter: @unchecked Sendable {
       }
     }
     let htmlURL = folder.appendingPathComponent(Self.indexFileName)
-    let head = HTMLLogFormatter.head(processName: key.processName, stamp: folder.lastPathComponent)
+    let head = ViewerPage.head(processName: key.processName, runName: folder.lastPathComponent)
     try Self.writeFile(Data(head.utf8), to: htmlURL)
     let harURL = folder.appendingPathComponent(Self.harFileName)
     try Self.writeFile(Data((HARFormatter.prefix + HARFormatter.suffix).utf8), to: harURL)
     let run = LogRun(
       key: key, folder: folder, harHandle: try FileHandle(forUpdating: harURL),
       htmlHandle: try FileHandle(forWritingTo: htmlURL))
+    try run.htmlHandle.seekToEnd()
+    run.harTail = UInt64(HARFormatter.prefix.utf8.count)
     linkNewest(to: folder, key: key)
     printLoggingNotice("logging fetches to \(folder.path)")
     self.run = run
@@ -192,10 +250,11 @@ final class LogFileWriter: @unchecked Sendable {
       chunk.append(entry)
       run.harEntryCount += 1
     }
+    let tail = run.harTail + UInt64(chunk.count)
     chunk.append(Data(HARFormatter.suffix.utf8))
-    let end = try run.harHandle.seekToEnd()
-    try run.harHandle.seek(toOffset: end - UInt64(HARFormatter.suffix.utf8.count))
+    try run.harHandle.seek(toOffset: run.harTail)
     try run.harHandle.write(contentsOf: chunk)
+    run.harTail = tail
   }
 }
 

@@ -171,7 +171,7 @@ enum TextLogFormatter {
 
 // MARK: - HTML
 
-/// The run's HTML index: a head once, then one entry per fetch.
+/// HTML escaping for the run's page (see ``ViewerPage``).
 enum HTMLLogFormatter {
   /// `text` with `&`, `<`, `>`, `"` and `'` as HTML entities. By bytes: these ASCII bytes never
   /// occur inside a multi-byte UTF-8 sequence, and most header names and values have none of them.
@@ -199,121 +199,6 @@ enum HTMLLogFormatter {
     default: nil
     }
   }
-
-  static func head(processName: String, stamp: String) -> String {
-    """
-    <!DOCTYPE html>
-    <html><head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8">
-    <title>\(escape(processName)) HTTP fetch log \(escape(stamp))</title>
-    <style>
-    body { font-family: -apple-system, sans-serif; font-size: 13px; }
-    code { word-break: break-all; }
-    .error { color: #c0c; font-weight: bold; }
-    table.headers { border-collapse: collapse; margin-left: 1em; }
-    table.headers td { border: 1px solid #ddd; padding: 1px 4px; vertical-align: top; word-break: break-all; }
-    </style>
-    </head><body>
-    <h3>\(escape(processName)) HTTP fetch log \(escape(stamp))</h3>
-
-    """
-  }
-
-  static func entry(number: Int, prepared: PreparedRecord, textFile: String, files: BodyFileNames) -> String {
-    let record = prepared.record
-    var html = "<div class='fetch' id='fetch_\(number)'>\n"
-    html +=
-      "<b>\(number). \(escape(LogDates.display(record.startDate)))&nbsp;&nbsp;"
-      + "\(escape(record.comment ?? "(No fetcher comment set)"))</b>&nbsp;&nbsp;"
-      + "<a href='\(escape(textFile))'><i>request/response log</i></a><br>\n"
-    html += "elapsed: \(String(format: "%5.3f", record.elapsed))sec<br>\n"
-    if record.exchanges.isEmpty {
-      html += "<b>request:</b> \(escape(record.method)) <code>\(escape(record.url))</code><br>\n"
-    }
-    for (index, exchange) in record.exchanges.enumerated() {
-      switch exchange.kind {
-      case .first: break
-      case .redirect: html += "<i>redirected to:</i><br>\n"
-      case .retry(let number): html += "<i>retry \(number):</i><br>\n"
-      case .continuation: html += "<i>continued:</i><br>\n"
-      }
-      html += "<b>request:</b> \(escape(exchange.method)) <code>\(escape(exchange.url))</code><br>\n"
-      html += headersHTML(exchange.requestHeaders, notes: requestNotes(exchange))
-      if let body = exchange.requestBody {
-        html += bodyHTML(body, file: files.request[index]) + "<br>\n"
-      }
-      if let status = exchange.statusCode {
-        let isError = !(200...299).contains(status)
-        let flag = status >= 400 ? " &#x2691;" : ""
-        let statusHTML = isError ? "<span class='error'>status \(status)\(flag)</span>" : "status \(status)"
-        html += "<b>response:</b>&nbsp;&nbsp;\(statusHTML)<br>\n"
-        html += headersHTML(exchange.responseHeaders, notes: responseNotes(exchange))
-        html += bodyHTML(exchange.responseBody, file: files.response[index]) + "<br>\n"
-      } else {
-        html += "<b>response:</b>&nbsp;&nbsp;<span class='error'>none</span><br>\n"
-      }
-      if let target = exchange.redirectedTo {
-        html += "redirects to <code>\(escape(target))</code><br>\n"
-      }
-      if let delay = exchange.retryDelay {
-        html +=
-          "<span class='error'>retrying after \(String(format: "%.3f", delay))sec: "
-          + "\(escape(exchange.errorText ?? ""))</span><br>\n"
-      }
-    }
-    if record.retryCount > 0 || record.redirectCount > 0 {
-      html += "retries: \(record.retryCount), redirects: \(record.redirectCount)<br>\n"
-    }
-    if let error = record.errorText {
-      html += "<b>Error:</b> <span class='error'>\(escape(error))</span><br>\n"
-    }
-    html += "</div>\n<hr>\n"
-    return html
-  }
-
-  static func requestNotes(_ exchange: LoggedExchange) -> [String] {
-    var notes: [String] = []
-    if exchange.header("Authorization", in: exchange.requestHeaders) != nil {
-      notes.append(
-        exchange.url.lowercased().hasPrefix("https:") ? "authorized" : "authorized, non-SSL &#x26A0;")
-    }
-    if exchange.header("Cookie", in: exchange.requestHeaders) != nil { notes.append("cookies") }
-    if exchange.header("If-Match", in: exchange.requestHeaders) != nil { notes.append("if-match") }
-    if exchange.header("If-None-Match", in: exchange.requestHeaders) != nil { notes.append("if-none-match") }
-    return notes
-  }
-
-  static func responseNotes(_ exchange: LoggedExchange) -> [String] {
-    var notes: [String] = []
-    if exchange.header("Set-Cookie", in: exchange.responseHeaders) != nil { notes.append("sets cookies") }
-    if exchange.header("Location", in: exchange.responseHeaders) != nil { notes.append("redirects") }
-    return notes
-  }
-
-  static func headersHTML(_ headers: HeaderList, notes: [String]) -> String {
-    let summary = "headers: \(headers.count)" + (notes.isEmpty ? "" : " (\(notes.joined(separator: ", ")))")
-    guard !headers.isEmpty else { return summary + "<br>\n" }
-    var html = "<details><summary>\(summary)</summary><table class='headers'>\n"
-    for header in headers {
-      html += "<tr><td>\(escape(header.name))</td><td>\(escape(header.value))</td></tr>\n"
-    }
-    return html + "</table></details>\n"
-  }
-
-  static func bodyHTML(_ body: LoggedBody, file: String?) -> String {
-    switch body.source {
-    case .file(let path):
-      return "data: file <code>\(escape(path))</code>\(body.totalLength.map { ", \($0) bytes" } ?? "")"
-    case .stream:
-      return "data: stream\(body.totalLength.map { ", \($0) bytes" } ?? "")"
-    case .delivered(let path):
-      return "data: \(body.length) bytes" + (path.map { ", written to <code>\(escape($0))</code>" } ?? "")
-    case .data:
-      var html = "data: \(body.length) bytes"
-      if body.isTruncated { html += " (truncated to \(body.data.count) bytes)" }
-      if let file { html += " <a href='\(escape(file))'>\(escape(file))</a>" }
-      return html
-    }
-  }
 }
 
 // MARK: - HAR
@@ -331,27 +216,87 @@ enum HARFormatter {
     """
   static let suffix = "\n    ]\n  }\n}\n"
 
-  /// The JSON of each exchange's entry.
-  static func entries(_ prepared: PreparedRecord, files: BodyFileNames?) -> [Data] {
+  /// Where a fetch's entries belong in its run: its number and text log.
+  struct RunPlace {
+    var number: Int
+    var textLog: String
+  }
+
+  /// The JSON of each exchange's entry. In a run (`place` given), the entries carry the custom
+  /// fields of the run's viewer page, and a fetch that ended before sending anything gets one entry
+  /// of status 0 with its error, so that every fetch of the run has at least one.
+  static func entries(_ prepared: PreparedRecord, files: BodyFileNames?, place: RunPlace? = nil) -> [Data] {
     let record = prepared.record
     var result: [Data] = []
+    let summary = place.map { place in
+      HAREntry.FetchSummary(
+        startedTime: epochMilliseconds(record.startDate), time: milliseconds(record.elapsed),
+        throttled: record.throttleEndDate.map { milliseconds($0.timeIntervalSince(record.startDate)) },
+        log: place.textLog, error: record.errorText, cancelled: record.isCancelled,
+        entries: max(1, record.exchanges.count))
+    }
+    if record.exchanges.isEmpty, let place {
+      let entry = HAREntry(
+        startedDateTime: LogDates.iso8601(record.startDate), time: milliseconds(record.elapsed),
+        request: HAREntry.Request(
+          method: record.method, url: record.url, cookies: [], headers: [], queryString: [], bodySize: 0),
+        response: HAREntry.Response(
+          status: 0, statusText: "", cookies: [], headers: [],
+          content: HAREntry.Content(size: 0, mimeType: ""),
+          redirectURL: "", bodySize: -1),
+        timings: HAREntry.Timings(send: 0, wait: 0, receive: 0), comment: record.comment,
+        error: record.errorText,
+        viewer: HAREntry.Viewer(
+          fetch: place.number, kind: "none", startedTime: epochMilliseconds(record.startDate),
+          summary: summary))
+      return [entry.jsonData]
+    }
     for (index, exchange) in record.exchanges.enumerated() {
       let isLast = index == record.exchanges.count - 1
       let end = exchange.endDate ?? record.endDate
       let wait = (exchange.responseDate ?? end).timeIntervalSince(exchange.sentDate)
       let receive = exchange.responseDate.map { end.timeIntervalSince($0) } ?? 0
-      let entry = HAREntry(
+      var timings =
+        exchange.metrics.map(timings)
+        ?? HAREntry.Timings(send: 0, wait: milliseconds(wait), receive: milliseconds(receive))
+      if index == 0, let slot = record.throttleEndDate {
+        timings.blocked = milliseconds(slot.timeIntervalSince(record.startDate))
+      }
+      var request = request(exchange, kind: prepared.requestKinds[index], file: files?.request[index])
+      var response = response(exchange, kind: prepared.responseKinds[index], file: files?.response[index])
+      if let version = exchange.metrics?.httpVersion {
+        request.httpVersion = version
+        response.httpVersion = version
+      }
+      var entry = HAREntry(
         startedDateTime: LogDates.iso8601(exchange.sentDate),
-        time: milliseconds(end.timeIntervalSince(exchange.sentDate)),
-        request: request(exchange, kind: prepared.requestKinds[index], file: files?.request[index]),
-        response: response(exchange, kind: prepared.responseKinds[index], file: files?.response[index]),
-        timings: exchange.metrics.map(timings)
-          ?? HAREntry.Timings(send: 0, wait: milliseconds(wait), receive: milliseconds(receive)),
-        comment: record.comment,
+        time: milliseconds(end.timeIntervalSince(exchange.sentDate)), request: request, response: response,
+        timings: timings, comment: record.comment,
         error: isLast ? (record.errorText ?? exchange.errorText) : exchange.errorText)
+      entry.serverIPAddress = exchange.metrics?.remoteAddress
+      if let place {
+        entry.viewer = HAREntry.Viewer(
+          fetch: place.number, kind: kindName(exchange.kind),
+          startedTime: epochMilliseconds(exchange.sentDate),
+          retryDelay: exchange.retryDelay.map(milliseconds), summary: index == 0 ? summary : nil)
+      }
       result.append(entry.jsonData)
     }
     return result
+  }
+
+  static func kindName(_ kind: LoggedExchange.Kind) -> String {
+    switch kind {
+    case .first: "first"
+    case .redirect: "redirect"
+    case .retry: "retry"
+    case .continuation: "continuation"
+    }
+  }
+
+  /// Milliseconds since 1970, to the microsecond.
+  static func epochMilliseconds(_ date: Date) -> Double {
+    (date.timeIntervalSince1970 * 1_000_000).rounded() / 1000
   }
 
   /// HAR timings from an engine's phases: `dns`, `connect` (TLS included, as HAR 1.2 counts it) and
@@ -405,6 +350,7 @@ enum HARFormatter {
       } else {
         postData.comment = note(body, file: file)
       }
+      postData.file = file
       request.postData = postData
     }
     return request
@@ -420,6 +366,7 @@ enum HARFormatter {
     } else if !body.isEmpty {
       content.comment = note(body, file: file)
     }
+    content.file = file
     let status = exchange.statusCode ?? 0
     return HAREntry.Response(
       status: status,

@@ -65,6 +65,10 @@ final class LoggingMonitor: FetcherEventMonitor {
     inFlight.withLock { $0[ObjectIdentifier(fetcher)] = state }
   }
 
+  func fetcherDidLeaveThrottleQueue(_ fetcher: SessionFetcher) {
+    update(fetcher) { $0.record.throttleEndDate = Date() }
+  }
+
   func fetcher(_ fetcher: SessionFetcher, willSendRequest request: URLRequest) {
     update(fetcher) { state in
       let method = request.httpMethod ?? "GET"
@@ -185,9 +189,10 @@ final class LoggingMonitor: FetcherEventMonitor {
 
   private func update(_ fetcher: SessionFetcher, _ body: (inout InFlight) -> Void) {
     inFlight.withLock { states in
-      guard var state = states[ObjectIdentifier(fetcher)] else { return }
-      body(&state)
-      states[ObjectIdentifier(fetcher)] = state
+      // In place: a copy taken out and stored back would copy the kept body bytes on every chunk.
+      let key = ObjectIdentifier(fetcher)
+      guard states[key] != nil else { return }
+      body(&states[key]!)
     }
   }
 

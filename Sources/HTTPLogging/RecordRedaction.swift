@@ -9,7 +9,7 @@ enum BodyKind: Sendable, Equatable {
 
   /// The extension of the body's file in the run folder.
   func fileExtension(contentType: String?) -> String {
-    let type = (contentType ?? "").lowercased()
+    let type = LowercasedASCII(contentType)
     switch self {
     case .json: return "json"
     case .form: return "txt"
@@ -18,28 +18,75 @@ enum BodyKind: Sendable, Equatable {
       if type.contains("xml") { return "xml" }
       return "txt"
     case .binary:
-      let known: [(String, String)] = [
-        ("image/png", "png"), ("image/jpeg", "jpg"), ("image/gif", "gif"), ("image/webp", "webp"),
-        ("application/pdf", "pdf"), ("application/zip", "zip"), ("application/gzip", "gz"),
-      ]
-      return known.first { type.contains($0.0) }?.1 ?? "bin"
+      if type.contains("image/png") { return "png" }
+      if type.contains("image/jpeg") { return "jpg" }
+      if type.contains("image/gif") { return "gif" }
+      if type.contains("image/webp") { return "webp" }
+      if type.contains("application/pdf") { return "pdf" }
+      if type.contains("application/zip") { return "zip" }
+      if type.contains("application/gzip") { return "gz" }
+      return "bin"
     }
   }
 
   static func classify(_ data: Data, contentType: String?) -> BodyKind {
-    let type = (contentType ?? "").lowercased()
+    let type = LowercasedASCII(contentType)
     if type.contains("x-www-form-urlencoded") { return .form }
-    let binaryTypes = [
-      "image/", "audio/", "video/", "octet-stream", "application/pdf", "zip", "gzip", "protobuf",
-    ]
-    if binaryTypes.contains(where: { type.contains($0) }) { return .binary }
-    guard !data.contains(0), let text = String(data: data, encoding: .utf8) else { return .binary }
-    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-    if type.contains("json") || trimmed.hasPrefix("{") || trimmed.hasPrefix("[") {
+    if type.contains("image/") || type.contains("audio/") || type.contains("video/")
+      || type.contains("octet-stream") || type.contains("application/pdf") || type.contains("zip")
+      || type.contains("gzip") || type.contains("protobuf")
+    {
+      return .binary
+    }
+    guard !data.containsZeroByte, let text = String(data: data, encoding: .utf8) else { return .binary }
+    if type.contains("json") || [UInt8(ascii: "{"), UInt8(ascii: "[")].contains(data.firstNonWhitespace) {
       if (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil { return .json }
     }
-    if type.isEmpty && LogRedactor.looksFormEncoded(trimmed) { return .form }
+    if type.bytes.isEmpty
+      && LogRedactor.looksFormEncoded(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    {
+      return .form
+    }
     return .text
+  }
+}
+
+/// A content type with its ASCII letters lowercased, searched by bytes: `String.contains` and
+/// `lowercased()` from Foundation cost thousands of instructions per call, and a logged fetch asked
+/// about a dozen times per body (about 100,000 instructions per fetch).
+struct LowercasedASCII {
+  let bytes: [UInt8]
+
+  init(_ text: String?) {
+    bytes = (text ?? "").utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
+  }
+
+  /// Whether `needle` (lowercase ASCII, not empty) occurs.
+  func contains(_ needle: StaticString) -> Bool {
+    let count = needle.utf8CodeUnitCount
+    guard count > 0, count <= bytes.count else { return false }
+    return needle.withUTF8Buffer { needle in
+      bytes.withUnsafeBufferPointer { haystack in
+        for start in 0...(haystack.count - count) where haystack[start] == needle[0] {
+          if memcmp(haystack.baseAddress! + start, needle.baseAddress!, count) == 0 { return true }
+        }
+        return false
+      }
+    }
+  }
+}
+
+extension Data {
+  /// Whether a 0 byte occurs (`memchr`; `contains(0)` goes through `Data`'s iterator byte by byte).
+  var containsZeroByte: Bool {
+    withUnsafeBytes { $0.count > 0 && memchr($0.baseAddress!, 0, $0.count) != nil }
+  }
+
+  /// The first byte that is not ASCII white space, if any.
+  var firstNonWhitespace: UInt8? {
+    withUnsafeBytes { raw in
+      raw.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 && $0 != 0x0C && $0 != 0x0B }
+    }
   }
 }
 
@@ -192,7 +239,7 @@ extension BodyKind {
     let kind = classify(data, contentType: contentType)
     if kind == .json { return .text }
     if kind == .binary, String(data: data.prefix(max(0, data.count - 4)), encoding: .utf8) != nil,
-      !data.contains(0), !(contentType ?? "").lowercased().contains("octet")
+      !data.containsZeroByte, !LowercasedASCII(contentType).contains("octet")
     {
       return .text
     }

@@ -210,8 +210,10 @@ struct LogRedactorTests {
       errorText: "server said HDRTOKEN-2")
     let prepared = RecordPreparer(redactor: redactor).prepare(record)
     let text = TextLogFormatter.format(prepared)
-    let html = HTMLLogFormatter.entry(
-      number: 1, prepared: prepared, textFile: "fetch_1.txt", files: BodyFileNames())
+    let entries = HARFormatter.entries(
+      prepared, files: BodyFileNames(), place: HARFormatter.RunPlace(number: 1, textLog: "fetch_1.txt"))
+    // The viewer page's data element: the same entries, so the same redaction.
+    let html = String(decoding: ViewerPage.dataElement(entries), as: UTF8.self)
     let har = HARFormatter.entries(prepared, files: nil).map { String(decoding: $0, as: UTF8.self) }.joined()
     for output in [text, html, har] {
       for secret in ["QTOKEN-1", "HDRTOKEN-2", "COOKIE-3", "FORMPW-4", "JSON-5"] {

@@ -34,13 +34,15 @@ struct LoggingFileTests {
       #expect(SessionFetcher.loggingRunDirectory?.standardizedFileURL == run.standardizedFileURL)
 
       let html = try runFile("index.html")
-      for path in paths { #expect(html.contains(server.url(path).absoluteString)) }
-      #expect(html.contains("status 200"))
-      #expect(html.contains("<span class='error'>status 404"))
-      #expect(html.contains("fetch number 2"))
-      let targets = links(in: html)
-      #expect(targets.contains("fetch_1.txt") && targets.contains("fetch_3.txt"))
-      for target in targets {
+      #expect(html.hasPrefix("<!DOCTYPE html>"))
+      let page = try pageEntries()
+      #expect(
+        page.compactMap { harRequest($0)["url"] as? String } == paths.map { server.url($0).absoluteString })
+      #expect(page.compactMap { harResponse($0)["status"] as? Int } == [200, 404, 200])
+      #expect(page.compactMap { $0["comment"] as? String } == (1...3).map { "fetch number \($0)" })
+      let targets = page.compactMap { harSummary($0)?["log"] as? String }
+      #expect(targets == ["fetch_1.txt", "fetch_2.txt", "fetch_3.txt"])
+      for target in targets + fileNames(in: page) {
         #expect(FileManager.default.fileExists(atPath: run.appendingPathComponent(target).path), "\(target)")
       }
       let text2 = try runFile("fetch_2.txt")
@@ -111,8 +113,10 @@ struct LoggingFileTests {
       #expect(body3.count < 1100)
       let request4 = try runFile("fetch_4_request.json")
       #expect(request4.contains("\"a\" : [\n"))
-      let html = try runFile("index.html")
-      #expect(html.contains("data: 5000 bytes (truncated to 1000 bytes)"))
+      let content = try #require(harResponse(try pageEntries()[2])["content"] as? [String: Any])
+      #expect(content["size"] as? Int == 5000)
+      #expect(content["comment"] as? String == "truncated to 1000 bytes")
+      #expect(content["_file"] as? String == "fetch_3_response.txt")
     }
   }
 
@@ -174,7 +178,8 @@ struct LoggingFileTests {
       #expect(runs.count == 2)
       for run in runs {
         let html = try String(contentsOf: run.appendingPathComponent("index.html"), encoding: .utf8)
-        #expect(links(in: html).filter { $0.hasSuffix(".txt") } == ["fetch_1.txt"])
+        #expect(
+          try pageEntries(html: html).compactMap { harSummary($0)?["log"] as? String } == ["fetch_1.txt"])
       }
       let newest = try FileManager.default.destinationOfSymbolicLink(
         atPath: folder.appendingPathComponent("LogTest_log_newest.html").path)
@@ -200,9 +205,11 @@ struct LoggingFileTests {
       let text2 = try runFile("fetch_2.txt")
       #expect(text2.contains("Retry 1:"))
       #expect(text2.contains("Response: status 503"))
-      let html = try runFile("index.html")
-      #expect(html.contains("retries: 0, redirects: 2"))
-      #expect(html.contains("retries: 1, redirects: 0"))
+      let page = try pageEntries()
+      #expect(page.map { $0["_kind"] as? String } == ["first", "redirect", "redirect", "first", "retry"])
+      #expect(page.map { $0["_fetch"] as? Int } == [1, 1, 1, 2, 2])
+      #expect((page[3]["_retryDelay"] as? Double ?? 0) >= 50)
+      #expect(page.compactMap { harSummary($0)?["entries"] as? Int } == [3, 2])
       let entries = try harEntries()
       #expect(entries.count == 5)  // three hops + two attempts
       let first = try #require(entries[0]["response"] as? [String: Any])
@@ -226,9 +233,8 @@ struct LoggingFileTests {
         #expect(text.contains("Continued: bytes=1048576-2097151"))
         #expect(text.contains("Continued: bytes=2097152-3145727"))
         #expect(!text.contains("Redirected to:"))
-        let html = try runFile("index.html")
-        #expect(!html.contains("redirects: "))
-        #expect(html.contains("<i>continued:</i>"))
+        let kinds = try pageEntries().map { $0["_kind"] as? String }
+        #expect(kinds == ["first", "continuation", "continuation"])
         // Each window's body went to the file: logged by its size, no body files.
         #expect(!allFiles(under: folder).contains { $0.0.lastPathComponent.hasSuffix("_response.bin") })
       }
@@ -269,8 +275,7 @@ struct LoggingFileTests {
       #expect(result.error != nil)
       let text = try runFile("fetch_1.txt")
       #expect(text.contains("Error: "))
-      let html = try runFile("index.html")
-      #expect(html.contains("<b>Error:</b>"))
+      #expect(try harSummary(pageEntries()[0])?["error"] is String)
       let entries = try harEntries()
       #expect(entries.count == 1)
       #expect(entries[0]["_error"] is String)
@@ -294,8 +299,8 @@ struct LoggingFileTests {
         #expect(
           FileManager.default.fileExists(atPath: run.appendingPathComponent("fetch_\(number).txt").path))
       }
-      let index = try runFile("index.html")
-      #expect(links(in: index).filter { $0.hasSuffix(".txt") }.count == 50)
+      let logs = try pageEntries().compactMap { harSummary($0)?["log"] as? String }
+      #expect(Set(logs) == Set((1...50).map { "fetch_\($0).txt" }))
     }
   }
 

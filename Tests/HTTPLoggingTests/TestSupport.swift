@@ -103,7 +103,33 @@ func harEntries() throws -> [[String: Any]] {
   return try #require(log["entries"] as? [[String: Any]])
 }
 
-/// The `href='…'` targets of an HTML text.
-func links(in html: String) -> [String] {
-  html.matches(of: /href='([^']+)'/).map { String($0.output.1) }
+/// The HAR entries embedded in a run's page (its `script.har-entries` elements), in order.
+func pageEntries(html: String? = nil) throws -> [[String: Any]] {
+  let html = try html ?? runFile("index.html")
+  var entries: [[String: Any]] = []
+  for match in html.matches(of: /<script type="application\/json" class="har-entries">([^<]*)<\/script>/) {
+    let array = try JSONSerialization.jsonObject(with: Data(match.output.1.utf8))
+    entries += try #require(array as? [[String: Any]])
+  }
+  return entries
+}
+
+func harRequest(_ entry: [String: Any]) -> [String: Any] { entry["request"] as? [String: Any] ?? [:] }
+func harResponse(_ entry: [String: Any]) -> [String: Any] { entry["response"] as? [String: Any] ?? [:] }
+func harSummary(_ entry: [String: Any]) -> [String: Any]? { entry["_fetchSummary"] as? [String: Any] }
+
+/// The body files (`_file`) the entries name.
+func fileNames(in entries: [[String: Any]]) -> [String] {
+  entries.flatMap { entry in
+    [
+      (harRequest(entry)["postData"] as? [String: Any])?["_file"],
+      (harResponse(entry)["content"] as? [String: Any])?["_file"],
+    ]
+    .compactMap { $0 as? String }
+  }
+}
+
+/// A JSON value with its object keys sorted, for comparing parsed documents.
+func canonicalJSON(_ value: Any) throws -> String {
+  String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)
 }

@@ -10,6 +10,9 @@ import Foundation
 public protocol FetcherEventMonitor: AnyObject, Sendable {
   /// The fetch began (before validation; the request may still be refused).
   func fetcherDidBegin(_ fetcher: SessionFetcher)
+  /// The fetch waited for a slot of its service's per-host throttle and got one; its first attempt
+  /// starts now. Not called for a fetch that started at once.
+  func fetcherDidLeaveThrottleQueue(_ fetcher: SessionFetcher)
   /// A request is about to go on the wire: each attempt, and each redirect hop.
   func fetcher(_ fetcher: SessionFetcher, willSendRequest request: URLRequest)
   /// A response head arrived (interim 1xx responses are not reported).
@@ -28,6 +31,8 @@ public protocol FetcherEventMonitor: AnyObject, Sendable {
 extension FetcherEventMonitor {
   /// Does nothing; implement it to observe the start of a fetch.
   public func fetcherDidBegin(_ fetcher: SessionFetcher) {}
+  /// Does nothing; implement it to observe the end of a wait for a throttle slot.
+  public func fetcherDidLeaveThrottleQueue(_ fetcher: SessionFetcher) {}
   /// Does nothing; implement it to observe each request as it is sent.
   public func fetcher(_ fetcher: SessionFetcher, willSendRequest request: URLRequest) {}
   /// Does nothing; implement it to observe each response head.

@@ -83,6 +83,7 @@ extension SessionFetcher {
   /// The service freed a slot for this delayed fetcher.
   package func serviceDidGrantSlot() {
     guard storage.withLock({ $0.lifecycle.slotGranted() }) else { return }
+    for monitor in allMonitors() { monitor.fetcherDidLeaveThrottleQueue(self) }
     startAttempt()
   }
 
