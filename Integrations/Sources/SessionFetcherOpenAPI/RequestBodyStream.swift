@@ -142,7 +142,18 @@ private final class BodyPipe: @unchecked Sendable {
       return
     }
     currentStatus = .open
-    producer = Task.detached { [self] in await produce() }
+    if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) {
+      // `read` blocks a libdispatch thread of the URL session until the body's next chunk is in;
+      // on Linux, where Swift's task pool shares libdispatch's threads, a producer on the pool
+      // could then wait for a thread that blocked readers hold. Its own thread keeps it moving.
+      let executor = ProducerThreadExecutor()
+      producer = Task(executorPreference: executor) { [self] in
+        await produce()
+        executor.stop()
+      }
+    } else {
+      producer = Task.detached { [self] in await produce() }
+    }
     condition.unlock()
   }
 
@@ -248,5 +259,49 @@ private final class BodyPipe: @unchecked Sendable {
     condition.unlock()
     waiter?.resume()
     return copied
+  }
+}
+
+/// Runs the jobs of one body producer on a thread of its own, which ends with the producer.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, *)
+private final class ProducerThreadExecutor: TaskExecutor, @unchecked Sendable {
+  private let condition = NSCondition()
+  private var jobs: [UnownedJob] = []
+  private var stopped = false
+
+  init() {
+    let thread = Thread { [self] in run() }
+    thread.name = "SessionFetcherOpenAPI.requestBody"
+    thread.start()
+  }
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let unowned = UnownedJob(job)
+    condition.lock()
+    jobs.append(unowned)
+    condition.signal()
+    condition.unlock()
+  }
+
+  /// Lets the thread end once the jobs enqueued so far ran.
+  func stop() {
+    condition.lock()
+    stopped = true
+    condition.signal()
+    condition.unlock()
+  }
+
+  private func run() {
+    while true {
+      condition.lock()
+      while jobs.isEmpty && !stopped { condition.wait() }
+      if jobs.isEmpty {
+        condition.unlock()
+        return
+      }
+      let job = jobs.removeFirst()
+      condition.unlock()
+      job.runSynchronously(on: asUnownedTaskExecutor())
+    }
   }
 }
