@@ -28,7 +28,8 @@ extension LogRedactor {
   ///   - headers: header fields of the request or response.
   ///   - texts: other text that may echo a secret.
   /// - Returns: the redacted parts, in the same shape.
-  public func summary(url: String?, headers: [String: String] = [:], texts: [String] = []) -> RedactedSummary {
+  public func summary(url: String?, headers: [String: String] = [:], texts: [String] = []) -> RedactedSummary
+  {
     var secrets = SecretSet()
     var redactedHeaders: [String: String] = [:]
     for (name, value) in headers {

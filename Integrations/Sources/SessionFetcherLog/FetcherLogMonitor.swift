@@ -150,10 +150,13 @@ public final class FetcherLogMonitor: FetcherEventMonitor {
   public func fetcher(
     _ fetcher: SessionFetcher, willRedirectFrom response: HTTPURLResponse, to request: URLRequest
   ) {
-    guard let entry = tracker.update(fetcher, { entry -> FetchTracker<State>.Entry in
-      entry.redirectPending = true
-      return entry
-    })
+    guard
+      let entry = tracker.update(
+        fetcher,
+        { entry -> FetchTracker<State>.Entry in
+          entry.redirectPending = true
+          return entry
+        })
     else { return }
     let status = response.statusCode
     let target = RequestFacts(request)
@@ -170,10 +173,13 @@ public final class FetcherLogMonitor: FetcherEventMonitor {
 
   /// Logs a failed attempt that will be retried, with the delay (warning).
   public func fetcher(_ fetcher: SessionFetcher, willRetryAfter delay: TimeInterval, error: any Error) {
-    guard let entry = tracker.update(fetcher, { entry -> FetchTracker<State>.Entry in
-      entry.retryPending = true
-      return entry
-    })
+    guard
+      let entry = tracker.update(
+        fetcher,
+        { entry -> FetchTracker<State>.Entry in
+          entry.retryPending = true
+          return entry
+        })
     else { return }
     let errorType = Outcome.errorType(error)
     let errorText = String(describing: error)

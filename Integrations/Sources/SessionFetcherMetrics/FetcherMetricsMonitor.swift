@@ -80,8 +80,10 @@ public final class FetcherMetricsMonitor: FetcherEventMonitor {
     pump.submit { [self] in
       let waiting = services.waitingByHost()
       for host in services.hostsToReport(waiting) {
-        Gauge(label: "sessionfetcher.throttle.waiting", dimensions: [("server.address", host)], factory: factory)
-          .record(waiting[host] ?? 0)
+        Gauge(
+          label: "sessionfetcher.throttle.waiting", dimensions: [("server.address", host)], factory: factory
+        )
+        .record(waiting[host] ?? 0)
       }
     }
   }
@@ -111,10 +113,13 @@ public final class FetcherMetricsMonitor: FetcherEventMonitor {
 
   /// Counts a retry.
   public func fetcher(_ fetcher: SessionFetcher, willRetryAfter delay: TimeInterval, error: any Error) {
-    guard let entry = tracker.update(fetcher, { entry -> FetchTracker<State>.Entry in
-      entry.retryPending = true
-      return entry
-    })
+    guard
+      let entry = tracker.update(
+        fetcher,
+        { entry -> FetchTracker<State>.Entry in
+          entry.retryPending = true
+          return entry
+        })
     else { return }
     let facts = entry.extra.facts
     pump.submit { [self] in
@@ -159,8 +164,10 @@ public final class FetcherMetricsMonitor: FetcherEventMonitor {
         .record(outcome.bytesSent)
       Recorder(label: "http.client.response.body.size", dimensions: sizeDimensions, factory: factory)
         .record(outcome.bytesReceived)
-      Counter(label: "http.client.request.body.sent", dimensions: [("server.address", host)], factory: factory)
-        .increment(by: Int64(outcome.bytesSent))
+      Counter(
+        label: "http.client.request.body.sent", dimensions: [("server.address", host)], factory: factory
+      )
+      .increment(by: Int64(outcome.bytesSent))
       Counter(
         label: "http.client.response.body.received", dimensions: [("server.address", host)], factory: factory
       ).increment(by: Int64(outcome.bytesReceived))

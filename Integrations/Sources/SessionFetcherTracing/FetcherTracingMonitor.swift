@@ -137,10 +137,13 @@ public final class FetcherTracingMonitor: FetcherEventMonitor {
 
   /// Adds an `http.retry.scheduled` event.
   public func fetcher(_ fetcher: SessionFetcher, willRetryAfter delay: TimeInterval, error: any Error) {
-    guard let entry = tracker.update(fetcher, { entry -> FetchTracker<State>.Entry in
-      entry.retryPending = true
-      return entry
-    })
+    guard
+      let entry = tracker.update(
+        fetcher,
+        { entry -> FetchTracker<State>.Entry in
+          entry.retryPending = true
+          return entry
+        })
     else { return }
     let errorType = Outcome.errorType(error)
     pump.submit { [self] in
@@ -181,7 +184,8 @@ public final class FetcherTracingMonitor: FetcherEventMonitor {
         if let errorType = outcome.errorType { attributes["error.type"] = errorType }
       }
       if let error, outcome.errorType != "cancelled" {
-        span.recordError(RedactedError(description: summary.texts.first ?? "\(type(of: error))", underlying: error))
+        span.recordError(
+          RedactedError(description: summary.texts.first ?? "\(type(of: error))", underlying: error))
         span.setStatus(SpanStatus(code: .error, message: outcome.errorType))
       }
       span.end()

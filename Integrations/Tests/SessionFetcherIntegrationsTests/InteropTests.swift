@@ -16,7 +16,8 @@ import Testing
 /// The real httpbin of the interop suite: `.ci/run` (`.ci/servers.sh`) starts it and sets
 /// `SESSIONFETCHER_HTTPBIN_URL`; without it these tests are skipped.
 enum HTTPBin {
-  static let url = ProcessInfo.processInfo.environment["SESSIONFETCHER_HTTPBIN_URL"].flatMap(URL.init(string:))
+  static let url = ProcessInfo.processInfo.environment["SESSIONFETCHER_HTTPBIN_URL"].flatMap(
+    URL.init(string:))
   static let isAvailable = url != nil
   static let skipMessage: Comment =
     "httpbin not running: set SESSIONFETCHER_HTTPBIN_URL (.ci/servers.sh's interop_start does)"
@@ -96,7 +97,8 @@ struct InteropTests {
     // bodies, so only the framing can be checked here; the in-process server checks the bytes.)
     let produced = Box(0)
     let streamed = HTTPBody(
-      GeneratedChunks(count: 8, size: 32 * 1024, produced: produced), length: .unknown, iterationBehavior: .single)
+      GeneratedChunks(count: 8, size: 32 * 1024, produced: produced), length: .unknown,
+      iterationBehavior: .single)
     let (streamedResponse, streamedBody) = try await transport.send(
       HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/anything"), body: streamed,
       baseURL: HTTPBin.url!, operationID: "upload")

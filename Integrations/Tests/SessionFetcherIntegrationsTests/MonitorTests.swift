@@ -1,8 +1,8 @@
 import CoreMetrics
 import FetcherService
 import FetcherTesting
-import HTTPBinAPI
 import Foundation
+import HTTPBinAPI
 import InMemoryTracing
 import Logging
 import MetricsTestKit
@@ -109,7 +109,8 @@ struct LogMonitorTests {
       Issue.record("the body ended normally after \(total) bytes")
     }
     await monitor.flush()
-    let final = try #require(store.value.last { $0.message.hasPrefix("fetch ") && $0.message != "fetch began" })
+    let final = try #require(
+      store.value.last { $0.message.hasPrefix("fetch ") && $0.message != "fetch began" })
     #expect(final.message == "fetch failed")
     #expect(final.level == .error)
     #expect(final.metadata["fetch.comment"] == "streamBytes")
@@ -178,15 +179,22 @@ struct MetricsMonitorTests {
       (try? metrics.expectGauge("sessionfetcher.throttle.waiting", [("server.address", "127.0.0.1")]))?
         .lastValue
     }
-    #expect(await waitUntil { monitor.refreshThrottleGauges(); return gaugeValue() == 2 })
+    #expect(
+      await waitUntil {
+        monitor.refreshThrottleGauges(); return gaugeValue() == 2
+      })
     for task in tasks { _ = await task.value }
-    #expect(await waitUntil { monitor.refreshThrottleGauges(); return gaugeValue() == 0 })
+    #expect(
+      await waitUntil {
+        monitor.refreshThrottleGauges(); return gaugeValue() == 0
+      })
   }
 }
 
 @Suite("SessionFetcherTracing")
 struct TracingMonitorTests {
-  @Test("A span per fetch with HTTP attributes, attempt and retry events, the error recorded, context injected")
+  @Test(
+    "A span per fetch with HTTP attributes, attempt and retry events, the error recorded, context injected")
   func spans() async throws {
     let server = try TestServer()
     defer { server.stop() }
@@ -210,7 +218,8 @@ struct TracingMonitorTests {
     #expect(span.attributes["error.type"]?.toSpanAttribute() == "503")
     let url = "\(span.attributes["url.full"]?.toSpanAttribute() ?? "")"
     #expect(url.contains("token=_snip_") && !url.contains("SECRET9876"))
-    #expect(span.attributes["http.request.resend_count"]?.toSpanAttribute() == .int64(Int64(fetcher.retryCount)))
+    #expect(
+      span.attributes["http.request.resend_count"]?.toSpanAttribute() == .int64(Int64(fetcher.retryCount)))
     #expect(span.status?.code == .error)
     #expect(span.errors.count == 1)
     let sent = span.events.filter { $0.name == "http.request.sent" }

@@ -53,10 +53,13 @@ struct SlowTracer: Tracer {
   ) -> InMemorySpan {
     Thread.sleep(forTimeInterval: delay)
     return inner.startSpan(
-      operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line)
+      operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID,
+      line: line)
   }
 
-  func activeSpan(identifiedBy context: ServiceContext) -> InMemorySpan? { inner.activeSpan(identifiedBy: context) }
+  func activeSpan(identifiedBy context: ServiceContext) -> InMemorySpan? {
+    inner.activeSpan(identifiedBy: context)
+  }
   func forceFlush() { Thread.sleep(forTimeInterval: delay) }
   func extract<Carrier, Extract: Extractor>(
     _ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract

@@ -28,7 +28,8 @@ struct TransportTests {
         headers: [("Content-Type", "application/json")],
         body: try! JSONSerialization.data(withJSONObject: body))
     }
-    let client = Client(serverURL: server.baseURL, transport: SessionFetcherTransport(service: makeTestService()))
+    let client = Client(
+      serverURL: server.baseURL, transport: SessionFetcherTransport(service: makeTestService()))
     let output = try await client.echoJSON(body: .json(.init(message: "hello", count: 3)))
     let json = try output.ok.body.json
     #expect(json.method == "POST")
@@ -209,7 +210,8 @@ struct TransportTests {
     let server = try TestServer()
     defer { server.stop() }
     server.route("/anything") { _ in .json(#"{"method": 5, "headers": "#) }
-    let client = Client(serverURL: server.baseURL, transport: SessionFetcherTransport(service: makeTestService()))
+    let client = Client(
+      serverURL: server.baseURL, transport: SessionFetcherTransport(service: makeTestService()))
     let error = await #expect(throws: ClientError.self) {
       _ = try await client.echoJSON(body: .json(.init(message: "x", count: 1)))
     }
@@ -224,7 +226,8 @@ struct TransportTests {
     server.route("/headers") { _ in
       TestResponse(headers: [("Content-Type", "text/html")], body: Data("<html></html>".utf8))
     }
-    let client = Client(serverURL: server.baseURL, transport: SessionFetcherTransport(service: makeTestService()))
+    let client = Client(
+      serverURL: server.baseURL, transport: SessionFetcherTransport(service: makeTestService()))
     let error = await #expect(throws: ClientError.self) {
       _ = try await client.getHeaders().ok.body.json
     }
