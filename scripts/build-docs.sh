@@ -41,7 +41,8 @@ for source in Sources/*/; do
   [[ -f "$bin/Modules/$module.swiftmodule" ]] && modules+=("$module")
 done
 for module in "${modules[@]}"; do
-  "$extract_bin" -module-name "$module" -target "$triple" -I "$bin/Modules" \
+  # -I "$bin/CCurl.build": the module map SwiftPM makes for the C target the core imports.
+  "$extract_bin" -module-name "$module" -target "$triple" -I "$bin/Modules" -I "$bin/CCurl.build" \
     -module-cache-path "$bin/ModuleCache" -minimum-access-level public \
     -emit-extension-block-symbols -output-dir "$graphs"
 done

@@ -232,7 +232,7 @@ public final class SessionFetcher: @unchecked Sendable {
   }
 
   /// What moves this fetcher's bytes when it has no service (a service's fetchers use
-  /// ``FetcherService``'s `engine`, read when the service makes its session). Read when the fetch
+  /// `FetcherService`'s `engine`, read when the service makes its session). Read when the fetch
   /// begins. Default: ``FetcherEngine/default``. A fetch on an engine that is not available here
   /// fails at begin with ``SessionFetcherError/engineUnavailable(_:)``.
   public var engine: FetcherEngine {
