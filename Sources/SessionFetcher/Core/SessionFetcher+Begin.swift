@@ -173,7 +173,7 @@ extension SessionFetcher {
       let shared = config.sessionProvider?() ?? .standalone(config.engine)
       try SessionFetcher.checkAvailable(shared.engine)
       // A stream may stay open for hours: on a shared session it would hold one of the few
-      // connections per host (see `FetcherSession.defaultConfiguration()`) from every short request.
+      // connections per host (see `FetcherSession.defaultConfiguration(for:)`) from every short request.
       // On the libcurl engine, streams share one uncapped sibling session instead.
       switch (streams, shared.engine) {
       case (false, _): session = shared

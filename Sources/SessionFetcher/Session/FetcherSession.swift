@@ -45,7 +45,7 @@ package final class FetcherSession: @unchecked Sendable {
   package var enforcesRequestTimeout: Bool { engine == .urlSession }
 
   /// - Parameters:
-  ///   - configuration: the base configuration, or nil for ``defaultConfiguration()``. It is copied
+  ///   - configuration: the base configuration, or nil for ``defaultConfiguration(for:)``. It is copied
   ///     and adjusted: no URLCache (the library keeps its own ETag cache), no platform cookie
   ///     handling (the library keeps its own jars).
   ///   - engine: what moves the bytes.

@@ -57,9 +57,9 @@ package enum CurlErrorMapping {
     // Out of memory: in practice a header block too large to hold.
     case 27: return .cannotParseResponse
     case 28: return .timedOut
-    case 35, 59, 66, 77, 80, 82: return .secureConnectionFailed
-    case 58: return .clientCertificateRejected
-    case 60, 83, 90, 91: return .serverCertificateUntrusted
+    // 35, 58, 59, 60, 83 and 90 are TLS verdicts, answered above.
+    case 66, 77, 80, 82: return .secureConnectionFailed
+    case 91: return .serverCertificateUntrusted
     case 42: return .cancelled
     case 47: return .httpTooManyRedirects
     case 61: return .cannotDecodeContentData
