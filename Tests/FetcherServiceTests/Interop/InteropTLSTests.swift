@@ -13,6 +13,9 @@ enum InteropTLS {
   static let isEnabled = Interop.isEnabled && Interop.environment["SESSIONFETCHER_NGINX_TLS_URL"] != nil
   static func url(_ path: String) -> URL { Interop.url("SESSIONFETCHER_NGINX_TLS_URL", path) }
 
+  /// Debian's CA bundle, the file libcurl (and so FoundationNetworking) trusts by default.
+  static let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
+
   static var settings: TLSSettings {
     var settings = TLSSettings()
     settings.additionalTrustRoots = [URL(fileURLWithPath: Interop.environment["SESSIONFETCHER_TLS_CA"] ?? "")]
@@ -30,7 +33,7 @@ enum InteropTLS {
 }
 
 @Suite(
-  "Interop: nginx over TLS and HTTP/2",
+  "Interop: nginx over TLS and HTTP/2", .serialized,
   .enabled(if: InteropTLS.isEnabled && FetcherEngine.libcurl.isAvailable, Interop.skipMessage))
 struct InteropTLSTests {
   /// 16 fetches at once to one host over TLS on the libcurl engine: HTTP/2 by ALPN, all on one
@@ -70,6 +73,58 @@ struct InteropTLSTests {
     #expect(error?.code == .serverCertificateHasUnknownRoot, "\(String(describing: result.error))")
     #expect(error?.localizedDescription.contains("certificate") == true)
     #expect(fetcher.timing.retryCount == 0)
+  }
+
+  /// The URLSession engine's success path over TLS, in a child process of its own mount namespace
+  /// where the system's CA bundle is, for that process alone, the system's roots plus the test CA
+  /// (a bind mount that nothing outside the child sees; the machine's store is not touched). It
+  /// speaks HTTP/2 where nginx offers it (nginx logs the protocol of each request).
+  @Test(
+    .enabled(
+      if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+        && FileManager.default.fileExists(atPath: InteropTLS.systemBundle),
+      "needs root and unshare(1) for a private mount namespace"))
+  func theURLSessionEngineSucceedsWhenTheCAIsTrusted() throws {
+    guard let probe = Interop.environment["SESSIONFETCHER_PROXY_PROBE"],
+      FileManager.default.isExecutableFile(atPath: probe)
+    else {
+      Issue.record(
+        "SESSIONFETCHER_PROXY_PROBE does not name the proxy-probe executable (.ci/run builds Soak/)")
+      return
+    }
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("interop-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let bundle = folder.appendingPathComponent("bundle.pem")
+    let ca = try Data(contentsOf: URL(fileURLWithPath: Interop.environment["SESSIONFETCHER_TLS_CA"] ?? ""))
+    try (Data(contentsOf: URL(fileURLWithPath: InteropTLS.systemBundle)) + Data("\n".utf8) + ca).write(
+      to: bundle)
+    let targets = (0..<2).map { InteropTLS.url("/1k.bin?urlsession-\($0)").absoluteString }
+    // nginx logs the path without the query; the suite is serialized, so the new lines are ours.
+    let loggedBefore = InteropTLS.accessLog(uriPrefix: "/1k.bin").count
+
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+    process.arguments =
+      [
+        "--mount", "--propagation", "private", "/bin/sh", "-c",
+        "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", bundle.path, InteropTLS.systemBundle,
+        probe,
+      ] + targets
+    var environment = Interop.environment
+    environment["SESSIONFETCHER_ENGINE"] = "urlSession"
+    process.environment = environment
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+    #expect(process.terminationStatus == 0, "\(lines)")
+    #expect(lines == ["200 1024 -", "200 1024 -"])
+    let logged = InteropTLS.accessLog(uriPrefix: "/1k.bin").dropFirst(loggedBefore)
+    #expect(logged.count == 2)
+    #expect(logged.allSatisfy { $0[3] == "HTTP/2.0" }, "\(logged)")
   }
 }
 

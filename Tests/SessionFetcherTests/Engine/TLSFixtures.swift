@@ -116,6 +116,12 @@ final class TLSFixtures: Sendable {
 
     func url(_ path: String = "/") -> URL { URL(string: "https://127.0.0.1:\(port)\(path)")! }
 
+    /// Stops the server process (SIGSTOP): the kernel still accepts connections and takes the
+    /// client's bytes, but no handshake answer comes. ``stop()`` kills it all the same.
+    func freeze() {
+      _ = Glibc.kill(pid, SIGSTOP)
+    }
+
     func stop() {
       guard !stopped else { return }
       stopped = true
