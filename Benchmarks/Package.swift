@@ -13,6 +13,7 @@ let package = Package(
     .package(name: "SessionFetcher", path: ".."),
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
   ],
   targets: [
     .executableTarget(
@@ -25,6 +26,7 @@ let package = Package(
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
         .product(name: "_NIOFileSystem", package: "swift-nio"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]

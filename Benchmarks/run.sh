@@ -46,10 +46,26 @@ if [ "$(stat -c %s "$work/www/big.bin" 2>/dev/null || echo 0)" != "$big_size" ];
   head -c "$big_size" /dev/urandom > "$work/www/big.bin"
 fi
 
-# --- nginx: one worker on a free loopback port ---
+# --- TLS: a private CA and a certificate for 127.0.0.1, made now; the URLSession engine's runs
+# trust the CA through a bundle bind-mounted in their own mount namespace (Driver.swift) ---
+if [ ! -f "$work/tls/server.pem" ]; then
+  mkdir -p "$work/tls"
+  sh "$here/../scripts/make-test-certs.sh" "$work/tls" >/dev/null 2>&1 || { log "making certificates failed"; exit 1; }
+fi
+system_bundle=/etc/ssl/certs/ca-certificates.crt
+{ cat "$system_bundle" 2>/dev/null || true; cat "$work/tls/ca.pem"; } > "$work/tls/bundle.pem"
+
+# --- nginx: one worker on free loopback ports (plain, TLS with HTTP/1.1, TLS with HTTP/2) ---
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for _ in $(seq 1 20); do port_busy "$port" || break; port=$((port + 1)); done
-port_busy "$port" && { log "no free port found"; exit 1; }
+free_port() { # first free port from $1
+  local candidate="$1"
+  for _ in $(seq 1 20); do port_busy "$candidate" || break; candidate=$((candidate + 1)); done
+  port_busy "$candidate" && { log "no free port found"; exit 1; }
+  echo "$candidate"
+}
+port="$(free_port "$port")"
+tls_port="$(free_port $((port + 1)))"
+h2_port="$(free_port $((tls_port + 1)))"
 user_line=""
 if [ "$(id -u)" -eq 0 ]; then user_line="user root root;"; fi
 cat > "$work/nginx/nginx.conf" <<CONF
@@ -83,6 +99,16 @@ http {
         }
         location = /nginx_status { stub_status; }
     }
+    server {
+        listen 127.0.0.1:$tls_port ssl;
+        listen 127.0.0.1:$h2_port ssl http2;
+        server_name localhost;
+        ssl_certificate $work/tls/server.pem;
+        ssl_certificate_key $work/tls/server.key;
+        ssl_session_cache shared:TLS:10m;
+        root $work/www;
+        location / { }
+    }
 }
 CONF
 
@@ -114,7 +140,9 @@ fi
   echo "Machine: $(nproc) cores, $(uname -sr), Swift $swift_version, nginx $nginx_version (1 worker)," \
     "curl $curl_version; library at $revision; $(date -u '+%Y-%m-%d %H:%M UTC'). Command: bash Benchmarks/run.sh $*"
   echo
-  "$bin" all --base "http://127.0.0.1:$port/" --work "$work" --big-size "$big_size" "$@"
+  "$bin" all --base "http://127.0.0.1:$port/" --tls-base "https://127.0.0.1:$tls_port/" \
+    --h2-base "https://127.0.0.1:$h2_port/" --ca "$work/tls/ca.pem" --ca-bundle "$work/tls/bundle.pem" \
+    --work "$work" --big-size "$big_size" "$@"
 } | tee "$here/results/latest.md"
 
 # --- The log viewer: how long a 10,000-fetch run's index.html takes to open in headless Chromium ---

@@ -104,8 +104,9 @@ final class RawBulkDelegate: NSObject, URLSessionDownloadDelegate, URLSessionDat
 }
 
 /// A fetcher that may talk to the loopback nginx, with callbacks on a private serial queue.
-func benchFetcher(_ request: URLRequest) -> SessionFetcher {
+func benchFetcher(_ request: URLRequest, tlsSettings: TLSSettings = TLSSettings()) -> SessionFetcher {
   let fetcher = SessionFetcher(request: request)
+  fetcher.tlsSettings = tlsSettings
   fetcher.allowLocalhostRequest = true
   fetcher.allowedInsecureSchemes = ["http"]
   fetcher.callbackQueue = DispatchQueue(label: "bench.bulk-callbacks")
@@ -144,8 +145,9 @@ func fileSize(_ url: URL) -> Int64 {
 /// The timed span is the client's whole operation: from creating the request (for MIME uploads,
 /// generating the document, which includes its boundary search over the file) to the completion.
 func runBulk(client: String, options: Options) throws {
-  let bigURL = options.base.appendingPathComponent("big.bin")
-  let uploadURL = options.base.appendingPathComponent("upload/x.bin")
+  let bigURL = options.viaBase.appendingPathComponent("big.bin")
+  let uploadURL = options.viaBase.appendingPathComponent("upload/x.bin")
+  let ca = options.via == "plain" ? nil : options.caFile
   let bigFile = options.work.appendingPathComponent("www/big.bin")
   let outFile = options.work.appendingPathComponent("out.bin")
   var putRequest = URLRequest(url: uploadURL)
@@ -173,13 +175,13 @@ func runBulk(client: String, options: Options) throws {
     outcome.bytes = fileSize(outFile)
     session.finishTasksAndInvalidate()
   case "fetcher-download", "fetcher-download-whole":
-    let fetcher = benchFetcher(URLRequest(url: bigURL))
+    let fetcher = benchFetcher(URLRequest(url: bigURL), tlsSettings: options.benchTLSSettings)
     fetcher.destinationFileURL = outFile
     // "whole": one request for the body, as before Range windows (`downloadWindowLength`).
     if client == "fetcher-download-whole" { fetcher.downloadWindowLength = nil }
     outcome = try fetchAndWait(fetcher) { fileSize(outFile) }
   case "ahc-download":
-    outcome = try ahcDownload(url: bigURL, to: outFile)
+    outcome = try ahcDownload(url: bigURL, to: outFile, trusting: ca)
   case "raw-upload-file":
     let delegate = RawBulkDelegate(destination: nil)
     let session = delegate.makeSession()
@@ -228,7 +230,7 @@ func runBulk(client: String, options: Options) throws {
     let length = fetcher.bodyLength ?? -1
     outcome = try fetchAndWait(fetcher) { length }
   case "ahc-upload-file":
-    outcome = try ahcUpload(file: bigFile, to: uploadURL)
+    outcome = try ahcUpload(file: bigFile, to: uploadURL, trusting: ca)
   default:
     throw BenchmarkError("unknown bulk client \(client)")
   }
@@ -247,16 +249,17 @@ func runBulk(client: String, options: Options) throws {
     ], extra: traced)
 }
 
-private func makeAHC() -> HTTPClient {
+private func makeAHC(trusting ca: URL?) -> HTTPClient {
   var configuration = HTTPClient.Configuration()
+  configuration.tlsConfiguration = ahcTLSConfiguration(trusting: ca)
   configuration.timeout.connect = .seconds(10)
   configuration.timeout.read = .seconds(60)
   return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
 }
 
 /// AsyncHTTPClient's `FileDownloadDelegate`.
-private func ahcDownload(url: URL, to file: URL) throws -> TransferOutcome {
-  let client = makeAHC()
+private func ahcDownload(url: URL, to file: URL, trusting ca: URL?) throws -> TransferOutcome {
+  let client = makeAHC(trusting: ca)
   defer { try? client.syncShutdown() }
   let delegate = try FileDownloadDelegate(path: file.path)
   let request = try HTTPClient.Request(url: url.absoluteString)
@@ -270,8 +273,8 @@ private func ahcDownload(url: URL, to file: URL) throws -> TransferOutcome {
 }
 
 /// AsyncHTTPClient streaming the file in 64 KiB chunks read through NIOFileSystem (as perf-anchors.md).
-private func ahcUpload(file: URL, to url: URL) throws -> TransferOutcome {
-  let client = makeAHC()
+private func ahcUpload(file: URL, to url: URL, trusting ca: URL?) throws -> TransferOutcome {
+  let client = makeAHC(trusting: ca)
   defer { try? client.syncShutdown() }
   return try blocking {
     do {

@@ -29,6 +29,11 @@ struct BenchCase {
   var kind: Kind
   /// Variables set for the child (`SESSIONFETCHER_ENGINE=libcurl` for the libcurl engine's rows).
   var environment: [String] = []
+  /// The server: `plain`, `tls` (HTTPS, HTTP/1.1) or `h2` (HTTPS, HTTP/2).
+  var via = "plain"
+  /// Runs the child in a private mount namespace whose system CA bundle also holds the test CA: the
+  /// only way FoundationNetworking (the URLSession engine) trusts it without touching the machine.
+  var trustsTestCAThroughMountNamespace = false
 
   init(label: String, kind: Kind, environment: [String] = []) {
     self.label = label
@@ -39,6 +44,19 @@ struct BenchCase {
   /// The same client on the libcurl engine (the fetcher reads `SESSIONFETCHER_ENGINE` at start).
   static func libcurl(_ label: String, _ kind: Kind) -> BenchCase {
     BenchCase(label: label, kind: kind, environment: ["SESSIONFETCHER_ENGINE=libcurl"])
+  }
+
+  /// This client over TLS (`via` is `tls` or `h2`); URLSession-engine children trust the test CA
+  /// through their mount namespace.
+  func over(_ via: String) -> BenchCase {
+    var copy = self
+    copy.via = via
+    if case .child(let arguments) = kind, !environment.contains("SESSIONFETCHER_ENGINE=libcurl"),
+      !arguments.contains(where: { $0.hasPrefix("ahc") })
+    {
+      copy.trustsTestCAThroughMountNamespace = true
+    }
+    return copy
   }
 }
 
@@ -234,6 +252,53 @@ struct Driver {
             ),
           ]))
     }
+    if options.only.contains("tls"), options.hasTLS {
+      for (via, protocolName) in [("tls", "HTTP/1.1"), ("h2", "HTTP/2")] {
+        for inflight in [1, 16] {
+          result.append(
+            Workload(
+              name: "small GET over TLS, \(protocolName), \(inflight == 1 ? "sequential" : "16 in flight")",
+              unit: .requests(inflight: inflight),
+              cases: [
+                BenchCase(label: "SessionFetcher, URLSession engine", kind: small("fetcher", inflight)),
+                .libcurl("SessionFetcher, libcurl engine", small("fetcher", inflight)),
+                .libcurl("FetcherService (16 per host), libcurl engine", small("service", inflight)),
+                BenchCase(label: "AsyncHTTPClient", kind: small("ahc", inflight)),
+                BenchCase(label: "curl -K", kind: .curlSmall(parallel: inflight > 1)),
+              ].map { $0.over(via) },
+              ratios: [
+                (
+                  "ratio libcurl engine ÷ URLSession engine", "SessionFetcher, libcurl engine",
+                  "SessionFetcher, URLSession engine"
+                ),
+                ("ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher, libcurl engine", "AsyncHTTPClient"),
+                ("ratio libcurl engine ÷ curl", "SessionFetcher, libcurl engine", "curl -K"),
+              ]))
+        }
+      }
+      result.append(
+        Workload(
+          name: "download to file over TLS, HTTP/1.1", unit: .transfer,
+          cases: [
+            BenchCase(
+              label: "SessionFetcher destinationFileURL, URLSession engine", kind: .child(["bulk", "fetcher-download"])),
+            .libcurl(
+              "SessionFetcher destinationFileURL, libcurl engine", .child(["bulk", "fetcher-download"])),
+            BenchCase(label: "AsyncHTTPClient FileDownloadDelegate", kind: .child(["bulk", "ahc-download"])),
+            BenchCase(label: "curl -o", kind: .curlDownload),
+          ].map { $0.over("tls") },
+          ratios: [
+            (
+              "ratio libcurl engine ÷ URLSession engine", "SessionFetcher destinationFileURL, libcurl engine",
+              "SessionFetcher destinationFileURL, URLSession engine"
+            ),
+            (
+              "ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher destinationFileURL, libcurl engine",
+              "AsyncHTTPClient FileDownloadDelegate"
+            ),
+            ("ratio libcurl engine ÷ curl", "SessionFetcher destinationFileURL, libcurl engine", "curl -o"),
+          ]))
+    }
     if options.only.contains("mime") {
       result.append(
         Workload(
@@ -251,6 +316,8 @@ struct Driver {
   // MARK: - One run
 
   private func measure(_ benchCase: BenchCase, workload: Workload, options: Options) -> RunRecord {
+    var options = options
+    options.via = benchCase.via
     let outFile = options.work.appendingPathComponent("out.bin")
     let uploaded = options.work.appendingPathComponent("www/upload/x.bin")
     if case .transfer = workload.unit {
@@ -265,27 +332,44 @@ struct Driver {
     let acceptedBefore = acceptedConnections()
 
     var command: [String]
-    let bigURL = options.base.appendingPathComponent("big.bin").absoluteString
-    let uploadURL = options.base.appendingPathComponent("upload/x.bin").absoluteString
+    let bigURL = options.viaBase.appendingPathComponent("big.bin").absoluteString
+    let uploadURL = options.viaBase.appendingPathComponent("upload/x.bin").absoluteString
+    let cacert = options.via != "plain" ? ["--cacert", options.caFile?.path ?? ""] : []
     switch benchCase.kind {
     case .child(let arguments):
-      command = [executable, "child"] + arguments + options.childArguments
+      command = [executable, "child"] + arguments + options.childArguments + ["--via", options.via]
     case .curlSmall(let parallel):
-      let config = scratch.appendingPathComponent("curl-\(options.count).cfg")
-      writeCurlConfig(config, count: options.count)
+      let config = scratch.appendingPathComponent("curl-\(options.via)-\(options.count).cfg")
+      writeCurlConfig(config, count: options.count, base: options.viaBase)
       command =
-        ["curl", "-s"] + (parallel ? ["--parallel", "--parallel-max", "16"] : []) + ["-K", config.path]
+        ["curl", "-s"] + cacert + (parallel ? ["--parallel", "--parallel-max", "16"] : []) + ["-K", config.path]
     case .curlDownload:
-      command = [
-        "curl", "-s", "-o", outFile.path, "-w", "%{http_code} %{size_download} %{time_total}\n", bigURL,
-      ]
+      command =
+        ["curl", "-s"] + cacert + [
+          "-o", outFile.path, "-w", "%{http_code} %{size_download} %{time_total}\n", bigURL,
+        ]
     case .curlUpload:
-      command = [
-        "curl", "-s", "-T", options.work.appendingPathComponent("www/big.bin").path, "-o", "/dev/null",
-        "-w", "%{http_code} %{size_upload} %{time_total}\n", uploadURL,
-      ]
+      command =
+        ["curl", "-s"] + cacert + [
+          "-T", options.work.appendingPathComponent("www/big.bin").path, "-o", "/dev/null",
+          "-w", "%{http_code} %{size_upload} %{time_total}\n", uploadURL,
+        ]
     }
     if !benchCase.environment.isEmpty { command = ["/usr/bin/env"] + benchCase.environment + command }
+    if benchCase.trustsTestCAThroughMountNamespace {
+      guard getuid() == 0, let bundle = options.caBundle,
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+      else {
+        var record = RunRecord()
+        record.failure = "not measured: needs root, unshare(1) and --ca-bundle for a private mount namespace"
+        return record
+      }
+      command =
+        [
+          "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+          "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", bundle.path, Self.systemBundle,
+        ] + command
+    }
     if let timeCommand { command = [timeCommand, "-v"] + command }
     command = ["/usr/bin/timeout", "300"] + command
 
@@ -366,9 +450,12 @@ struct Driver {
     ]
   }
 
-  private func writeCurlConfig(_ url: URL, count: Int) {
+  /// Debian's CA bundle, the file libcurl (and so FoundationNetworking) trusts by default.
+  static let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
+
+  private func writeCurlConfig(_ url: URL, count: Int, base: URL) {
     guard !FileManager.default.fileExists(atPath: url.path) else { return }
-    let smallURL = options.base.appendingPathComponent("small.txt").absoluteString
+    let smallURL = base.appendingPathComponent("small.txt").absoluteString
     var text = "write-out = \"%{http_code} %{size_download} %{time_total}\\n\"\n"
     let entry = "url = \"\(smallURL)\"\noutput = \"/dev/null\"\n"
     text.reserveCapacity(text.utf8.count + entry.utf8.count * count)

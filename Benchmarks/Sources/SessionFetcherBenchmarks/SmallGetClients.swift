@@ -3,6 +3,7 @@ import FetcherService
 import Foundation
 import HTTPLogging
 import NIOCore
+import NIOSSL
 import SessionFetcher
 
 #if canImport(FoundationNetworking)
@@ -90,14 +91,20 @@ struct FetcherIssuer: RequestIssuer {
   let service: FetcherService?
   let callbackQueue: DispatchQueue
   let postsNotifications: Bool
+  let tlsSettings: TLSSettings
 
-  init(url: URL, expectedLength: Int, service: FetcherService?, postsNotifications: Bool = true) {
+  init(
+    url: URL, expectedLength: Int, service: FetcherService?, postsNotifications: Bool = true,
+    tlsSettings: TLSSettings = TLSSettings()
+  ) {
     self.url = url
     self.expectedLength = expectedLength
     self.service = service
     self.postsNotifications = postsNotifications
+    self.tlsSettings = tlsSettings
     callbackQueue = DispatchQueue(label: "bench.fetcher-callbacks")
     if let service {
+      service.tlsSettings = tlsSettings
       service.allowLocalhostRequest = true
       service.allowedInsecureSchemes = ["http"]
       service.callbackQueue = callbackQueue
@@ -114,6 +121,7 @@ struct FetcherIssuer: RequestIssuer {
       fetcher.allowedInsecureSchemes = ["http"]
       fetcher.callbackQueue = callbackQueue
       fetcher.postsNotifications = postsNotifications
+      fetcher.tlsSettings = tlsSettings
     }
     let expectedLength = self.expectedLength
     fetcher.beginFetch { data, error in
@@ -136,8 +144,9 @@ struct AHCIssuer: RequestIssuer {
   let request: HTTPClient.Request
   let expectedLength: Int
 
-  init(url: URL, expectedLength: Int, connections: Int) throws {
+  init(url: URL, expectedLength: Int, connections: Int, trusting ca: URL?) throws {
     var configuration = HTTPClient.Configuration()
+    configuration.tlsConfiguration = ahcTLSConfiguration(trusting: ca)
     configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
     configuration.timeout.connect = .seconds(10)
     configuration.timeout.read = .seconds(30)
@@ -166,6 +175,14 @@ struct AHCIssuer: RequestIssuer {
   }
 }
 
+/// AsyncHTTPClient's TLS configuration trusting `ca` as well (nil: the default).
+func ahcTLSConfiguration(trusting ca: URL?) -> TLSConfiguration? {
+  guard let ca else { return nil }
+  var tls = TLSConfiguration.makeClientConfiguration()
+  tls.additionalTrustRoots = [.file(ca.path)]
+  return tls
+}
+
 /// How a small-GET child run logs through HTTPLogging.
 enum LoggingMode: String {
   case off
@@ -176,7 +193,8 @@ enum LoggingMode: String {
 /// A small-GET child run: `inflight` warm-up requests (not timed), then `count` timed requests,
 /// reported as one `RESULT` line with requests/s, latency percentiles and CPU per request.
 func runSmallGet(client: String, options: Options) throws {
-  let url = options.base.appendingPathComponent("small.txt")
+  let url = options.viaBase.appendingPathComponent("small.txt")
+  let tls = options.benchTLSSettings
   let expected = options.smallLength
   let inflight = options.inflight
   let logging = LoggingMode(rawValue: options.logging) ?? .off
@@ -191,18 +209,21 @@ func runSmallGet(client: String, options: Options) throws {
   case "raw":
     issuer = RawSessionIssuer(url: url, expectedLength: expected)
   case "fetcher":
-    issuer = FetcherIssuer(url: url, expectedLength: expected, service: nil)
+    issuer = FetcherIssuer(url: url, expectedLength: expected, service: nil, tlsSettings: tls)
   case "fetcher-quiet":
-    issuer = FetcherIssuer(url: url, expectedLength: expected, service: nil, postsNotifications: false)
+    issuer = FetcherIssuer(
+      url: url, expectedLength: expected, service: nil, postsNotifications: false, tlsSettings: tls)
   case "service":
     let service = FetcherService()
     service.maxRunningFetchersPerHost = 16
     if ProcessInfo.processInfo.environment["BENCH_MAX_CONNECTIONS"].flatMap(Int.init) != nil {
       service.configuration = libraryLikeConfiguration()
     }
-    issuer = FetcherIssuer(url: url, expectedLength: expected, service: service)
+    issuer = FetcherIssuer(url: url, expectedLength: expected, service: service, tlsSettings: tls)
   case "ahc":
-    issuer = try AHCIssuer(url: url, expectedLength: expected, connections: max(inflight, 6))
+    issuer = try AHCIssuer(
+      url: url, expectedLength: expected, connections: max(inflight, 6),
+      trusting: options.via == "plain" ? nil : options.caFile)
   default:
     throw BenchmarkError("unknown small-GET client \(client)")
   }

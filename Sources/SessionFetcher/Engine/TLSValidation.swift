@@ -13,28 +13,46 @@ enum TLSValidation {
   /// The PEM blocks of `text` whose base64 decodes, by kind, in order; nil when a block is
   /// malformed (no end line, or a body that is not base64).
   static func pemBlocks(_ text: String) -> [PEMKind]? {
+    pemBlocks(bytes: Array(text.utf8))
+  }
+
+  /// ``pemBlocks(_:)`` on the file's bytes (PEM is ASCII; it runs at every fetch that names files,
+  /// so it works on bytes, not on `Character`s).
+  static func pemBlocks(bytes: [UInt8]) -> [PEMKind]? {
     var kinds: [PEMKind] = []
-    var label: String?
-    var body = ""
+    var label: ArraySlice<UInt8>?
+    var body: [UInt8] = []
     var headers = false
-    for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
-      let line = rawLine.trimmingCharacters(in: .whitespaces)
+    let begin = Array("-----BEGIN ".utf8)
+    let dashes = Array("-----".utf8)
+    var lineStart = 0
+    while lineStart <= bytes.count {
+      var lineEnd = lineStart
+      while lineEnd < bytes.count, bytes[lineEnd] != 0x0A, bytes[lineEnd] != 0x0D { lineEnd += 1 }
+      var first = lineStart
+      var last = lineEnd
+      while first < last, bytes[first] == 0x20 || bytes[first] == 0x09 { first += 1 }
+      while last > first, bytes[last - 1] == 0x20 || bytes[last - 1] == 0x09 { last -= 1 }
+      let line = bytes[first..<last]
+      lineStart = lineEnd + 1
       if let current = label {
-        if line == "-----END \(current)-----" {
-          guard Data(base64Encoded: body) != nil, !body.isEmpty else { return nil }
-          kinds.append(kind(of: current, encryptedHeader: headers))
+        if line.starts(with: "-----END ".utf8), line.count == current.count + 14,
+          line.dropFirst(9).prefix(current.count).elementsEqual(current), line.suffix(5).elementsEqual(dashes)
+        {
+          guard !body.isEmpty, Data(base64Encoded: Data(body)) != nil else { return nil }
+          kinds.append(kind(of: String(decoding: current, as: UTF8.self), encryptedHeader: headers))
           label = nil
-        } else if line.hasPrefix("-----") {
+        } else if line.starts(with: dashes) {
           return nil
-        } else if line.contains(":") {
+        } else if line.contains(UInt8(ascii: ":")) {
           // RFC 1421 headers of a legacy encrypted key (`Proc-Type: 4,ENCRYPTED`, `DEK-Info`).
-          if line.uppercased().contains("ENCRYPTED") { headers = true }
+          if String(decoding: line, as: UTF8.self).uppercased().contains("ENCRYPTED") { headers = true }
         } else {
-          body += line
+          body.append(contentsOf: line)
         }
-      } else if line.hasPrefix("-----BEGIN "), line.hasSuffix("-----"), line.count > 16 {
-        label = String(line.dropFirst(11).dropLast(5))
-        body = ""
+      } else if line.starts(with: begin), line.count > 16, line.suffix(5).elementsEqual(dashes) {
+        label = line.dropFirst(11).dropLast(5)
+        body.removeAll(keepingCapacity: true)
         headers = false
       }
     }
@@ -68,8 +86,7 @@ enum TLSValidation {
       guard url.isFileURL, let data = FileManager.default.contents(atPath: url.path) else {
         throw fail("\(role) \(url.path) is missing or unreadable")
       }
-      guard let text = String(data: data, encoding: .utf8), let kinds = pemBlocks(text), !kinds.isEmpty
-      else {
+      guard let kinds = pemBlocks(bytes: Array(data)), !kinds.isEmpty else {
         throw fail("\(role) \(url.path) is not PEM")
       }
       return kinds

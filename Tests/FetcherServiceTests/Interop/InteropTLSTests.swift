@@ -75,16 +75,18 @@ struct InteropTLSTests {
     #expect(fetcher.timing.retryCount == 0)
   }
 
-  /// The URLSession engine's success path over TLS, in a child process of its own mount namespace
-  /// where the system's CA bundle is, for that process alone, the system's roots plus the test CA
-  /// (a bind mount that nothing outside the child sees; the machine's store is not touched). It
-  /// speaks HTTP/2 where nginx offers it (nginx logs the protocol of each request).
+  /// Each engine's success path over TLS with the default settings (the system's roots), in a
+  /// child process of its own mount namespace where the system's CA bundle is, for that process
+  /// alone, the system's roots plus the test CA (a bind mount that nothing outside the child sees;
+  /// the machine's store is not touched). Both speak HTTP/2 where nginx offers it (nginx logs the
+  /// protocol of each request).
   @Test(
     .enabled(
       if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
         && FileManager.default.fileExists(atPath: InteropTLS.systemBundle),
-      "needs root and unshare(1) for a private mount namespace"))
-  func theURLSessionEngineSucceedsWhenTheCAIsTrusted() throws {
+      "needs root and unshare(1) for a private mount namespace"),
+    arguments: [FetcherEngine.urlSession, .libcurl])
+  func theSystemsRootsAreTrustedByDefault(engine: FetcherEngine) throws {
     guard let probe = Interop.environment["SESSIONFETCHER_PROXY_PROBE"],
       FileManager.default.isExecutableFile(atPath: probe)
     else {
@@ -99,7 +101,7 @@ struct InteropTLSTests {
     let ca = try Data(contentsOf: URL(fileURLWithPath: Interop.environment["SESSIONFETCHER_TLS_CA"] ?? ""))
     try (Data(contentsOf: URL(fileURLWithPath: InteropTLS.systemBundle)) + Data("\n".utf8) + ca).write(
       to: bundle)
-    let targets = (0..<2).map { InteropTLS.url("/1k.bin?urlsession-\($0)").absoluteString }
+    let targets = (0..<2).map { InteropTLS.url("/1k.bin?\(engine)-\($0)").absoluteString }
     // nginx logs the path without the query; the suite is serialized, so the new lines are ours.
     let loggedBefore = InteropTLS.accessLog(uriPrefix: "/1k.bin").count
 
@@ -112,7 +114,7 @@ struct InteropTLSTests {
         probe,
       ] + targets
     var environment = Interop.environment
-    environment["SESSIONFETCHER_ENGINE"] = "urlSession"
+    environment["SESSIONFETCHER_ENGINE"] = engine == .libcurl ? "libcurl" : "urlSession"
     process.environment = environment
     let pipe = Pipe()
     process.standardOutput = pipe

@@ -149,3 +149,34 @@ struct TLSWireTests {
       }, .secureConnectionFailed)
   }
 }
+
+@Suite(
+  "TLS trust roots as they are now", .serialized,
+  .enabled(if: TLSFixtures.isAvailable && FetcherEngine.libcurl.isAvailable, "needs openssl and libcurl"))
+struct TLSTrustRootChangeTests {
+  /// The roots file is read at each fetch: when its contents change, the next fetch trusts the
+  /// new contents (the engine's bundle files are keyed by contents, not by path).
+  @Test func aChangedRootsFileIsReadAgain() async throws {
+    let fixtures = try TLSFixtures()
+    let server = try TLSFixtures.Server(fixtures, certificate: "server")
+    defer { server.stop() }
+    let roots = fixtures.file("rotating-roots.pem")
+    func fetch() async -> FetchResult {
+      let fetcher = SessionFetcher.fetcher(url: server.url())
+      fetcher.engine = .libcurl
+      fetcher.callbackQueue = DispatchQueue(label: "test.tls.rotating")
+      fetcher.allowLocalhostRequest = true
+      fetcher.tlsSettings.trustsSystemRoots = false
+      fetcher.tlsSettings.additionalTrustRoots = [roots]
+      return await fetcher.fetchResult(timeout: 30)
+    }
+    try Data(contentsOf: fixtures.file("other-ca.pem")).write(to: roots)
+    let before = await fetch()
+    #expect((before.error as? URLError)?.code == .serverCertificateHasUnknownRoot)
+    try Data(contentsOf: fixtures.file("ca.pem")).write(to: roots)
+    let after = await fetch()
+    #expect(after.error == nil, "\(String(describing: after.error))")
+    try Data(contentsOf: fixtures.file("other-ca.pem")).write(to: roots)
+    #expect((await fetch().error as? URLError)?.code == .serverCertificateHasUnknownRoot)
+  }
+}

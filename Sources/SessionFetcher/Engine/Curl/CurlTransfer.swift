@@ -165,18 +165,25 @@
 
     /// Sets `tls` on the handle (the fetcher checked its files when the fetch began).
     ///
-    /// Trust: libcurl takes one CA file, so the roots go in as one PEM blob — the system's bundle
-    /// (libcurl's own default file) followed by ``TLSSettings/additionalTrustRoots`` — and without
-    /// the system's roots the default CA folder is turned off too.
+    /// Trust: libcurl takes one CA file, so the roots go in as one PEM file (`CurlTrustStore`) —
+    /// the system's bundle (libcurl's own default file) followed by
+    /// ``TLSSettings/additionalTrustRoots`` — with no CA folder, so that libcurl builds one
+    /// certificate store for all connections; in memory (a blob) only when no file can be written.
     private func applyTLS(_ tls: TLSSettings) throws(URLError) {
       if !tls.additionalTrustRoots.isEmpty || !tls.trustsSystemRoots {
-        var roots = tls.trustsSystemRoots ? CurlTrustStore.systemBundle(of: easy) : Data()
-        for url in tls.additionalTrustRoots {
-          roots.append(contentsOf: FileManager.default.contents(atPath: url.path) ?? Data())
-          roots.append(0x0A)
-        }
-        let code = roots.withUnsafeBytes {
-          ccurl_easy_setopt_blob(easy, CCURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count)
+        let bundle = CurlTrustStore.bundleFile(for: tls, easy: easy)
+        let code: Int32
+        if let path = bundle.path {
+          code = path.withCString {
+            ccurl_easy_setopt_ptr(easy, CCURLOPT_CAINFO, UnsafeMutableRawPointer(mutating: $0))
+          }
+          // The file holds the system's roots when they are trusted; without a CA folder as well,
+          // libcurl keeps one certificate store for all connections (its CA cache).
+          ccurl_easy_setopt_ptr(easy, CCURLOPT_CAPATH, nil)
+        } else {
+          code = bundle.pem.withUnsafeBytes {
+            ccurl_easy_setopt_blob(easy, CCURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count)
+          }
         }
         guard code == CCURLE_OK else {
           throw URLError(
@@ -187,6 +194,10 @@
             ])
         }
         if !tls.trustsSystemRoots { ccurl_easy_setopt_ptr(easy, CCURLOPT_CAPATH, nil) }
+      } else if CurlTrustStore.defaultCAFile(of: easy) != nil {
+        // The system's roots as libcurl's default CA file holds them, without the CA folder beside
+        // it (the same certificates on Debian and Fedora), so that libcurl's CA cache applies.
+        ccurl_easy_setopt_ptr(easy, CCURLOPT_CAPATH, nil)
       }
       if let certificate = tls.clientCertificate {
         setString(CCURLOPT_SSLCERT, certificate.path)

@@ -2,23 +2,101 @@
   import CCurl
   import Foundation
 
-  /// The system's CA bundle as libcurl finds it by default, read once per process, for trust
-  /// settings that add roots to it (see `CurlTransfer.applyTLS`).
+  #if canImport(Glibc)
+    import Glibc
+  #endif
+
+  /// The trust roots of `TLSSettings` that add to or replace the system's, as one PEM file per
+  /// distinct set of roots, for `CURLOPT_CAINFO` (see `CurlTransfer.applyTLS`).
+  ///
+  /// A file, not `CURLOPT_CAINFO_BLOB`: libcurl (7.87 and later) keeps the certificate store it
+  /// built from a CA *file* for the whole multi handle, so every connection shares one; from a blob
+  /// it parses the whole bundle again for each connection (tens of milliseconds and more than a
+  /// megabyte each with the system's roots), and compares the blob byte by byte with every cached
+  /// connection's before reusing one. The files hold public certificates only, live in a private
+  /// folder made for the process, and are removed when it exits normally.
   enum CurlTrustStore {
-    private static let bundle = Locked<Data?>(nil)
+    private struct Roots: Hashable {
+      var system: Bool
+      var additional: [Data]
+    }
+
+    private struct State {
+      var systemBundle: Data?
+      var defaultCAFile: String?
+      var folder: String?
+      var files: [Roots: String] = [:]
+    }
+
+    private static let state = Locked(State())
+
+    /// The path of a PEM file holding the system's roots (when `tls.trustsSystemRoots`) and the
+    /// contents of `tls.additionalTrustRoots` as they are now; nil when no file can be written here
+    /// (the caller then hands libcurl the bytes).
+    static func bundleFile(for tls: TLSSettings, easy: UnsafeMutableRawPointer) -> (path: String?, pem: Data)
+    {
+      let additional = tls.additionalTrustRoots.map {
+        FileManager.default.contents(atPath: $0.path) ?? Data()
+      }
+      let roots = Roots(system: tls.trustsSystemRoots, additional: additional)
+      if let known = state.withLock({ $0.files[roots] }) { return (known, Data()) }
+      var pem = tls.trustsSystemRoots ? systemBundle(of: easy) : Data()
+      for contents in additional {
+        pem.append(contents)
+        pem.append(0x0A)
+      }
+      return state.withLock { state in
+        if let known = state.files[roots] { return (known, Data()) }
+        guard let folder = folder(&state) else { return (nil, pem) }
+        let path = "\(folder)/roots-\(state.files.count).pem"
+        guard
+          FileManager.default.createFile(atPath: path, contents: pem, attributes: [.posixPermissions: 0o600])
+        else { return (nil, pem) }
+        state.files[roots] = path
+        return (path, pem)
+      }
+    }
+
+    /// The process's private folder for the bundles (mode 0700), made on first use.
+    private static func folder(_ state: inout State) -> String? {
+      if let folder = state.folder { return folder }
+      var template = Array((NSTemporaryDirectory() + "/sessionfetcher-trust-XXXXXX").utf8CString)
+      guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        return nil
+      }
+      let folder = String(cString: made)
+      state.folder = folder
+      atexit {
+        guard let folder = CurlTrustStore.state.withLock({ $0.folder }) else { return }
+        try? FileManager.default.removeItem(atPath: folder)
+      }
+      return folder
+    }
+
+    /// libcurl's default CA file (`CURLINFO_CAINFO`, 7.84.0) when it exists, else nil. With the
+    /// default settings the engine gives libcurl this file alone (no CA folder), so that its CA
+    /// cache holds one certificate store for all connections instead of one per connection.
+    static func defaultCAFile(of easy: UnsafeMutableRawPointer) -> String? {
+      if let known = state.withLock({ $0.defaultCAFile }) { return known.isEmpty ? nil : known }
+      var path: UnsafePointer<CChar>?
+      var found = ""
+      if ccurl_easy_getinfo_string(easy, CCURLINFO_STRING + 61, &path) == CCURLE_OK, let path {
+        let candidate = String(cString: path)
+        if FileManager.default.isReadableFile(atPath: candidate) { found = candidate }
+      }
+      state.withLock { $0.defaultCAFile = found }
+      return found.isEmpty ? nil : found
+    }
 
     /// The PEM bytes of libcurl's default CA file (`CURLINFO_CAINFO`, 7.84.0), else of the first
-    /// of the usual Linux locations that exists; empty when none does.
+    /// of the usual Linux locations that exists; empty when none does. Read once per process.
     static func systemBundle(of easy: UnsafeMutableRawPointer) -> Data {
-      if let known = bundle.withLock({ $0 }) { return known }
-      var path: UnsafePointer<CChar>?
+      if let known = state.withLock({ $0.systemBundle }) { return known }
       var candidates = [
         "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
         "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/ca-bundle.pem", "/etc/ssl/cert.pem",
       ]
-      if ccurl_easy_getinfo_string(easy, CCURLINFO_STRING + 61, &path) == CCURLE_OK, let path {
-        candidates.insert(String(cString: path), at: 0)
-      }
+      if let path = defaultCAFile(of: easy) { candidates.insert(path, at: 0) }
       var data = Data()
       for candidate in candidates {
         if let contents = FileManager.default.contents(atPath: candidate) {
@@ -27,7 +105,7 @@
           break
         }
       }
-      bundle.withLock { $0 = data }
+      state.withLock { $0.systemBundle = data }
       return data
     }
   }
