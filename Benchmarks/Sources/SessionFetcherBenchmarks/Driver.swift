@@ -271,7 +271,10 @@ struct Driver {
                   "ratio libcurl engine ÷ URLSession engine", "SessionFetcher, libcurl engine",
                   "SessionFetcher, URLSession engine"
                 ),
-                ("ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher, libcurl engine", "AsyncHTTPClient"),
+                (
+                  "ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher, libcurl engine",
+                  "AsyncHTTPClient"
+                ),
                 ("ratio libcurl engine ÷ curl", "SessionFetcher, libcurl engine", "curl -K"),
               ]))
         }
@@ -281,7 +284,8 @@ struct Driver {
           name: "download to file over TLS, HTTP/1.1", unit: .transfer,
           cases: [
             BenchCase(
-              label: "SessionFetcher destinationFileURL, URLSession engine", kind: .child(["bulk", "fetcher-download"])),
+              label: "SessionFetcher destinationFileURL, URLSession engine",
+              kind: .child(["bulk", "fetcher-download"])),
             .libcurl(
               "SessionFetcher destinationFileURL, libcurl engine", .child(["bulk", "fetcher-download"])),
             BenchCase(label: "AsyncHTTPClient FileDownloadDelegate", kind: .child(["bulk", "ahc-download"])),
@@ -342,7 +346,9 @@ struct Driver {
       let config = scratch.appendingPathComponent("curl-\(options.via)-\(options.count).cfg")
       writeCurlConfig(config, count: options.count, base: options.viaBase)
       command =
-        ["curl", "-s"] + cacert + (parallel ? ["--parallel", "--parallel-max", "16"] : []) + ["-K", config.path]
+        ["curl", "-s"] + cacert + (parallel ? ["--parallel", "--parallel-max", "16"] : []) + [
+          "-K", config.path,
+        ]
     case .curlDownload:
       command =
         ["curl", "-s"] + cacert + [
