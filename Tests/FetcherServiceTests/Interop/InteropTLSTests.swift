@@ -16,6 +16,25 @@ enum InteropTLS {
   /// Debian's CA bundle, the file libcurl (and so FoundationNetworking) trusts by default.
   static let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
 
+  /// Whether this process may start a child in a mount namespace of its own and bind-mount
+  /// there (root with CAP_SYS_ADMIN: a CI machine, not every container).
+  static let canMakeMountNamespace: Bool = {
+    guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
+      FileManager.default.fileExists(atPath: systemBundle)
+    else { return false }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+    process.arguments = [
+      "--mount", "--propagation", "private", "/bin/sh", "-c", "mount --bind \"$1\" \"$1\"", "sh",
+      systemBundle,
+    ]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    process.waitUntilExit()
+    return process.terminationStatus == 0
+  }()
+
   static var settings: TLSSettings {
     var settings = TLSSettings()
     settings.additionalTrustRoots = [URL(fileURLWithPath: Interop.environment["SESSIONFETCHER_TLS_CA"] ?? "")]
@@ -82,9 +101,8 @@ struct InteropTLSTests {
   /// protocol of each request).
   @Test(
     .enabled(
-      if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
-        && FileManager.default.fileExists(atPath: InteropTLS.systemBundle),
-      "needs root and unshare(1) for a private mount namespace"),
+      if: InteropTLS.canMakeMountNamespace,
+      "needs a private mount namespace (root, unshare(1), mount) and the system's CA bundle"),
     arguments: [FetcherEngine.urlSession, .libcurl])
   func theSystemsRootsAreTrustedByDefault(engine: FetcherEngine) throws {
     guard let probe = Interop.environment["SESSIONFETCHER_PROXY_PROBE"],
