@@ -59,7 +59,8 @@ struct CurlPureLogicTests {
     var parser = CurlResponseHeadParser()
     let lines = [
       "HTTP/1.1 100 Continue\r\n", "\r\n", "HTTP/1.1 200 OK\r\n", "Set-Cookie: a=1\r\n", "X-Long: one\r\n",
-      "  two\r\n", "set-cookie: c=3\r\n", "Set-Cookie:  b=2 \r\n", "Empty:\r\n", "\r\n",
+      "  two\r\n", "set-cookie: c=3\r\n", "Set-Cookie:  b=2 \r\n", "Empty:\r\n", "X-Tab:\tv 1\t\r\n",
+      "X-UTF8: caf\u{e9}\r\n", "\r\n",
     ]
     var heads: [CurlResponseHead] = []
     for line in lines {
@@ -75,6 +76,8 @@ struct CurlPureLogicTests {
     #expect(final.headerFields["set-cookie"] == "c=3")
     #expect(final.headerFields["X-Long"] == "one two")
     #expect(final.headerFields["Empty"] == "")
+    #expect(final.headerFields["X-Tab"] == "v 1")
+    #expect(final.headerFields["X-UTF8"] == "caf\u{e9}")
     #expect(final.value(named: "x-long") == "one two")
   }
 

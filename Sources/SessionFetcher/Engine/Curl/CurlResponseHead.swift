@@ -77,10 +77,18 @@ package struct CurlResponseHeadParser {
   /// A line that is not a status line when one is expected is ignored (libcurl only passes lines it
   /// parsed). Folded continuation lines (starting with a space or tab) extend the previous value.
   package mutating func consume(line rawLine: String) -> CurlResponseHead? {
-    var line = Substring(rawLine)
-    while let last = line.last, last.isNewline { line = line.dropLast() }
+    var bytes = Array(rawLine.utf8)
+    return bytes.withUnsafeMutableBytes { consume(bytes: UnsafeRawBufferPointer($0)) }
+  }
+
+  /// ``consume(line:)`` on the bytes libcurl hands over (the engine's path: no `String` is made
+  /// of the line, only of the name and the value, and trimming works on bytes).
+  package mutating func consume(bytes: UnsafeRawBufferPointer) -> CurlResponseHead? {
+    var end = bytes.count
+    while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
+    let line = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
     guard let status = statusLine else {
-      statusLine = Self.parseStatusLine(line)
+      statusLine = Self.parseStatusLine(Substring(String(decoding: line, as: UTF8.self)))
       return nil
     }
     if line.isEmpty {
@@ -89,19 +97,28 @@ package struct CurlResponseHeadParser {
       fields = []
       return head
     }
-    if let first = line.first, first == " " || first == "\t" {
+    if line[0] == 0x20 || line[0] == 0x09 {
       if !fields.isEmpty {
-        let continuation = line.trimmingCharacters(in: .whitespaces)
+        let continuation = Self.trimmed(line, from: 0, to: line.count)
         fields[fields.count - 1].value +=
           fields[fields.count - 1].value.isEmpty ? continuation : " " + continuation
       }
       return nil
     }
-    guard let colon = line.firstIndex(of: ":") else { return nil }
-    let name = String(line[..<colon])
-    let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-    fields.append(CurlResponseHead.Field(name: name, value: value))
+    guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+    let name = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<colon]), as: UTF8.self)
+    fields.append(
+      CurlResponseHead.Field(name: name, value: Self.trimmed(line, from: colon + 1, to: line.count)))
     return nil
+  }
+
+  /// The bytes of `line[start..<end]` without leading and trailing spaces and tabs, as a string.
+  private static func trimmed(_ line: UnsafeRawBufferPointer, from start: Int, to end: Int) -> String {
+    var first = start
+    var last = end
+    while first < last, line[first] == 0x20 || line[first] == 0x09 { first += 1 }
+    while last > first, line[last - 1] == 0x20 || line[last - 1] == 0x09 { last -= 1 }
+    return String(decoding: UnsafeRawBufferPointer(rebasing: line[first..<last]), as: UTF8.self)
   }
 
   /// `HTTP/1.1 200 OK`, `HTTP/2 200`, `HTTP/1.0 404 Not Found`.

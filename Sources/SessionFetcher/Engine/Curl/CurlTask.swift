@@ -145,8 +145,7 @@
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
       guard let transfer, !isCancelled else { return 0 }
       guard !transfer.deliveredFinalHead, transfer.resend == nil else { return bytes.count }  // trailers
-      let line = String(decoding: bytes, as: UTF8.self)
-      guard let head = transfer.headParser.consume(line: line), !head.isInterim else { return bytes.count }
+      guard let head = transfer.headParser.consume(bytes: bytes), !head.isInterim else { return bytes.count }
       guard let url = originalRequest.url, let response = head.response(url: url) else { return 0 }
       let handler = state.withLock { $0.handler }
       guard let handler else { return 0 }
