@@ -4,7 +4,9 @@ import SessionFetcher
 /// Fetches URLs through the proxy named by this process's `http_proxy` environment variable
 /// (FoundationNetworking on Linux takes proxies from the environment only, process-wide), and
 /// prints one line per fetch: `<status> <bytes> <error>`. Run by the interop suite in a child
-/// process whose environment has `http_proxy`.
+/// process whose environment has `http_proxy` (and for fetches over TLS in a mount namespace of
+/// its own). `PROXY_PROBE_CREDENTIAL=user:password` sets each fetcher's `proxyCredential`, which
+/// answers the proxy's 407 challenge.
 ///
 ///     http_proxy=http://user:pass@127.0.0.1:3128 proxy-probe URL...
 @main
@@ -16,11 +18,16 @@ enum ProxyProbe {
       exit(2)
     }
     let queue = DispatchQueue(label: "proxy-probe")
+    let proxyCredential = ProcessInfo.processInfo.environment["PROXY_PROBE_CREDENTIAL"].map { text in
+      let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+      return URLCredential(user: parts[0], password: parts.count > 1 ? parts[1] : "", persistence: .none)
+    }
     var failures = 0
     for url in urls {
       let fetcher = SessionFetcher.fetcher(url: url)
       fetcher.allowedInsecureSchemes = ["http"]
       fetcher.callbackQueue = queue
+      fetcher.proxyCredential = proxyCredential
       let done = DispatchSemaphore(value: 0)
       let line = LockedLine()
       fetcher.beginFetch { data, error in

@@ -251,7 +251,7 @@ struct InteropTests {
     let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
     let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
     let targets = [Interop.httpbin("/get").absoluteString, Interop.httpbin2("/headers").absoluteString]
-    func run(_ proxyURL: String) throws -> [String] {
+    func run(_ proxyURL: String, extra: [String: String] = [:]) throws -> [String] {
       let process = Process()
       process.executableURL = URL(fileURLWithPath: probe)
       process.arguments = targets
@@ -260,6 +260,7 @@ struct InteropTests {
         environment[name] = nil
       }
       environment["http_proxy"] = proxyURL
+      environment.merge(extra) { $1 }
       process.environment = environment
       let pipe = Pipe()
       process.standardOutput = pipe
@@ -277,6 +278,19 @@ struct InteropTests {
     #expect(anonymous.allSatisfy { $0.hasPrefix("407 ") }, "\(anonymous)")
     let wrong = try run("http://\(user):wrong@\(host)")
     #expect(wrong.allSatisfy { $0.hasPrefix("407 ") }, "\(wrong)")
+    // On the libcurl engine the fetcher's proxyCredential answers squid's 407 challenge
+    // (FoundationNetworking does not pass proxy challenges to its delegate).
+    if FetcherEngine.libcurl.isAvailable {
+      let answered = try run(
+        "http://\(host)",
+        extra: ["SESSIONFETCHER_ENGINE": "libcurl", "PROXY_PROBE_CREDENTIAL": "\(user):\(password)"])
+      #expect(answered.count == 2)
+      #expect(answered.allSatisfy { $0.hasPrefix("200 ") }, "\(answered)")
+      let refused = try run(
+        "http://\(host)",
+        extra: ["SESSIONFETCHER_ENGINE": "libcurl", "PROXY_PROBE_CREDENTIAL": "\(user):wrong"])
+      #expect(refused.allSatisfy { $0.hasPrefix("407 ") }, "\(refused)")
+    }
   }
 }
 
