@@ -6,12 +6,23 @@
   /// The request body of one transfer, read by libcurl's read callback on the loop thread.
   ///
   /// Owned by one ``CurlTransfer``; opened when the transfer is set up, closed when it ends. Not
-  /// thread-safe: only the loop thread touches it.
+  /// thread-safe: only the loop thread touches it (a stream is read by a ``StreamPump`` thread of
+  /// its own, which the loop only takes bytes from).
   final class CurlBodySource {
     private enum Source {
       case data(Data)
       case file(descriptor: Int32)
-      case stream(InputStream)
+      case stream(StreamPump)
+    }
+
+    /// What one read gave.
+    enum ReadResult: Equatable {
+      /// Bytes copied (0: the body is over).
+      case bytes(Int)
+      /// A stream has nothing yet: pause sending; ``StreamPump/onReadable`` tells when it has.
+      case wouldBlock
+      /// Reading failed (see ``failure``).
+      case failed
     }
 
     private let source: Source
@@ -47,20 +58,29 @@
       isFile = true
     }
 
-    /// The stream, opened now; closed by ``close()``.
-    init(stream: InputStream) {
-      stream.open()
-      source = .stream(stream)
+    /// The stream, read on a thread of its own from now on (a stream that blocks must not hold up
+    /// the loop's other transfers); closed by ``close()``. `onReadable` is called on that thread
+    /// when bytes (or the end) arrive after a read found none.
+    init(stream: InputStream, onReadable: @escaping @Sendable () -> Void) {
+      source = .stream(StreamPump(stream: stream, onReadable: onReadable))
       length = nil
       isFile = false
     }
 
-    /// Copies up to `capacity` bytes into `buffer`: the count, 0 at the end, or nil when reading
-    /// failed (see ``failure``).
-    func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int? {
-      let count = readFromSource(into: buffer, capacity: capacity)
-      if let count { bytesRead += Int64(count) }
-      return count
+    /// Copies up to `capacity` bytes into `buffer`.
+    func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> ReadResult {
+      if case .stream(let pump) = source {
+        let result = pump.read(into: buffer, capacity: capacity)
+        switch result {
+        case .bytes(let count): bytesRead += Int64(count)
+        case .failed: failure = URLError(.requestBodyStreamExhausted)
+        case .wouldBlock: break
+        }
+        return result
+      }
+      guard let count = readFromSource(into: buffer, capacity: capacity) else { return .failed }
+      bytesRead += Int64(count)
+      return .bytes(count)
     }
 
     /// Body bytes handed to libcurl so far (libcurl's own upload count includes chunk framing).
@@ -84,13 +104,8 @@
           failure = URLError(.cannotOpenFile)
           return nil
         }
-      case .stream(let stream):
-        let count = stream.read(buffer.assumingMemoryBound(to: UInt8.self), maxLength: capacity)
-        guard count >= 0 else {
-          failure = URLError(.requestBodyStreamExhausted)
-          return nil
-        }
-        return count
+      case .stream:
+        return nil
       }
     }
 
@@ -116,14 +131,107 @@
       case .file(let descriptor):
         if offset >= 0 { _ = Glibc.close(descriptor) }
         offset = -1
-      case .stream(let stream):
-        if offset >= 0 { stream.close() }
+      case .stream(let pump):
+        if offset >= 0 { pump.close() }
         offset = -1
       }
     }
 
     deinit {
       close()
+    }
+  }
+
+  /// Reads an `InputStream` on a thread of its own into a bounded buffer that the loop thread
+  /// takes from, so that a stream that blocks (a pipe, a bound pair fed by a slow producer) pauses
+  /// only its own transfer.
+  ///
+  /// `@unchecked Sendable`: every mutable field is guarded by `condition`; the stream is touched
+  /// by the pump thread only.
+  final class StreamPump: @unchecked Sendable {
+    /// At most this many bytes wait in the buffer; the pump stops reading until the loop takes some.
+    static let bufferLimit = 256 * 1024
+    private static let chunk = 64 * 1024
+
+    private let condition = NSCondition()
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var ended = false
+    private var failed = false
+    private var closed = false
+    /// A read found the buffer empty: the next bytes (or the end) call `onReadable`.
+    private var waiting = false
+    private let onReadable: @Sendable () -> Void
+
+    init(stream: InputStream, onReadable: @escaping @Sendable () -> Void) {
+      self.onReadable = onReadable
+      buffer.reserveCapacity(Self.bufferLimit)
+      // Handed over: from here on only the pump thread touches the stream.
+      nonisolated(unsafe) let stream = stream
+      let thread = Thread { [self] in pump(stream) }
+      thread.name = "SessionFetcher.body-stream"
+      thread.start()
+    }
+
+    private func pump(_ stream: InputStream) {
+      stream.open()
+      defer { stream.close() }
+      var chunk = [UInt8](repeating: 0, count: Self.chunk)
+      while true {
+        condition.lock()
+        while buffer.count - start >= Self.bufferLimit && !closed { condition.wait() }
+        let stop = closed
+        condition.unlock()
+        if stop { return }
+        let count = chunk.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: $0.count) }
+        condition.lock()
+        if count > 0 {
+          if start > 0 && start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+          }
+          buffer.append(contentsOf: chunk[0..<count])
+        } else if count == 0 {
+          ended = true
+        } else {
+          failed = true
+        }
+        let wake = waiting && !closed
+        waiting = false
+        condition.unlock()
+        if wake { onReadable() }
+        if count <= 0 { return }
+      }
+    }
+
+    /// Takes up to `capacity` buffered bytes (loop thread).
+    func read(into destination: UnsafeMutableRawPointer, capacity: Int) -> CurlBodySource.ReadResult {
+      condition.lock()
+      defer { condition.unlock() }
+      let available = buffer.count - start
+      if available > 0 {
+        let count = min(capacity, available)
+        buffer.withUnsafeBytes { destination.copyMemory(from: $0.baseAddress! + start, byteCount: count) }
+        start += count
+        if start == buffer.count {
+          buffer.removeAll(keepingCapacity: true)
+          start = 0
+        }
+        condition.signal()
+        return .bytes(count)
+      }
+      if failed { return .failed }
+      if ended { return .bytes(0) }
+      waiting = true
+      return .wouldBlock
+    }
+
+    /// Stops the pump: it closes the stream once a read in progress returns.
+    func close() {
+      condition.lock()
+      closed = true
+      condition.signal()
+      condition.unlock()
     }
   }
 #endif

@@ -17,6 +17,8 @@
       case cancel(CurlTask)
       case pause(CurlTask)
       case unpause(CurlTask)
+      /// The body stream has bytes (or ended) after a read found none: send again.
+      case resumeSending(CurlTask)
       /// No new tasks; the thread ends when the transfers are over (cancelled first if told).
       case invalidate(cancellingTransfers: Bool)
     }
@@ -90,7 +92,7 @@
       switch command {
       case .start(let task), .cancel(let task):
         task.complete(error: URLError(.cancelled, userInfo: task.failingURLInfo), curlCode: nil, metrics: nil)
-      case .pause, .unpause, .invalidate:
+      case .pause, .unpause, .resumeSending, .invalidate:
         break
       }
     }
@@ -129,6 +131,7 @@
           case .cancel(let task): cancel(task, multi: multi)
           case .pause(let task): pause(task)
           case .unpause(let task): unpause(task)
+          case .resumeSending(let task): resumeSending(task)
           case .invalidate(let cancelling): cancelsAll = cancelsAll || cancelling
           }
         }
@@ -226,14 +229,21 @@
     private func pause(_ task: CurlTask) {
       guard let transfer = task.transfer, !transfer.isPaused else { return }
       transfer.isPaused = true
-      ccurl_easy_pause(transfer.easy, CCURLPAUSE_RECV)
+      ccurl_easy_pause(transfer.easy, transfer.pauseBits)
     }
 
     private func unpause(_ task: CurlTask) {
       guard let transfer = task.transfer, transfer.isPaused else { return }
       transfer.isPaused = false
       // May deliver what libcurl kept, from inside this call.
-      ccurl_easy_pause(transfer.easy, CCURLPAUSE_CONT)
+      ccurl_easy_pause(transfer.easy, transfer.pauseBits)
+    }
+
+    private func resumeSending(_ task: CurlTask) {
+      guard let transfer = task.transfer, transfer.isSendPaused else { return }
+      transfer.isSendPaused = false
+      // May call the read callback from inside this call.
+      ccurl_easy_pause(transfer.easy, transfer.pauseBits)
     }
 
     private func collectFinishedTransfers(multi: UnsafeMutableRawPointer) {

@@ -92,10 +92,14 @@
       case .file(let url):
         source = try CurlBodySource(fileURL: url)
       case .stream(let stream):
+        let onReadable: @Sendable () -> Void = { [weak self] in
+          guard let self else { return }
+          loop.send(.resumeSending(self))
+        }
         if challengeResends == 0 {
-          source = CurlBodySource(stream: stream)
+          source = CurlBodySource(stream: stream, onReadable: onReadable)
         } else if let fresh = state.withLock({ $0.handler })?.taskNeedsNewBodyStream(self) {
-          source = CurlBodySource(stream: fresh)
+          source = CurlBodySource(stream: fresh, onReadable: onReadable)
         } else {
           throw URLError(.requestBodyStreamExhausted)
         }
@@ -200,7 +204,16 @@
     func readBody(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
       guard let transfer, !isCancelled else { return Int(CCURL_READFUNC_ABORT) }
       guard let body = transfer.body else { return 0 }
-      return body.read(into: buffer, capacity: capacity) ?? Int(CCURL_READFUNC_ABORT)
+      switch body.read(into: buffer, capacity: capacity) {
+      case .bytes(let count):
+        return count
+      case .wouldBlock:
+        // libcurl pauses sending until the loop's `resumeSending`, when the stream has bytes.
+        transfer.isSendPaused = true
+        return Int(CCURL_READFUNC_PAUSE)
+      case .failed:
+        return Int(CCURL_READFUNC_ABORT)
+      }
     }
 
     /// Rewinds the request body, for libcurl to send it again (a kept-alive connection that closed).

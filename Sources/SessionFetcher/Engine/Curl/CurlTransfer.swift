@@ -31,6 +31,13 @@
     var reportedBytesSent: Int64 = 0
     /// Whether `curl_easy_pause` paused receiving (or the write callback asked libcurl to).
     var isPaused = false
+    /// Whether sending is paused because the body stream had no bytes yet (the read callback
+    /// returned `CURL_READFUNC_PAUSE`).
+    var isSendPaused = false
+    /// The `curl_easy_pause` bits for the current pause flags.
+    var pauseBits: Int32 {
+      (isPaused ? Int32(CCURLPAUSE_RECV) : 0) | (isSendPaused ? Int32(CCURLPAUSE_SEND) : 0)
+    }
     private var isClosed = false
 
     /// Makes and sets up the easy handle for `request`.
