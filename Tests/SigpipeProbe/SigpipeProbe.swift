@@ -29,7 +29,9 @@ enum SigpipeProbe {
     let isDefault = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 0
     var mask = sigset_t()
     pthread_sigmask(SIG_SETMASK, nil, &mask)
-    print("SIGPIPE disposition: \(isDefault ? "default" : "not default"), blocked: \(sigismember(&mask, SIGPIPE) == 1)")
+    print(
+      "SIGPIPE disposition: \(isDefault ? "default" : "not default"), blocked: \(sigismember(&mask, SIGPIPE) == 1)"
+    )
     guard isDefault else { exit(3) }
 
     var tls = TLSSettings()
@@ -59,7 +61,9 @@ enum SigpipeProbe {
       print("\(urlString): \(outcome.get())")
     }
     if engine == .libcurl {
-      print("libcurl loop thread blocks SIGPIPE: \(curlLoopThreadBlocksSIGPIPE().map(String.init) ?? "no such thread")")
+      print(
+        "libcurl loop thread blocks SIGPIPE: \(curlLoopThreadBlocksSIGPIPE().map(String.init) ?? "no such thread")"
+      )
     }
     print("survived")
     exit(0)

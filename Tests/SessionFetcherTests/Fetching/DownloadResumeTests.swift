@@ -157,7 +157,9 @@ struct DownloadResumeTests {
     let total = 300_000
     // The first answer sends half its body and stalls: what a process killed mid-body has on disk.
     server.route("/crash") { request in
-      let headers = [("ETag", "\"v1\""), ("Accept-Ranges", "bytes"), ("Content-Type", "application/octet-stream")]
+      let headers = [
+        ("ETag", "\"v1\""), ("Accept-Ranges", "bytes"), ("Content-Type", "application/octet-stream"),
+      ]
       guard let range = request.header("Range"), request.header("If-Range") == "\"v1\"",
         let start = Int(range.dropFirst("bytes=".count).dropLast())
       else {

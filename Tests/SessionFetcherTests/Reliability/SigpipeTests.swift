@@ -70,7 +70,10 @@ struct SigpipeTests {
     // Every fetch completed (an error or a status), none timed out.
     let extra = engine == "libcurl" ? 1 : 0
     #expect(direct.output.count == 6 + extra && proxied.output.count == 4 + extra)
-    #expect(!(direct.output + proxied.output).contains { $0.hasSuffix("timed out") || $0.hasSuffix("no completion") })
+    #expect(
+      !(direct.output + proxied.output).contains {
+        $0.hasSuffix("timed out") || $0.hasSuffix("no completion")
+      })
   }
 
   struct ProbeRun {
@@ -81,14 +84,20 @@ struct SigpipeTests {
 
   /// Runs the probe with the proxy variables of its environment replaced by `proxy`, for at most
   /// 180 s (then SIGKILL).
-  static func runProbe(_ probe: URL, engine: String, ca: String, urls: [String], proxy: String?) throws -> ProbeRun {
+  static func runProbe(_ probe: URL, engine: String, ca: String, urls: [String], proxy: String?) throws
+    -> ProbeRun
+  {
     try runProbe(probe, arguments: [engine, ca] + urls, proxy: proxy)
   }
 
   static func runProbe(_ probe: URL, arguments: [String], proxy: String?) throws -> ProbeRun {
-    let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("sigpipe-\(UUID().uuidString).out")
+    let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "sigpipe-\(UUID().uuidString).out")
     defer { try? FileManager.default.removeItem(at: outputFile) }
-    let proxyNames: Set = ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
+    let proxyNames: Set = [
+      "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy",
+      "NO_PROXY",
+    ]
     var environment = ProcessInfo.processInfo.environment.filter { !proxyNames.contains($0.key) }
     if let proxy {
       environment["http_proxy"] = proxy
@@ -297,7 +306,8 @@ final class BreakingServer: @unchecked Sendable {
     switch behavior {
     case .answerEarly:
       _ = Self.readHead(client)
-      Self.send(client, Data("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+      Self.send(
+        client, Data("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
       close(client)
     case .reset(let afterBytes):
       Self.relay(client, nil, until: afterBytes, alreadyRead: 0)
@@ -307,8 +317,9 @@ final class BreakingServer: @unchecked Sendable {
         close(client)
         return
       }
-      if head.hasPrefix("CONNECT "), let port = head.split(separator: " ").dropFirst().first?
-        .split(separator: ":").last.flatMap({ UInt16($0) }), let upstream = Self.connectTo(port: port)
+      if head.hasPrefix("CONNECT "),
+        let port = head.split(separator: " ").dropFirst().first?
+          .split(separator: ":").last.flatMap({ UInt16($0) }), let upstream = Self.connectTo(port: port)
       {
         Self.send(client, Data("HTTP/1.1 200 Connection established\r\n\r\n".utf8))
         Self.relay(client, upstream, until: afterBytes, alreadyRead: 0)
@@ -366,7 +377,9 @@ final class BreakingServer: @unchecked Sendable {
   private static func sendAll(_ fd: Int32, _ buffer: [UInt8], _ count: Int) -> Bool {
     var sent = 0
     while sent < count {
-      let result = buffer.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL)) }
+      let result = buffer.withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL))
+      }
       if result < 0, errno == EINTR { continue }
       guard result > 0 else { return false }
       sent += result
