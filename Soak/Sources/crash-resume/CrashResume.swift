@@ -88,6 +88,9 @@ struct Options {
 struct Figures {
   var kind: String
   var runs = 0
+  /// The random byte counts at which each kill was meant to land.
+  var killTargets: [Int64] = []
+  /// Where each kill landed: bytes in the part file (downloads) or reported sent (uploads).
   var killPoints: [Int64] = []
   var resumedFrom: [Int64] = []
   var sha256Equal = 0
@@ -103,7 +106,8 @@ struct Figures {
       \(kind) [\(engine)]: runs \(runs)/\(planned), sha256 equal \(sha256Equal)/\(planned), \
       partial at destination \(partialAtDestination), child finished before its kill \(childFinishedFirst), \
       failures \(failures.count), \(String(format: "%.1f", seconds)) s
-        kill points (MiB):   \(killPoints.map(mib).joined(separator: " "))
+        kill targets (MiB):  \(killTargets.map(mib).joined(separator: " "))
+        killed at (MiB):     \(killPoints.map(mib).joined(separator: " "))
         resumed from (MiB):  \(resumedFrom.map(mib).joined(separator: " "))
       """
   }
@@ -250,6 +254,7 @@ struct Parent {
       fail("no resume token saved")
       return .done
     }
+    figures.killTargets.append(target)
     figures.killPoints.append(partSize)
     figures.resumedFrom.append(partSize)
 
@@ -379,6 +384,7 @@ struct Parent {
       figures.partialAtDestination += 1
       fail("the server holds bytes that are not the file's first \(upload.body.count)")
     }
+    figures.killTargets.append(target)
     figures.killPoints.append(killPoint)
     figures.resumedFrom.append(Int64(upload.body.count))
 
