@@ -28,6 +28,10 @@ let package = Package(
     .target(
       name: "SessionUploadFetcher", dependencies: ["SessionFetcher", "FetcherService"],
       swiftSettings: strictSettings),
+    // A child process of SigpipeTests: fetches with SIGPIPE at its default disposition.
+    .executableTarget(
+      name: "sigpipe-probe", dependencies: ["SessionFetcher"], path: "Tests/SigpipeProbe",
+      swiftSettings: strictSettings),
     .testTarget(
       name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],
       swiftSettings: strictSettings),

@@ -3,6 +3,7 @@
 // `swift test` stays quick):
 //   swift run -c release --package-path Soak soak          fault soak, leaks, RSS over 10,000 fetches
 //   swift run -c release --package-path Soak proxy-probe   fetches through the `http_proxy` of its environment
+//   swift run -c release --package-path Soak crash-resume  SIGKILL mid-transfer, resumed by a new process
 import Foundation
 import PackageDescription
 
@@ -19,6 +20,14 @@ let package = Package(
       dependencies: [
         .product(name: "SessionFetcher", package: rootPackage),
         .product(name: "FetcherService", package: rootPackage),
+        .product(name: "FetcherTesting", package: rootPackage),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]),
+    .executableTarget(
+      name: "crash-resume",
+      dependencies: [
+        .product(name: "SessionFetcher", package: rootPackage),
+        .product(name: "SessionUploadFetcher", package: rootPackage),
         .product(name: "FetcherTesting", package: rootPackage),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]),

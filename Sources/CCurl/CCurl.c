@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,13 @@ const char *ccurl_unavailable_reason(void) { return unavailable_reason; }
 const char *ccurl_version(void) { return loaded_version; }
 unsigned int ccurl_version_number(void) { return loaded_version_number; }
 
+int ccurl_block_sigpipe_on_this_thread(void) {
+  sigset_t pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  return pthread_sigmask(SIG_BLOCK, &pipe_only, NULL);
+}
+
 void ccurl_set_thread_name(const char *name) {
   char truncated[16];
   snprintf(truncated, sizeof truncated, "%s", name);
@@ -268,6 +276,7 @@ const char *ccurl_unavailable_reason(void) { return "the libcurl engine is unava
 const char *ccurl_version(void) { return 0; }
 unsigned int ccurl_version_number(void) { return 0; }
 void ccurl_set_thread_name(const char *name) { (void)name; }
+int ccurl_block_sigpipe_on_this_thread(void) { return 0; }
 CURL *ccurl_easy_init(void) { return 0; }
 void ccurl_easy_cleanup(CURL *easy) { (void)easy; }
 int ccurl_easy_setopt_long(CURL *easy, int option, long value) { (void)easy; (void)option; (void)value; return CCURLE_NOT_BUILT_IN; }

@@ -252,6 +252,10 @@ unsigned int ccurl_version_number(void);
 /// Names the calling thread as the system shows it (at most 15 bytes; longer names are cut).
 void ccurl_set_thread_name(const char *name);
 
+/// Blocks SIGPIPE for the calling thread (and threads it starts later): a write to a connection the
+/// peer closed then fails with EPIPE instead of killing the process. Returns 0 on success.
+int ccurl_block_sigpipe_on_this_thread(void);
+
 // MARK: - Easy interface
 
 CURL *ccurl_easy_init(void);

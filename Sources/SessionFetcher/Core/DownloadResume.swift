@@ -121,15 +121,32 @@ enum DownloadResume {
   static func park(_ storage: inout FetcherStorage) -> PartFile? {
     guard let partFile = storage.partFile else { return nil }
     storage.partFile = nil
-    guard let validator = storage.downloadResume.validator, partFile.length > 0,
+    guard partFile.length > 0, let parked = continuation(of: partFile, in: storage) else { return partFile }
+    partFile.close()
+    storage.downloadResume.parked = parked
+    return nil
+  }
+
+  /// What continues `partFile` (as long as it is now): nil when its response cannot be continued
+  /// (no validator, or not a GET).
+  static func continuation(of partFile: PartFile, in storage: FetcherStorage) -> ParkedDownload? {
+    guard let validator = storage.downloadResume.validator,
       let plan = storage.plan, (plan.baseRequest.httpMethod ?? "GET").uppercased() == "GET",
       let source = storage.currentRequest?.url ?? plan.baseRequest.url
-    else { return partFile }
-    partFile.close()
-    storage.downloadResume.parked = ParkedDownload(
+    else { return nil }
+    return ParkedDownload(
       partFileURL: partFile.url, destination: partFile.destination, sourceURL: source, validator: validator,
       length: partFile.length)
-    return nil
+  }
+
+  /// The token of the part file being written, for a fetcher that keeps partial downloads: it
+  /// names the file, not how much of it is written, since ``SessionFetcher/resumeData`` reads the
+  /// file's size back when it is used.
+  static func liveToken(_ storage: FetcherStorage) -> Data? {
+    guard storage.downloadResume.keepsPartialDownload, let partFile = storage.partFile,
+      let parked = continuation(of: partFile, in: storage)
+    else { return nil }
+    return try? JSONEncoder().encode(parked)
   }
 
   /// A 416 answered the range that continued the parked part file: forgets the part so the request
@@ -192,6 +209,35 @@ extension SessionFetcher {
   /// another fetcher's ``resumeData``. It names the part file, so it is valid on this machine only.
   public var downloadResumeData: Data? {
     storage.withLock { $0.downloadResume.token }
+  }
+
+  /// A token to continue the download that is being written now, from wherever its part file
+  /// stands when the token is used, even by another process after this one was killed: nil until
+  /// the response has arrived, and nil when ``keepsPartialDownloadForResume`` is not set, the fetch
+  /// is not a GET to ``destinationFileURL``, or the response cannot be continued (the server does
+  /// not take ranges or gave no strong `ETag` nor `Last-Modified`).
+  ///
+  /// ``downloadResumeData`` exists only once a fetch has ended; a process that may die mid-download
+  /// saves this one instead, as soon as it exists (the first ``downloadProgressBlock`` call is a
+  /// good place). The part file holds only bytes written in order, so its size is what was
+  /// received; ``resumeData`` reads that size back and asks for the rest.
+  ///
+  /// ```swift
+  /// fetcher.keepsPartialDownloadForResume = true
+  /// fetcher.downloadProgressBlock = { [weak fetcher] _, _, _ in
+  ///   guard let token = fetcher?.partFileResumeData, token != saved else { return }
+  ///   try? token.write(to: tokenURL, options: .atomic)
+  ///   saved = token
+  /// }
+  /// // In a later process, after a crash:
+  /// let resumed = SessionFetcher(resumeData: try Data(contentsOf: tokenURL))
+  /// ```
+  ///
+  /// A retry can move the download to a new part file, and with it the token: save it again when it
+  /// differs from the one saved. Once the fetch has succeeded the part file is gone (it became the
+  /// destination), and a fetcher given the token then downloads the whole resource again.
+  public var partFileResumeData: Data? {
+    storage.withLock { DownloadResume.liveToken($0) }
   }
 
   /// Continues the download of a resume token: sets ``destinationFileURL`` and

@@ -150,6 +150,68 @@ struct DownloadResumeTests {
     #expect(DownloadTests.contents(folder) == ["file.bin"])
   }
 
+  @Test("The token of a running download continues its part file as a killed process leaves it")
+  func liveTokenSurvivesACrash() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let total = 300_000
+    // The first answer sends half its body and stalls: what a process killed mid-body has on disk.
+    server.route("/crash") { request in
+      let headers = [
+        ("ETag", "\"v1\""), ("Accept-Ranges", "bytes"), ("Content-Type", "application/octet-stream"),
+      ]
+      guard let range = request.header("Range"), request.header("If-Range") == "\"v1\"",
+        let start = Int(range.dropFirst("bytes=".count).dropLast())
+      else {
+        var response = TestResponse(
+          status: 200, headers: headers, body: TestServer.patternBytes(count: total / 2))
+        response.fault = .stall(announcedLength: total)
+        return response
+      }
+      return TestResponse(
+        status: 206, headers: headers + [("Content-Range", "bytes \(start)-\(total - 1)/\(total)")],
+        body: TestServer.patternBytes(count: total - start, offset: start))
+    }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let (first, destination) = Self.download(server, "/crash", to: folder, resumable: true)
+    first.downloadWindowLength = 0
+    #expect(first.partFileResumeData == nil)
+    first.beginFetch { _, _ in }
+    #expect(await eventually(timeout: 30) { first.partFileResumeData != nil })
+    let token = try #require(first.partFileResumeData)
+    let partFile = folder.appendingPathComponent(try #require(DownloadTests.contents(folder).first))
+    #expect(await eventually(timeout: 30) { first.downloadedLength == Int64(total / 2) })
+    // The crash: the part file stays as it is, nothing else happens to it.
+    let kept = try Data(contentsOf: partFile)
+    first.stopFetching()
+    try? FileManager.default.removeItem(at: partFile)
+    try kept.write(to: partFile)
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+
+    let second = try Self.resuming(token)
+    #expect(second.destinationFileURL == destination)
+    let result = await second.fetchResult()
+    #expect(result.error == nil)
+    #expect(server.requests(path: "/crash").last?.header("Range") == "bytes=150000-")
+    #expect(try Self.holdsPattern(destination, count: total))
+    #expect(DownloadTests.contents(folder) == ["file.bin"])
+  }
+
+  @Test("Without keepsPartialDownloadForResume a running download has no token")
+  func noLiveTokenWithoutKeepingParts() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let (fetcher, _) = Self.download(server, "/stall?length=300000&send=150000", to: folder)
+    fetcher.downloadWindowLength = 0
+    fetcher.beginFetch { _, _ in }
+    #expect(await eventually(timeout: 30) { fetcher.downloadedLength == 150_000 })
+    #expect(fetcher.partFileResumeData == nil)
+    fetcher.stopFetching()
+  }
+
   @Test("A 416 to the resumed range drops the part file and downloads the whole resource again")
   func rangeNotSatisfiableRestarts() async throws {
     let server = try TestServer()

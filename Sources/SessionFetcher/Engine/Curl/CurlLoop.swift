@@ -109,6 +109,12 @@
       CurlLoop.liveLoops.withLock { $0 += 1 }
       defer { CurlLoop.liveLoops.withLock { $0 -= 1 } }
       ccurl_set_thread_name(CurlLoop.systemThreadName)
+      // libcurl does every transfer's I/O on this thread (and on resolver threads it starts from
+      // here, which inherit the mask). With CURLOPT_NOSIGNAL it does not ignore SIGPIPE itself;
+      // 7.88 sends with MSG_NOSIGNAL, TLS records included, but older releases let OpenSSL write
+      // through its socket BIO, where a peer's close raises SIGPIPE. Blocked here, such a write
+      // fails with EPIPE, and the signal stays pending on this thread, never delivered.
+      _ = ccurl_block_sigpipe_on_this_thread()
       guard let multi = ccurl_multi_init() else {
         failAll()
         return
