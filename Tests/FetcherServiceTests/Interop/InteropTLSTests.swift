@@ -105,13 +105,7 @@ struct InteropTLSTests {
       "needs a private mount namespace (root, unshare(1), mount) and the system's CA bundle"),
     arguments: [FetcherEngine.urlSession, .libcurl])
   func theSystemsRootsAreTrustedByDefault(engine: FetcherEngine) throws {
-    guard let probe = Interop.environment["SESSIONFETCHER_PROXY_PROBE"],
-      FileManager.default.isExecutableFile(atPath: probe)
-    else {
-      Issue.record(
-        "SESSIONFETCHER_PROXY_PROBE does not name the proxy-probe executable (.ci/run builds Soak/)")
-      return
-    }
+    guard let probe = Interop.probe() else { return }
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("interop-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -123,24 +117,15 @@ struct InteropTLSTests {
     // nginx logs the path without the query; the suite is serialized, so the new lines are ours.
     let loggedBefore = InteropTLS.accessLog(uriPrefix: "/1k.bin").count
 
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-    process.arguments =
-      [
-        "--mount", "--propagation", "private", "/bin/sh", "-c",
-        "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", bundle.path, InteropTLS.systemBundle,
-        probe,
-      ] + targets
     var environment = Interop.environment
     environment["SESSIONFETCHER_ENGINE"] = engine == .libcurl ? "libcurl" : "urlSession"
-    process.environment = environment
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let lines = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
-    #expect(process.terminationStatus == 0, "\(lines)")
+    let (status, lines) = try Interop.run(
+      [
+        "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+        "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", bundle.path, InteropTLS.systemBundle,
+        probe,
+      ] + targets, environment: environment)
+    #expect(status == 0, "\(lines)")
     #expect(lines == ["200 1024 -", "200 1024 -"])
     let logged = InteropTLS.accessLog(uriPrefix: "/1k.bin").dropFirst(loggedBefore)
     #expect(logged.count == 2)

@@ -11,6 +11,38 @@ import Testing
 enum Interop {
   static let environment = ProcessInfo.processInfo.environment
   static let isEnabled = environment["SESSIONFETCHER_INTEROP"] == "1"
+
+  /// The proxy-probe executable `.ci/run` builds (Soak/), or nil with an issue recorded.
+  static func probe() -> String? {
+    guard let probe = environment["SESSIONFETCHER_PROXY_PROBE"],
+      FileManager.default.isExecutableFile(atPath: probe)
+    else {
+      Issue.record(
+        "SESSIONFETCHER_PROXY_PROBE does not name the proxy-probe executable (.ci/run builds Soak/)")
+      return nil
+    }
+    return probe
+  }
+
+  /// Runs `command` (an absolute path first) with `environment` and returns its exit status and the
+  /// lines it printed.
+  static func run(_ command: [String], environment: [String: String]) throws -> (
+    status: Int32, lines: [String]
+  ) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: command[0])
+    process.arguments = Array(command.dropFirst())
+    process.environment = environment
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (
+      process.terminationStatus,
+      String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+    )
+  }
   static let skipMessage: Comment =
     "interop servers not running: set SESSIONFETCHER_INTEROP=1 and the SESSIONFETCHER_* URLs (.ci/run does)"
 
@@ -240,34 +272,19 @@ struct InteropTests {
 
   @Test("through squid with proxy credentials in http_proxy: 200; without them: 407")
   func proxy() throws {
-    guard let probe = Interop.environment["SESSIONFETCHER_PROXY_PROBE"],
-      FileManager.default.isExecutableFile(atPath: probe)
-    else {
-      Issue.record(
-        "SESSIONFETCHER_PROXY_PROBE does not name the proxy-probe executable (.ci/run builds Soak/)")
-      return
-    }
+    guard let probe = Interop.probe() else { return }
     let proxy = Interop.url("SESSIONFETCHER_PROXY_URL")
     let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
     let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
     let targets = [Interop.httpbin("/get").absoluteString, Interop.httpbin2("/headers").absoluteString]
     func run(_ proxyURL: String, extra: [String: String] = [:]) throws -> [String] {
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: probe)
-      process.arguments = targets
       var environment = Interop.environment
       for name in ["no_proxy", "NO_PROXY", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"] {
         environment[name] = nil
       }
       environment["http_proxy"] = proxyURL
       environment.merge(extra) { $1 }
-      process.environment = environment
-      let pipe = Pipe()
-      process.standardOutput = pipe
-      try process.run()
-      let output = pipe.fileHandleForReading.readDataToEndOfFile()
-      process.waitUntilExit()
-      return String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+      return try Interop.run([probe] + targets, environment: environment).lines
     }
     let host = "\(proxy.host ?? "127.0.0.1"):\(proxy.port ?? 0)"
     let authorized = try run("http://\(user):\(password)@\(host)")
