@@ -90,6 +90,8 @@ struct HAREntry {
     var size: Int
     var mimeType: String
     var text: String?
+    /// `base64` when ``text`` holds a binary body's bytes in base64.
+    var encoding: String?
     var comment: String?
     /// `_file`: the body's file in the run folder.
     var file: String?
@@ -191,7 +193,8 @@ extension HAREntry.Content {
   var json: JSONValue {
     .compactObject([
       ("size", .integer(size)), ("mimeType", .string(mimeType)), ("text", text.map(JSONValue.string)),
-      ("comment", comment.map(JSONValue.string)), ("_file", file.map(JSONValue.string)),
+      ("encoding", encoding.map(JSONValue.string)), ("comment", comment.map(JSONValue.string)),
+      ("_file", file.map(JSONValue.string)),
     ])
   }
 }
