@@ -78,9 +78,17 @@ package indirect enum JSONValue: Equatable, Sendable {
   private static func write(_ string: String, into output: inout [UInt8]) {
     output.append(UInt8(ascii: "\""))
     defer { output.append(UInt8(ascii: "\"")) }
-    // Most strings (names, URLs, dates) have nothing to escape: copied whole.
-    guard string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
-    else { return output.append(contentsOf: string.utf8) }
+    // Most strings (names, URLs, dates) have nothing to escape: copied whole. Scanned through a
+    // buffer pointer: through `String.UTF8View`, the scan cost more than the rest of the writer.
+    var copied = string
+    let isPlain = copied.withUTF8 { bytes -> Bool in
+      for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+        return false
+      }
+      output.append(contentsOf: bytes)
+      return true
+    }
+    if isPlain { return }
     for byte in string.utf8 {
       switch byte {
       case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
