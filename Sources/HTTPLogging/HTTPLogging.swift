@@ -48,7 +48,8 @@ extension SessionFetcher {
   ///
   /// Default:
   /// - Linux: `$XDG_STATE_HOME/SessionFetcherLogs` when `XDG_STATE_HOME` is an absolute path, else
-  ///   `~/.local/state/SessionFetcherLogs`, else (no `HOME`) `<temporary directory>/SessionFetcherLogs`.
+  ///   `~/.local/state/SessionFetcherLogs`, else (no `HOME`) `<temporary directory>/SessionFetcherLogs`
+  ///   (the environment as it is when the default is first needed).
   /// - macOS: `~/Desktop/SessionFetcherLogs`, like the original's `~/Desktop/GTMHTTPDebugLogs`.
   ///
   /// Each run folder, `<process>_log_<yyyy-MM-dd_HH-mm-ss>` (`_2`, `_3`… when taken), holds

@@ -76,6 +76,14 @@ enum LogDates {
     return "\(time.day)_\(time.clock("-"))"
   }
 
+  /// Seconds with three decimals, as `String(format: "%.3f", value)` writes them, without
+  /// Foundation's formatter (about 16,000 instructions a call).
+  static func seconds(_ value: TimeInterval) -> String {
+    guard value.isFinite, abs(value) < 1e12 else { return String(format: "%.3f", value) }
+    let milliseconds = Int((abs(value) * 1000).rounded())
+    return "\(value.sign == .minus ? "-" : "")\(milliseconds / 1000).\(pad(milliseconds % 1000, 3))"
+  }
+
   /// `value` in decimal with leading zeros to `width` digits.
   static func pad(_ value: Int, _ width: Int) -> String {
     let digits = String(value)
@@ -126,7 +134,7 @@ enum TextLogFormatter {
     var lines: [String] = []
     lines.append(record.comment ?? "(No fetcher comment set)")
     lines.append(
-      "\(LogDates.display(record.startDate))  elapsed: \(String(format: "%.3f", record.elapsed))sec")
+      "\(LogDates.display(record.startDate))  elapsed: \(LogDates.seconds(record.elapsed))sec")
     if record.exchanges.isEmpty {
       lines.append("")
       lines.append("Request: \(record.method) \(record.url)")
@@ -164,7 +172,7 @@ enum TextLogFormatter {
       if let metrics = exchange.metrics { lines.append("Timing: \(metrics)") }
       if let target = exchange.redirectedTo { lines.append("Redirects to: \(target)") }
       if let delay = exchange.retryDelay {
-        lines.append("Retrying after \(String(format: "%.3f", delay))sec: \(exchange.errorText ?? "")")
+        lines.append("Retrying after \(LogDates.seconds(delay))sec: \(exchange.errorText ?? "")")
       }
     }
     if let error = record.errorText {
