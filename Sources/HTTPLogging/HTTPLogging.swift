@@ -138,7 +138,7 @@ extension SessionFetcher {
   }
 
   /// The current run's folder, once a fetch has been logged to files in it; nil before.
-  /// Waits for queued log writes.
+  /// Writes the files of every fetch that has finished first, as ``flushLogs()`` does.
   public static var loggingRunDirectory: URL? {
     LoggingMonitor.shared.writer.currentRunFolder
   }

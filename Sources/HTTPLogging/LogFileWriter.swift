@@ -149,8 +149,12 @@ final class LogFileWriter: @unchecked Sendable {
   }
 
   /// The current run's folder, once a fetch was logged to files.
+  /// Writes what is waiting first (the folder of a run begins with its first write).
   var currentRunFolder: URL? {
-    queue.sync { run?.folder }
+    queue.sync {
+      drain()
+      return run?.folder
+    }
   }
 
   /// Ends the current run; the next fetch logged to files begins a new one.

@@ -198,6 +198,16 @@ struct LoggingFileTests {
     }
   }
 
+  @Test("loggingRunDirectory writes what is waiting: the run folder of a fetch that just ended")
+  func runDirectoryWithoutFlush() async throws {
+    try await withLogging { folder in
+      _ = await server.fetcher("/text?value=first").fetchResult()
+      let run = try #require(SessionFetcher.loggingRunDirectory)
+      #expect(run.deletingLastPathComponent().standardizedFileURL.path == folder.standardizedFileURL.path)
+      #expect(FileManager.default.fileExists(atPath: run.appendingPathComponent("fetch_1.txt").path))
+    }
+  }
+
   @Test("fetcher.log with file output off; no files written")
   func logPropertyWithoutFiles() async throws {
     try await withLogging(toFile: false) { folder in
