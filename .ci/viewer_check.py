@@ -216,6 +216,13 @@ def check_showcase(browser, run, screenshot):
     browser.js("new Promise(r => { const i = document.querySelector('#d-body img'); if (!i || i.complete) r(); else i.onload = i.onerror = r; })")
     check("an image body is shown", browser.js("(document.querySelector('#d-body img.preview') || {}).naturalWidth") == 32)
 
+    browser.js("__click(__rowNamed('Tiny image'))")
+    browser.js("__tab('response')")
+    browser.js("new Promise(r => { const i = document.querySelector('#d-body img'); if (!i || i.complete) r(); else i.onload = i.onerror = r; })")
+    check("a short image body is shown from the HAR's base64",
+          browser.js("(() => { const i = document.querySelector('#d-body img.preview');"
+                     " return !!i && i.naturalWidth === 1 && i.src.startsWith('data:image/png;base64,'); })()") is True)
+
     browser.js("__click(__rowNamed('Page 1'))")
     browser.js("__tab('timing')")
     check("the timing tab shows the throttle wait",

@@ -111,14 +111,19 @@ extension HTTPURLResponse {
       guard let name = key as? String else { continue }
       list.append((name, value as? String ?? String(describing: value)))
     }
-    return list.sorted { $0.name.lowercased() < $1.name.lowercased() }
+    return list.sortedByLowercasedName()
   }
 }
 
 extension URLRequest {
   var loggedHeaders: HeaderList {
-    (allHTTPHeaderFields ?? [:]).map { ($0.key, $0.value) }.sorted {
-      $0.name.lowercased() < $1.name.lowercased()
-    }
+    (allHTTPHeaderFields ?? [:]).map { ($0.key, $0.value) }.sortedByLowercasedName()
+  }
+}
+
+extension Array where Element == (name: String, value: String) {
+  /// Sorted by lowercased name, each name lowercased once (not twice per comparison).
+  func sortedByLowercasedName() -> HeaderList {
+    map { (key: $0.name.lowercased(), header: $0) }.sorted { $0.key < $1.key }.map(\.header)
   }
 }

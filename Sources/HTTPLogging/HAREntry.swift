@@ -3,9 +3,10 @@ import SessionFetcher
 
 /// One HAR 1.2 entry. Optional fields that are nil are left out of its JSON.
 ///
-/// Typed values written by the package's `JSONValue`, not a `[String: Any]` through
+/// Typed values written straight into the package's `JSONWriter`, not a `[String: Any]` through
 /// `JSONSerialization`: on Linux that cost about 3.2 million instructions per entry (and
-/// `JSONEncoder` 0.32 million), most of a logged fetch's cost.
+/// `JSONEncoder` 0.32 million), most of a logged fetch's cost; building a `JSONValue` tree first
+/// cost about 0.14 million.
 struct HAREntry {
   var startedDateTime: String
   var time: Double
@@ -90,6 +91,8 @@ struct HAREntry {
     var size: Int
     var mimeType: String
     var text: String?
+    /// `base64` when ``text`` holds a binary body's bytes in base64.
+    var encoding: String?
     var comment: String?
     /// `_file`: the body's file in the run folder.
     var file: String?
@@ -125,99 +128,165 @@ struct HAREntry {
 
 // MARK: - JSON
 
+/// Each part writes itself straight into a ``JSONWriter``, fields in the order HAR 1.2 lists them,
+/// optional fields left out when nil.
 extension HAREntry {
-  /// The entry as JSON, one line, fields in the order HAR 1.2 lists them.
-  var jsonData: Data { Data(json.bytes) }
+  /// The entry as JSON, one line.
+  var jsonData: Data {
+    var writer = JSONWriter(capacity: 2048)
+    write(to: &writer)
+    return Data(writer.bytes)
+  }
 
-  var json: JSONValue {
-    .compactObject([
-      ("startedDateTime", .string(startedDateTime)), ("time", .number(time)), ("request", request.json),
-      ("response", response.json), ("cache", .object([])), ("timings", timings.json),
-      ("serverIPAddress", serverIPAddress.map(JSONValue.string)),
-      ("comment", comment.map(JSONValue.string)), ("_error", error.map(JSONValue.string)),
-      ("_fetch", viewer.map { .integer($0.fetch) }), ("_kind", viewer.map { .string($0.kind) }),
-      ("_startedTime", viewer.map { .number($0.startedTime) }),
-      ("_retryDelay", viewer?.retryDelay.map(JSONValue.number)),
-      ("_fetchSummary", viewer?.summary?.json),
-    ])
+  func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.field("startedDateTime", string: startedDateTime)
+    writer.field("time", number: time)
+    writer.key("request")
+    request.write(to: &writer)
+    writer.key("response")
+    response.write(to: &writer)
+    writer.key("cache")
+    writer.beginObject()
+    writer.endObject()
+    writer.key("timings")
+    timings.write(to: &writer)
+    writer.field("serverIPAddress", string: serverIPAddress)
+    writer.field("comment", string: comment)
+    writer.field("_error", string: error)
+    if let viewer {
+      writer.field("_fetch", integer: viewer.fetch)
+      writer.field("_kind", string: viewer.kind)
+      writer.field("_startedTime", number: viewer.startedTime)
+      writer.field("_retryDelay", number: viewer.retryDelay)
+      if let summary = viewer.summary {
+        writer.key("_fetchSummary")
+        summary.write(to: &writer)
+      }
+    }
+    writer.endObject()
+  }
+
+  /// `name` as an array of `elements`, each written by `write`.
+  fileprivate static func array<Element>(
+    _ name: String, _ elements: [Element], to writer: inout JSONWriter,
+    _ write: (Element, inout JSONWriter) -> Void
+  ) {
+    writer.key(name)
+    writer.beginArray()
+    for element in elements { write(element, &writer) }
+    writer.endArray()
   }
 }
 
 extension HAREntry.FetchSummary {
-  var json: JSONValue {
-    .compactObject([
-      ("startedTime", .number(startedTime)), ("time", .number(time)),
-      ("throttled", throttled.map(JSONValue.number)), ("log", log.map(JSONValue.string)),
-      ("error", error.map(JSONValue.string)), ("cancelled", cancelled ? .bool(true) : nil),
-      ("entries", .integer(entries)),
-    ])
+  func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.field("startedTime", number: startedTime)
+    writer.field("time", number: time)
+    writer.field("throttled", number: throttled)
+    writer.field("log", string: log)
+    writer.field("error", string: error)
+    writer.field("cancelled", bool: cancelled ? true : nil)
+    writer.field("entries", integer: entries)
+    writer.endObject()
   }
 }
 
 extension HAREntry.Request {
-  var json: JSONValue {
-    .compactObject([
-      ("method", .string(method)), ("url", .string(url)), ("httpVersion", .string(httpVersion)),
-      ("cookies", .array(cookies.map(\.json))), ("headers", .array(headers.map(\.json))),
-      ("queryString", .array(queryString.map(\.json))), ("postData", postData?.json),
-      ("headersSize", .integer(headersSize)), ("bodySize", .integer(bodySize)),
-    ])
+  func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.field("method", string: method)
+    writer.field("url", string: url)
+    writer.field("httpVersion", string: httpVersion)
+    HAREntry.array("cookies", cookies, to: &writer) { $0.write(to: &$1) }
+    HAREntry.array("headers", headers, to: &writer) { $0.write(to: &$1) }
+    HAREntry.array("queryString", queryString, to: &writer) { $0.write(to: &$1) }
+    if let postData {
+      writer.key("postData")
+      postData.write(to: &writer)
+    }
+    writer.field("headersSize", integer: headersSize)
+    writer.field("bodySize", integer: bodySize)
+    writer.endObject()
   }
 }
 
 extension HAREntry.PostData {
-  var json: JSONValue {
-    .compactObject([
-      ("mimeType", .string(mimeType)), ("text", .string(text)), ("comment", comment.map(JSONValue.string)),
-      ("_file", file.map(JSONValue.string)),
-    ])
+  func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.field("mimeType", string: mimeType)
+    writer.field("text", string: text)
+    writer.field("comment", string: comment)
+    writer.field("_file", string: file)
+    writer.endObject()
   }
 }
 
 extension HAREntry.Response {
-  var json: JSONValue {
-    .object([
-      ("status", .integer(status)), ("statusText", .string(statusText)),
-      ("httpVersion", .string(httpVersion)),
-      ("cookies", .array(cookies.map(\.json))), ("headers", .array(headers.map(\.json))),
-      ("content", content.json), ("redirectURL", .string(redirectURL)),
-      ("headersSize", .integer(headersSize)),
-      ("bodySize", .integer(bodySize)),
-    ])
+  func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.field("status", integer: status)
+    writer.field("statusText", string: statusText)
+    writer.field("httpVersion", string: httpVersion)
+    HAREntry.array("cookies", cookies, to: &writer) { $0.write(to: &$1) }
+    HAREntry.array("headers", headers, to: &writer) { $0.write(to: &$1) }
+    writer.key("content")
+    content.write(to: &writer)
+    writer.field("redirectURL", string: redirectURL)
+    writer.field("headersSize", integer: headersSize)
+    writer.field("bodySize", integer: bodySize)
+    writer.endObject()
   }
 }
 
 extension HAREntry.Content {
-  var json: JSONValue {
-    .compactObject([
-      ("size", .integer(size)), ("mimeType", .string(mimeType)), ("text", text.map(JSONValue.string)),
-      ("comment", comment.map(JSONValue.string)), ("_file", file.map(JSONValue.string)),
-    ])
+  func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.field("size", integer: size)
+    writer.field("mimeType", string: mimeType)
+    writer.field("text", string: text)
+    writer.field("encoding", string: encoding)
+    writer.field("comment", string: comment)
+    writer.field("_file", string: file)
+    writer.endObject()
   }
 }
 
 extension HAREntry.NameValue {
-  var json: JSONValue { .object([("name", .string(name)), ("value", .string(value))]) }
+  func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.field("name", string: name)
+    writer.field("value", string: value)
+    writer.endObject()
+  }
 }
 
 extension HAREntry.Cookie {
-  var json: JSONValue {
-    .compactObject([
-      ("name", .string(name)), ("value", .string(value)), ("path", path.map(JSONValue.string)),
-      ("domain", domain.map(JSONValue.string)), ("expires", expires.map(JSONValue.string)),
-      ("httpOnly", httpOnly.map(JSONValue.bool)), ("secure", secure.map(JSONValue.bool)),
-    ])
+  func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.field("name", string: name)
+    writer.field("value", string: value)
+    writer.field("path", string: path)
+    writer.field("domain", string: domain)
+    writer.field("expires", string: expires)
+    writer.field("httpOnly", bool: httpOnly)
+    writer.field("secure", bool: secure)
+    writer.endObject()
   }
 }
 
 extension HAREntry.Timings {
-  var json: JSONValue {
-    .compactObject([
-      ("blocked", blocked.map(JSONValue.number)), ("dns", dns.map(JSONValue.number)),
-      ("connect", connect.map(JSONValue.number)),
-      ("send", .number(send)), ("wait", .number(wait)), ("receive", .number(receive)),
-      ("ssl", ssl.map(JSONValue.number)),
-    ])
+  func write(to writer: inout JSONWriter) {
+    writer.beginObject()
+    writer.field("blocked", number: blocked)
+    writer.field("dns", number: dns)
+    writer.field("connect", number: connect)
+    writer.field("send", number: send)
+    writer.field("wait", number: wait)
+    writer.field("receive", number: receive)
+    writer.field("ssl", number: ssl)
+    writer.endObject()
   }
 }
 

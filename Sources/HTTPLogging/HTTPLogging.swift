@@ -48,13 +48,15 @@ extension SessionFetcher {
   ///
   /// Default:
   /// - Linux: `$XDG_STATE_HOME/SessionFetcherLogs` when `XDG_STATE_HOME` is an absolute path, else
-  ///   `~/.local/state/SessionFetcherLogs`, else (no `HOME`) `<temporary directory>/SessionFetcherLogs`.
+  ///   `~/.local/state/SessionFetcherLogs`, else (no `HOME`) `<temporary directory>/SessionFetcherLogs`
+  ///   (the environment as it is when the default is first needed).
   /// - macOS: `~/Desktop/SessionFetcherLogs`, like the original's `~/Desktop/GTMHTTPDebugLogs`.
   ///
   /// Each run folder, `<process>_log_<yyyy-MM-dd_HH-mm-ss>` (`_2`, `_3`… when taken), holds
   /// `index.html` (one entry per fetch), `fetch_<N>.txt` (the text log of fetch N),
-  /// `fetch_<N>_request.<ext>` and `fetch_<N>_response.<ext>` (bodies; earlier redirect hops and
-  /// attempts `fetch_<N>_<K>_response.<ext>`) and `log.har` (HAR 1.2, one entry per attempt and
+  /// `fetch_<N>_request.<ext>` and `fetch_<N>_response.<ext>` (bodies longer than 256 bytes, and
+  /// binary request bodies; earlier redirect hops and attempts `fetch_<N>_<K>_response.<ext>`;
+  /// shorter bodies are in the text log or as base64 in the HAR file) and `log.har` (HAR 1.2, one entry per attempt and
   /// redirect hop, valid JSON after every fetch). `<process>_log_newest.html` beside the run
   /// folders links to the newest run's index.
   public static var loggingDirectory: URL {
@@ -136,13 +138,14 @@ extension SessionFetcher {
   }
 
   /// The current run's folder, once a fetch has been logged to files in it; nil before.
-  /// Waits for queued log writes.
+  /// Writes the files of every fetch that has finished first, as ``flushLogs()`` does.
   public static var loggingRunDirectory: URL? {
     LoggingMonitor.shared.writer.currentRunFolder
   }
 
   /// Waits until the files of every fetch that has finished are written. File writes happen on a
-  /// background queue; call this before reading the log files.
+  /// background queue a few milliseconds after each fetch ends (and at the latest when the process
+  /// ends normally); call this before reading the log files from the same process.
   public static func flushLogs() {
     LoggingMonitor.shared.writer.flush()
   }

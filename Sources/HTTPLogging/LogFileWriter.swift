@@ -3,9 +3,11 @@ import SessionFetcher
 
 /// Writes the files of the current run on a serial queue, off the fetcher's path.
 ///
-/// Fetches that end while the queue is busy are written together: one wake-up of the queue, and
-/// one write each to `index.html` and `log.har` for all of them (with many fetches in flight, a
-/// queued block, a wake-up and three system calls per fetch were a large part of logging's cost).
+/// The queue wakes up ``coalescingDelay`` after the first fetch that finds it idle ends, and writes
+/// every fetch that ended meanwhile together: one wake-up of the queue, and one write each to
+/// `index.html` and `log.har` for all of them (with many fetches in flight, a queued block, a
+/// wake-up and three system calls per fetch were a large part of logging's cost). ``flush()`` writes
+/// what is waiting at once, and so does the end of the process (`exit`, or `main` returning).
 ///
 /// A run begins at the first fetch logged to files (or after the directory or process name
 /// changed): a new folder `<process>_log_<yyyy-MM-dd_HH-mm-ss>` (with `_2`, `_3`… when that name is
@@ -18,7 +20,10 @@ final class LogFileWriter: @unchecked Sendable {
   private var run: LogRun?
   private var failedKey: RunKey?
   /// Records waiting for the queue; a drain is queued when the first one arrives.
-  private let pending = Locked<[(PreparedRecord, RunKey)]>([])
+  private let pending = Locked<[PendingRecord]>([])
+
+  /// How long the queue waits after the first fetch that finds it idle, gathering others.
+  static let coalescingDelay = DispatchTimeInterval.milliseconds(5)
 
   struct RunKey: Equatable {
     var directory: URL
@@ -26,42 +31,58 @@ final class LogFileWriter: @unchecked Sendable {
     var generation: Int
   }
 
+  /// A finished fetch waiting for the queue, with its text log when it was already formatted.
+  private struct PendingRecord {
+    var prepared: PreparedRecord
+    var key: RunKey
+    var text: String?
+  }
+
+  /// An open run: its folder, and descriptors of the folder (files are created relative to it)
+  /// and of the two files that grow.
   final class LogRun {
     let key: RunKey
     let folder: URL
-    let harHandle: FileHandle
-    let htmlHandle: FileHandle
+    let folderDescriptor: Int32
+    let harDescriptor: Int32
+    let htmlDescriptor: Int32
     var fetchCount = 0
     var harEntryCount = 0
     /// Where the HAR file's closing brackets begin.
-    var harTail: UInt64 = 0
+    var harTail: Int64 = 0
 
-    init(key: RunKey, folder: URL, harHandle: FileHandle, htmlHandle: FileHandle) {
+    init(key: RunKey, folder: URL, folderDescriptor: Int32, harDescriptor: Int32, htmlDescriptor: Int32) {
       self.key = key
       self.folder = folder
-      self.harHandle = harHandle
-      self.htmlHandle = htmlHandle
+      self.folderDescriptor = folderDescriptor
+      self.harDescriptor = harDescriptor
+      self.htmlDescriptor = htmlDescriptor
     }
 
     deinit {
-      try? harHandle.close()
-      try? htmlHandle.close()
+      close(folderDescriptor)
+      close(harDescriptor)
+      close(htmlDescriptor)
     }
   }
 
   static let indexFileName = "index.html"
   static let harFileName = "log.har"
 
-  /// Queues the files of one fetch.
-  func write(_ prepared: PreparedRecord, settings: LoggingSettings) {
+  /// Queues the files of one fetch. `text` is its text log when no body of it gets a file of its
+  /// own (the log then names no file, so the one made for ``SessionFetcher/log`` is the same).
+  func write(_ prepared: PreparedRecord, text: String? = nil, settings: LoggingSettings) {
     let key = RunKey(
       directory: settings.effectiveDirectory, processName: settings.effectiveProcessName,
       generation: settings.runGeneration)
     let isFirst = pending.withLock { records -> Bool in
-      records.append((prepared, key))
+      records.append(PendingRecord(prepared: prepared, key: key, text: text))
       return records.count == 1
     }
-    if isFirst { queue.async { self.drain() } }
+    if isFirst {
+      Self.flushAtExit()
+      queue.asyncAfter(deadline: .now() + Self.coalescingDelay) { self.drain() }
+    }
   }
 
   /// Waits until every queued write is done.
@@ -69,16 +90,25 @@ final class LogFileWriter: @unchecked Sendable {
     queue.sync { drain() }
   }
 
+  /// Registers, once per process, a flush of the process's writer when the process ends normally.
+  private static func flushAtExit() {
+    _ = exitHandlerRegistration
+  }
+
+  private static let exitHandlerRegistration: Void = {
+    atexit { LoggingMonitor.shared.writer.flush() }
+  }()
+
   /// Writes every waiting record: each fetch's own files, then the page's and the HAR file's
   /// additions of each run at once.
   private func drain() {
-    let records = pending.withLock { records -> [(PreparedRecord, RunKey)] in
+    let records = pending.withLock { records -> [PendingRecord] in
       defer { records = [] }
       return records
     }
     var batch: Batch?
-    for (prepared, key) in records {
-      guard let (run, entries) = writeFetchFiles(prepared, key: key) else { continue }
+    for record in records {
+      guard let (run, entries) = writeFetchFiles(record) else { continue }
       if let current = batch, current.run !== run {
         // A new run began (the directory or process name changed): the last one's part first.
         append(current)
@@ -101,7 +131,9 @@ final class LogFileWriter: @unchecked Sendable {
   private func append(_ batch: Batch) {
     do {
       // The page gets the same entries as the HAR file, appended: the page is never rewritten.
-      try batch.run.htmlHandle.write(contentsOf: batch.page)
+      try Self.writeAll(batch.page, to: batch.run.htmlDescriptor, at: nil) {
+        batch.run.folder.appendingPathComponent(Self.indexFileName, isDirectory: false)
+      }
       try appendHAREntries(batch.entries, to: batch.run)
     } catch {
       fail(batch.run.key, error)
@@ -117,8 +149,12 @@ final class LogFileWriter: @unchecked Sendable {
   }
 
   /// The current run's folder, once a fetch was logged to files.
+  /// Writes what is waiting first (the folder of a run begins with its first write).
   var currentRunFolder: URL? {
-    queue.sync { run?.folder }
+    queue.sync {
+      drain()
+      return run?.folder
+    }
   }
 
   /// Ends the current run; the next fetch logged to files begins a new one.
@@ -130,25 +166,30 @@ final class LogFileWriter: @unchecked Sendable {
   }
 
   /// Writes the fetch's text log and body files; returns its run and HAR entries.
-  private func writeFetchFiles(_ prepared: PreparedRecord, key: RunKey) -> (LogRun, [Data])? {
-    if failedKey == key { return nil }
+  private func writeFetchFiles(_ record: PendingRecord) -> (LogRun, [Data])? {
+    if failedKey == record.key { return nil }
+    let prepared = record.prepared
     do {
-      let run = try currentRun(for: key)
+      let run = try currentRun(for: record.key)
       run.fetchCount += 1
       let number = run.fetchCount
       let files = BodyFileNames.make(number: number, prepared: prepared)
-      try writeBodies(prepared, files: files, in: run.folder)
+      try writeBodies(prepared, files: files, in: run)
       let textFile = "fetch_\(number).txt"
-      let text = TextLogFormatter.format(prepared, files: files) + String(repeating: "-", count: 72) + "\n"
-      try Self.writeFile(Data(text.utf8), to: run.folder.appendingPathComponent(textFile, isDirectory: false))
+      let text =
+        (files.isEmpty ? record.text : nil) ?? TextLogFormatter.format(prepared, files: files)
+      try Self.writeFile(Data((text + Self.textLogEnd).utf8), named: textFile, in: run)
       let entries = HARFormatter.entries(
         prepared, files: files, place: HARFormatter.RunPlace(number: number, textLog: textFile))
       return (run, entries)
     } catch {
-      fail(key, error)
+      fail(record.key, error)
       return nil
     }
   }
+
+  /// The line that ends each text log file.
+  private static let textLogEnd = String(repeating: "-", count: 72) + "\n"
 
   private func currentRun(for key: RunKey) throws -> LogRun {
     if let run, run.key == key { return run }
@@ -170,15 +211,32 @@ final class LogFileWriter: @unchecked Sendable {
       }
     }
     let htmlURL = folder.appendingPathComponent(Self.indexFileName)
-    let head = ViewerPage.head(processName: key.processName, runName: folder.lastPathComponent)
-    try Self.writeFile(Data(head.utf8), to: htmlURL)
     let harURL = folder.appendingPathComponent(Self.harFileName)
-    try Self.writeFile(Data((HARFormatter.prefix + HARFormatter.suffix).utf8), to: harURL)
+    let folderDescriptor = try Self.open(folder, O_RDONLY | O_DIRECTORY)
+    let htmlDescriptor: Int32
+    let harDescriptor: Int32
+    do {
+      htmlDescriptor = try Self.open(htmlURL, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, mode: 0o644)
+    } catch {
+      close(folderDescriptor)
+      throw error
+    }
+    do {
+      harDescriptor = try Self.open(harURL, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+    } catch {
+      close(folderDescriptor)
+      close(htmlDescriptor)
+      throw error
+    }
     let run = LogRun(
-      key: key, folder: folder, harHandle: try FileHandle(forUpdating: harURL),
-      htmlHandle: try FileHandle(forWritingTo: htmlURL))
-    try run.htmlHandle.seekToEnd()
-    run.harTail = UInt64(HARFormatter.prefix.utf8.count)
+      key: key, folder: folder, folderDescriptor: folderDescriptor, harDescriptor: harDescriptor,
+      htmlDescriptor: htmlDescriptor)
+    let head = ViewerPage.head(processName: key.processName, runName: folder.lastPathComponent)
+    try Self.writeAll(Data(head.utf8), to: htmlDescriptor, at: nil) { htmlURL }
+    try Self.writeAll(Data((HARFormatter.prefix + HARFormatter.suffix).utf8), to: harDescriptor, at: 0) {
+      harURL
+    }
+    run.harTail = Int64(HARFormatter.prefix.utf8.count)
     linkNewest(to: folder, key: key)
     printLoggingNotice("logging fetches to \(folder.path)")
     self.run = run
@@ -194,14 +252,13 @@ final class LogFileWriter: @unchecked Sendable {
       atPath: link.path, withDestinationPath: folder.lastPathComponent + "/" + Self.indexFileName)
   }
 
-  private func writeBodies(_ prepared: PreparedRecord, files: BodyFileNames, in folder: URL) throws {
+  private func writeBodies(_ prepared: PreparedRecord, files: BodyFileNames, in run: LogRun) throws {
     for (index, exchange) in prepared.record.exchanges.enumerated() {
       if let name = files.request[index], let body = exchange.requestBody {
-        try Self.writeFile(bodyFileData(body), to: folder.appendingPathComponent(name, isDirectory: false))
+        try Self.writeFile(bodyFileData(body), named: name, in: run)
       }
       if let name = files.response[index] {
-        try Self.writeFile(
-          bodyFileData(exchange.responseBody), to: folder.appendingPathComponent(name, isDirectory: false))
+        try Self.writeFile(bodyFileData(exchange.responseBody), named: name, in: run)
       }
     }
   }
@@ -213,21 +270,53 @@ final class LogFileWriter: @unchecked Sendable {
   /// temporary file and a rename): two `fsync` calls per logged fetch, which on a laptop's disk
   /// can cost more than the fetch.
   static func writeFile(_ data: Data, to url: URL) throws {
+    let descriptor = try open(url, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+    defer { close(descriptor) }
+    try writeAll(data, to: descriptor, at: nil) { url }
+  }
+
+  /// ``writeFile(_:to:)`` for a file of the run's folder, created relative to the folder's
+  /// descriptor (the kernel resolves one name instead of the whole path).
+  private static func writeFile(_ data: Data, named name: String, in run: LogRun) throws {
+    let descriptor = openat(run.folderDescriptor, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else {
+      throw writeError(run.folder.appendingPathComponent(name, isDirectory: false))
+    }
+    defer { close(descriptor) }
+    try writeAll(data, to: descriptor, at: nil) {
+      run.folder.appendingPathComponent(name, isDirectory: false)
+    }
+  }
+
+  /// Opens `url` with `flags` (and `O_CLOEXEC`).
+  private static func open(_ url: URL, _ flags: Int32, mode: mode_t = 0) throws -> Int32 {
     let descriptor = url.withUnsafeFileSystemRepresentation { path -> Int32 in
       guard let path else { return -1 }
-      return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+      return posixOpen(path, flags | O_CLOEXEC, mode)
     }
     guard descriptor >= 0 else { throw writeError(url) }
-    defer { close(descriptor) }
+    return descriptor
+  }
+
+  /// Writes all of `data` to `descriptor`, at its position (`offset` nil) or at `offset`.
+  private static func writeAll(
+    _ data: Data, to descriptor: Int32, at offset: Int64?, url: () -> URL
+  ) throws {
     try data.withUnsafeBytes { buffer in
-      var offset = 0
-      while offset < buffer.count {
-        let written = posixWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+      var done = 0
+      while done < buffer.count {
+        let bytes = buffer.baseAddress! + done
+        let count = buffer.count - done
+        let written =
+          if let offset { pwrite(descriptor, bytes, count, off_t(offset) + off_t(done)) } else {
+            posixWrite(descriptor, bytes, count)
+          }
         if written < 0 {
-          if errno == EINTR { continue }
-          throw writeError(url)
+          let code = errno
+          if code == EINTR { continue }
+          throw writeError(url(), errno: code)
         }
-        offset += written
+        done += written
       }
     }
   }
@@ -239,21 +328,22 @@ final class LogFileWriter: @unchecked Sendable {
     return body.data + Data("\n\n[truncated: \(body.data.count) of \(body.length) bytes logged]\n".utf8)
   }
 
-  /// Rewrites the tail of the HAR file: the new entries, then the closing brackets again, so the
-  /// file is valid JSON after every fetch.
+  /// Writes the new entries over the HAR file's closing brackets, then the brackets again, so the
+  /// file is valid JSON after every drain.
   private func appendHAREntries(_ entries: [Data], to run: LogRun) throws {
     guard !entries.isEmpty else { return }
     var chunk = Data()
     for entry in entries {
-      if run.harEntryCount > 0 { chunk.append(Data(",\n".utf8)) }
-      chunk.append(Data("      ".utf8))
+      if run.harEntryCount > 0 { chunk.append(contentsOf: ",\n".utf8) }
+      chunk.append(contentsOf: "      ".utf8)
       chunk.append(entry)
       run.harEntryCount += 1
     }
-    let tail = run.harTail + UInt64(chunk.count)
-    chunk.append(Data(HARFormatter.suffix.utf8))
-    try run.harHandle.seek(toOffset: run.harTail)
-    try run.harHandle.write(contentsOf: chunk)
+    let tail = run.harTail + Int64(chunk.count)
+    chunk.append(contentsOf: HARFormatter.suffix.utf8)
+    try Self.writeAll(chunk, to: run.harDescriptor, at: run.harTail) {
+      run.folder.appendingPathComponent(Self.harFileName, isDirectory: false)
+    }
     run.harTail = tail
   }
 }
@@ -263,9 +353,14 @@ private func posixWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count:
   write(descriptor, bytes, count)
 }
 
+/// `open(2)` under a name that ``LogFileWriter``'s own `open` does not shadow.
+private func posixOpen(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
+  open(path, flags, mode)
+}
+
 /// The error of a failed write of `url`, with `errno` as the underlying error.
-private func writeError(_ url: URL) -> CocoaError {
-  let code = POSIXErrorCode(rawValue: errno) ?? .EIO
+private func writeError(_ url: URL, errno code: Int32 = errno) -> CocoaError {
+  let code = POSIXErrorCode(rawValue: code) ?? .EIO
   return CocoaError(
     .fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path, NSUnderlyingErrorKey: POSIXError(code)])
 }

@@ -10,23 +10,50 @@ struct BodyFileNames: Sendable, Equatable {
   var request: [Int: String] = [:]
   var response: [Int: String] = [:]
 
+  /// The largest body, in bytes, that gets no file of its own (see ``needsFile(_:kind:isRequest:)``).
+  static let inlineLimit = 256
+
   /// `fetch_N_request.json`, `fetch_N_response.png`…; exchanges before the last one get
-  /// `fetch_N_K_response.txt` (K from 1).
+  /// `fetch_N_K_response.txt` (K from 1). Bodies that need no file have no name.
   static func make(number: Int, prepared: PreparedRecord) -> BodyFileNames {
     var names = BodyFileNames()
     let exchanges = prepared.record.exchanges
     for (index, exchange) in exchanges.enumerated() {
       let infix = index == exchanges.count - 1 ? "" : "_\(index + 1)"
-      if let kind = prepared.requestKinds[index] {
+      if let kind = prepared.requestKinds[index], let body = exchange.requestBody,
+        needsFile(body, kind: kind, isRequest: true)
+      {
         let ext = kind.fileExtension(contentType: exchange.requestContentType)
         names.request[index] = "fetch_\(number)\(infix)_request.\(ext)"
       }
-      if let kind = prepared.responseKinds[index] {
+      if let kind = prepared.responseKinds[index],
+        needsFile(exchange.responseBody, kind: kind, isRequest: false)
+      {
         let ext = kind.fileExtension(contentType: exchange.responseContentType)
         names.response[index] = "fetch_\(number)\(infix)_response.\(ext)"
       }
     }
     return names
+  }
+
+  /// Whether a prepared fetch has a body that gets a file of its own.
+  static func hasFiles(_ prepared: PreparedRecord) -> Bool {
+    !make(number: 0, prepared: prepared).isEmpty
+  }
+
+  var isEmpty: Bool { request.isEmpty && response.isEmpty }
+
+  /// Whether a kept body gets a file of its own: every body longer than ``inlineLimit`` bytes or
+  /// truncated, and a binary request body of any size.
+  ///
+  /// A shorter text body is whole in the text log and the HAR file already, and a shorter binary
+  /// response body is in the HAR file as base64 (`content.encoding`): a file of its own would repeat
+  /// it, and creating a file is most of what logging a small fetch to files costs. (HAR 1.2 has no
+  /// encoding for `postData`, so a binary request body keeps its file.)
+  static func needsFile(_ body: LoggedBody, kind: BodyKind, isRequest: Bool) -> Bool {
+    guard body.source == .data, !body.isTruncated, body.data.count <= inlineLimit else { return true }
+    if kind == .binary || body.text == nil { return isRequest }
+    return false
   }
 }
 
@@ -47,6 +74,14 @@ enum LogDates {
   static func runStamp(_ date: Date) -> String {
     let time = CivilTime(date, utc: false)
     return "\(time.day)_\(time.clock("-"))"
+  }
+
+  /// Seconds with three decimals, as `String(format: "%.3f", value)` writes them, without
+  /// Foundation's formatter (about 16,000 instructions a call).
+  static func seconds(_ value: TimeInterval) -> String {
+    guard value.isFinite, abs(value) < 1e12 else { return String(format: "%.3f", value) }
+    let milliseconds = Int((abs(value) * 1000).rounded())
+    return "\(value.sign == .minus ? "-" : "")\(milliseconds / 1000).\(pad(milliseconds % 1000, 3))"
   }
 
   /// `value` in decimal with leading zeros to `width` digits.
@@ -99,7 +134,7 @@ enum TextLogFormatter {
     var lines: [String] = []
     lines.append(record.comment ?? "(No fetcher comment set)")
     lines.append(
-      "\(LogDates.display(record.startDate))  elapsed: \(String(format: "%.3f", record.elapsed))sec")
+      "\(LogDates.display(record.startDate))  elapsed: \(LogDates.seconds(record.elapsed))sec")
     if record.exchanges.isEmpty {
       lines.append("")
       lines.append("Request: \(record.method) \(record.url)")
@@ -137,7 +172,7 @@ enum TextLogFormatter {
       if let metrics = exchange.metrics { lines.append("Timing: \(metrics)") }
       if let target = exchange.redirectedTo { lines.append("Redirects to: \(target)") }
       if let delay = exchange.retryDelay {
-        lines.append("Retrying after \(String(format: "%.3f", delay))sec: \(exchange.errorText ?? "")")
+        lines.append("Retrying after \(LogDates.seconds(delay))sec: \(exchange.errorText ?? "")")
       }
     }
     if let error = record.errorText {
@@ -335,7 +370,10 @@ enum HARFormatter {
 
   static func request(_ exchange: LoggedExchange, kind: BodyKind?, file: String?) -> HAREntry.Request {
     var queryString: [HAREntry.NameValue] = []
-    if let items = URLComponents(string: exchange.url)?.queryItems {
+    // Parsing the URL costs more than the rest of the request's entry: only when it has a query.
+    if exchange.url.utf8.contains(UInt8(ascii: "?")),
+      let items = URLComponents(string: exchange.url)?.queryItems
+    {
       queryString = items.map { HAREntry.NameValue(name: $0.name, value: $0.value ?? "") }
     }
     var request = HAREntry.Request(
@@ -363,6 +401,11 @@ enum HARFormatter {
     if body.source == .data, kind != .binary, let text = body.text, !text.isEmpty {
       content.text = text
       if body.isTruncated { content.comment = "truncated to \(body.data.count) bytes" }
+    } else if body.source == .data, file == nil, kind != nil, !body.data.isEmpty {
+      // A short binary body without a file of its own (BodyFileNames.needsFile).
+      content.text = body.data.base64EncodedString()
+      content.encoding = "base64"
+      content.comment = "binary"
     } else if !body.isEmpty {
       content.comment = note(body, file: file)
     }

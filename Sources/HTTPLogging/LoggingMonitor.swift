@@ -181,9 +181,11 @@ final class LoggingMonitor: FetcherEventMonitor {
     }
     let redactor: LogRedactor? = settings.isRedactionEnabled ? settings.redactor : nil
     let prepared = RecordPreparer(redactor: redactor).prepare(state.record)
-    fetcher.setProperty(TextLogFormatter.format(prepared), forKey: SessionFetcher.logPropertyKey)
+    let text = TextLogFormatter.format(prepared)
+    fetcher.setProperty(text, forKey: SessionFetcher.logPropertyKey)
     if settings.isToFileEnabled {
-      writer.write(prepared, settings: settings)
+      // Without body files the file's text log is this one: the writer need not format it again.
+      writer.write(prepared, text: BodyFileNames.hasFiles(prepared) ? nil : text, settings: settings)
     }
   }
 

@@ -39,15 +39,22 @@ struct LoggingSettings: Sendable {
   }
 
   var effectiveDirectory: URL {
-    directory
-      ?? Self.defaultDirectory(
-        environment: ProcessInfo.processInfo.environment,
-        temporaryDirectory: FileManager.default.temporaryDirectory)
+    directory ?? Self.processDefaultDirectory
   }
 
   var effectiveProcessName: String {
-    processName ?? Self.cleanedProcessName(ProcessInfo.processInfo.processName)
+    processName ?? Self.processDefaultName
   }
+
+  /// The default directory of this process, from its environment when first needed. Every logged
+  /// fetch asks for it: reading the environment and cleaning the name each time cost about 40,000
+  /// instructions per fetch.
+  static let processDefaultDirectory = defaultDirectory(
+    environment: ProcessInfo.processInfo.environment,
+    temporaryDirectory: FileManager.default.temporaryDirectory)
+
+  /// The default process name of this process (see ``processDefaultDirectory``).
+  static let processDefaultName = cleanedProcessName(ProcessInfo.processInfo.processName)
 
   /// The default ``SessionFetcher/loggingDirectory``.
   ///

@@ -29,6 +29,17 @@ struct HARFormatterTests {
   }
 
   @Test(
+    "seconds with three decimals match String(format:)",
+    arguments: [
+      0, -0.0, 0.0004, 0.0006, 0.001, 0.0125, 0.1, 0.999, 0.9996, 1, 1.5, 12.3456, 59.9999, 3600.25,
+      86_400.001,
+      -0.0004, -0.25, -12.3456, 1e11, .infinity, -.infinity, .nan,
+    ] as [TimeInterval])
+  func seconds(_ value: TimeInterval) {
+    #expect(LogDates.seconds(value) == String(format: "%.3f", value))
+  }
+
+  @Test(
     "a request's Cookie header becomes HAR cookies",
     arguments: [
       ("a=1; b=2", [HAREntry.Cookie(name: "a", value: "1"), HAREntry.Cookie(name: "b", value: "2")]),

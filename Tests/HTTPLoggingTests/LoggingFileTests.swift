@@ -111,12 +111,100 @@ struct LoggingFileTests {
       let body3 = try runFile("fetch_3_response.txt")
       #expect(body3.contains("[truncated: 1000 of 5000 bytes logged]"))
       #expect(body3.count < 1100)
-      let request4 = try runFile("fetch_4_request.json")
-      #expect(request4.contains("\"a\" : [\n"))
+      // A short text body gets no file of its own: it is whole in the text log and the HAR file.
+      #expect(
+        !FileManager.default.fileExists(atPath: run.appendingPathComponent("fetch_4_request.json").path))
+      let text4 = try runFile("fetch_4.txt")
+      #expect(text4.contains("Request body: (17 bytes)\n"))
+      #expect(text4.contains("\"a\" : [\n"))
+      let postData = try #require(harRequest(try pageEntries()[3])["postData"] as? [String: Any])
+      #expect((postData["text"] as? String)?.contains("\"a\" : [\n") == true)
+      #expect(postData["_file"] == nil)
       let content = try #require(harResponse(try pageEntries()[2])["content"] as? [String: Any])
       #expect(content["size"] as? Int == 5000)
       #expect(content["comment"] as? String == "truncated to 1000 bytes")
       #expect(content["_file"] as? String == "fetch_3_response.txt")
+    }
+  }
+
+  @Test("bodies up to 256 bytes get no file: text in the text log, binary as base64 in the HAR file")
+  func shortBodiesAreInline() async throws {
+    try await withLogging { _ in
+      let short = server.fetcher("/bytes/5?contentType=application/octet-stream")
+      _ = await short.fetchResult()
+      let limit = server.fetcher("/bytes/256?contentType=image/png")
+      _ = await limit.fetchResult()
+      let long = server.fetcher("/bytes/257?contentType=application/octet-stream")
+      _ = await long.fetchResult()
+      _ = await server.fetcher("/text?value=hello").fetchResult()
+      let binaryRequest = server.fetcher("/echo")
+      binaryRequest.bodyData = Data([0, 1, 2, 0xFF])
+      binaryRequest.setRequestValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+      _ = await binaryRequest.fetchResult()
+      SessionFetcher.flushLogs()
+
+      let run = try #require(SessionFetcher.loggingRunDirectory)
+      let names = Set(try FileManager.default.contentsOfDirectory(atPath: run.path))
+      // One file per fetch (its text log), and one for each body that needs one.
+      #expect(
+        names == [
+          "index.html", "log.har", "fetch_1.txt", "fetch_2.txt", "fetch_3.txt", "fetch_4.txt", "fetch_5.txt",
+          "fetch_3_response.bin", "fetch_5_request.bin",
+        ])
+      #expect(
+        try Data(contentsOf: run.appendingPathComponent("fetch_3_response.bin"))
+          == TestServer.patternBytes(count: 257))
+      #expect(try runFile("fetch_1.txt").contains("Response body: <<5 bytes, binary>>\n"))
+      #expect(try runFile("fetch_1.txt") == (short.log ?? "") + String(repeating: "-", count: 72) + "\n")
+      #expect(try runFile("fetch_3.txt").contains("<<257 bytes, binary, saved as fetch_3_response.bin>>"))
+
+      let entries = try harEntries()
+      #expect(try pageEntries().count == entries.count)
+      for (index, count) in [(0, 5), (1, 256)] {
+        let content = try #require(harResponse(entries[index])["content"] as? [String: Any])
+        #expect(content["encoding"] as? String == "base64")
+        #expect(content["_file"] == nil)
+        let bytes = try #require(Data(base64Encoded: content["text"] as? String ?? ""))
+        #expect(bytes == TestServer.patternBytes(count: count))
+      }
+      let long3 = try #require(harResponse(entries[2])["content"] as? [String: Any])
+      #expect(long3["text"] == nil)
+      #expect(long3["_file"] as? String == "fetch_3_response.bin")
+      let text4 = try #require(harResponse(entries[3])["content"] as? [String: Any])
+      #expect(text4["text"] as? String == "hello")
+      #expect(text4["encoding"] == nil)
+      let post5 = try #require(harRequest(entries[4])["postData"] as? [String: Any])
+      #expect(post5["_file"] as? String == "fetch_5_request.bin")
+    }
+  }
+
+  @Test("the files of a fetch are written without flushLogs, shortly after it ends")
+  func writtenWithoutFlush() async throws {
+    try await withLogging { folder in
+      _ = await server.fetcher("/text?value=unflushed").fetchResult()
+      var found = false
+      for _ in 0..<200 where !found {
+        if let run = try? runFolders(in: folder).first {
+          let text = try? String(contentsOf: run.appendingPathComponent("fetch_1.txt"), encoding: .utf8)
+          let har = try? Data(contentsOf: run.appendingPathComponent(LogFileWriter.harFileName))
+          found =
+            text?.contains("unflushed") == true
+            && har.map { String(decoding: $0, as: UTF8.self) }?
+              .contains("unflushed") == true
+        }
+        if !found { try await Task.sleep(nanoseconds: 10_000_000) }
+      }
+      #expect(found)
+    }
+  }
+
+  @Test("loggingRunDirectory writes what is waiting: the run folder of a fetch that just ended")
+  func runDirectoryWithoutFlush() async throws {
+    try await withLogging { folder in
+      _ = await server.fetcher("/text?value=first").fetchResult()
+      let run = try #require(SessionFetcher.loggingRunDirectory)
+      #expect(run.deletingLastPathComponent().standardizedFileURL.path == folder.standardizedFileURL.path)
+      #expect(FileManager.default.fileExists(atPath: run.appendingPathComponent("fetch_1.txt").path))
     }
   }
 

@@ -41,7 +41,9 @@ extension LoggingFileTests {
 
       SessionFetcher.flushLogs()
       let files = allFiles(under: folder)
-      #expect(files.count >= 10)
+      // 4 text logs, index.html, log.har, the symlink's target, and the /headers body (the others
+      // are short enough to be only in the text logs and the HAR file).
+      #expect(files.count >= 8)
       for (url, data) in files {
         for secret in secrets {
           #expect(data.range(of: Data(secret.utf8)) == nil, "\(secret) in \(url.lastPathComponent)")

@@ -257,6 +257,13 @@ extension LoggingFileTests {
     server.route("/avatar.png") { _ in
       TestResponse(status: 200, headers: [("Content-Type", "image/png")], body: png ?? Data())
     }
+    // A 1×1 PNG: short enough to be in the HAR file as base64 instead of a file of its own.
+    let dot = Data(
+      base64Encoded:
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+    server.route("/dot.png") { _ in
+      TestResponse(status: 200, headers: [("Content-Type", "image/png")], body: dot ?? Data())
+    }
     server.route("/api/slow") { _ in TestResponse.json(#"{"ok":true,"items":[1,2,3]}"#).delayed(by: 0.12) }
     server.route("/hostile") { _ in
       TestResponse(
@@ -290,6 +297,9 @@ extension LoggingFileTests {
           let avatar = server.fetcher("/avatar.png")
           avatar.comment = "Avatar image"
           _ = await avatar.fetchResult()
+          let tiny = server.fetcher("/dot.png")
+          tiny.comment = "Tiny image"
+          _ = await tiny.fetchResult()
           let headers = server.fetcher("/headers?x=1")
           _ = await headers.fetchResult()
         }
@@ -324,10 +334,15 @@ extension LoggingFileTests {
       SessionFetcher.flushLogs()
       let run = try #require(SessionFetcher.loggingRunDirectory)
       let entries = try pageEntries()
-      #expect(Set(entries.compactMap { $0["_fetch"] as? Int }).count == 14)
+      #expect(Set(entries.compactMap { $0["_fetch"] as? Int }).count == 15)
       #expect(entries.contains { $0["_kind"] as? String == "retry" })
       #expect(entries.contains { (harSummary($0)?["throttled"] as? Double ?? 0) > 0 })
       #expect(fileNames(in: entries).contains { $0.hasSuffix("_response.png") })
+      #expect(
+        entries.contains {
+          let content = harResponse($0)["content"] as? [String: Any]
+          return content?["mimeType"] as? String == "image/png" && content?["encoding"] as? String == "base64"
+        })
       if target != nil {
         print("HTTPLOGGING_VIEWER_RUN=\(run.path)")
       } else {

@@ -103,6 +103,12 @@ enum ViewerPage {
   static func appendEscaped(_ json: Data, to output: inout Data) {
     json.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
       let bytes = raw.bindMemory(to: UInt8.self)
+      // Most entries hold none of these bytes: `memchr` tells at a fraction of a byte loop's cost.
+      guard let base = raw.baseAddress,
+        [UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"), 0xE2].contains(where: {
+          memchr(base, Int32($0), raw.count) != nil
+        })
+      else { return output.append(bytes) }
       // Copies the runs between the bytes to escape whole; most entries have none.
       var start = 0
       var index = 0

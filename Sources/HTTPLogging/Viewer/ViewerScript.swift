@@ -304,11 +304,19 @@ extension ViewerPage {
       function fileLink(name, label) {
         var a = el('a', '', label || name); a.href = name; a.target = '_blank'; a.rel = 'noopener'; return a;
       }
-      function bodyView(box, text, mime, size, file, comment) {
+      function bodyView(box, text, mime, size, file, comment, encoding) {
         mime = (mime || '').toLowerCase();
-        if (/^image\//.test(mime) && file) {
-          var img = el('img', 'preview'); img.alt = 'response image'; img.src = file; box.appendChild(img);
+        // A short binary body is in the HAR as base64 instead of a file of its own.
+        var b64 = encoding === 'base64' && typeof text === 'string' && /^[A-Za-z0-9+\/]*={0,2}$/.test(text) ? text : null;
+        if (/^image\//.test(mime) && (file || (b64 && /^image\/[a-z0-9.+-]+$/.test(mime)))) {
+          var img = el('img', 'preview'); img.alt = 'response image';
+          img.src = file || 'data:' + mime + ';base64,' + b64; box.appendChild(img);
           box.appendChild(el('div', 'note', bytes(size) + ' · ' + mime));
+        } else if (b64 !== null) {
+          var raw = atob(b64), hex = '';
+          for (var i = 0; i < raw.length; i++) hex += (i % 16 ? ' ' : (i ? '\n' : '')) + ('0' + raw.charCodeAt(i).toString(16)).slice(-2);
+          box.appendChild(el('div', 'note', bytes(size) + (mime ? ' · ' + mime : '') + ' · binary'));
+          box.appendChild(el('pre', 'body', hex));
         } else if (typeof text === 'string' && text.length) {
           var shown = text;
           if (/json/.test(mime) || /^\s*[\[{]/.test(text)) {
@@ -320,7 +328,7 @@ extension ViewerPage {
         } else {
           box.appendChild(el('div', 'note', 'No body.'));
         }
-        if (comment && typeof text === 'string' && text.length) box.appendChild(el('div', 'note', comment));
+        if (comment && typeof text === 'string' && text.length && b64 === null) box.appendChild(el('div', 'note', comment));
         if (file) { var p = el('div', 'note'); p.appendChild(document.createTextNode('Saved as ')); p.appendChild(fileLink(file)); box.appendChild(p); }
       }
       function timingRow(table, label, cls, from, len, total) {
@@ -378,7 +386,7 @@ extension ViewerPage {
           if (x.req.postData) bodyView(box, post.text, post.mimeType, num(x.req.bodySize, 0), safeFile(post._file), str(post.comment));
           else box.appendChild(el('div', 'note', 'No body.'));
         } else if (state.tab === 'response') {
-          bodyView(box, content.text, content.mimeType, num(content.size, 0), safeFile(content._file), str(content.comment));
+          bodyView(box, content.text, content.mimeType, num(content.size, 0), safeFile(content._file), str(content.comment), content.encoding);
         } else if (state.tab === 'cookies') {
           box.appendChild(el('h3', '', 'Request cookies'));
           box.appendChild(headerTable(x.req.cookies));

@@ -31,7 +31,7 @@ package indirect enum JSONValue: Equatable, Sendable {
   /// The text of the value, as ``bytes``.
   package var text: String { String(decoding: bytes, as: UTF8.self) }
 
-  private func write(into output: inout [UInt8]) {
+  fileprivate func write(into output: inout [UInt8]) {
     switch self {
     case .string(let string):
       Self.write(string, into: &output)
@@ -62,7 +62,7 @@ package indirect enum JSONValue: Equatable, Sendable {
 
   /// A whole number of small magnitude as an integer (`500`, not `500.0`); others in Swift's
   /// shortest form that reads back the same (`0.25`, `1e-05`), which is valid JSON.
-  private static func write(_ value: Double, into output: inout [UInt8]) {
+  fileprivate static func write(_ value: Double, into output: inout [UInt8]) {
     guard value.isFinite else { return output.append(UInt8(ascii: "0")) }
     if value == value.rounded(), abs(value) < 1e15 {
       output.append(contentsOf: String(Int(value)).utf8)
@@ -75,12 +75,20 @@ package indirect enum JSONValue: Equatable, Sendable {
 
   /// A JSON string: `"` and `\` escaped, control characters as `\n`, `\r`, `\t`, `\b`, `\f` or
   /// `\u00XX`; everything else as it is (UTF-8, `/` included).
-  private static func write(_ string: String, into output: inout [UInt8]) {
+  fileprivate static func write(_ string: String, into output: inout [UInt8]) {
     output.append(UInt8(ascii: "\""))
     defer { output.append(UInt8(ascii: "\"")) }
-    // Most strings (names, URLs, dates) have nothing to escape: copied whole.
-    guard string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
-    else { return output.append(contentsOf: string.utf8) }
+    // Most strings (names, URLs, dates) have nothing to escape: copied whole. Scanned through a
+    // buffer pointer: through `String.UTF8View`, the scan cost more than the rest of the writer.
+    var copied = string
+    let isPlain = copied.withUTF8 { bytes -> Bool in
+      for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+        return false
+      }
+      output.append(contentsOf: bytes)
+      return true
+    }
+    if isPlain { return }
     for byte in string.utf8 {
       switch byte {
       case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
@@ -97,5 +105,120 @@ package indirect enum JSONValue: Equatable, Sendable {
       default: output.append(byte)
       }
     }
+  }
+}
+
+/// Writes JSON text value by value, as ``JSONValue`` would write the same value, without building
+/// a ``JSONValue`` first: for the HAR log, where making and freeing the tree of each entry cost more
+/// than writing it. Commas between members and elements are written for you.
+///
+/// ```swift
+/// var writer = JSONWriter()
+/// writer.beginObject()
+/// writer.field("status", integer: 200)
+/// writer.field("comment", string: nil)  // left out
+/// writer.endObject()
+/// // writer.bytes: {"status":200}
+/// ```
+package struct JSONWriter {
+  /// The text written so far.
+  package private(set) var bytes: [UInt8] = []
+  /// Whether the next value or member follows another in the same object or array.
+  private var needsComma = false
+
+  package init(capacity: Int = 1024) {
+    bytes.reserveCapacity(capacity)
+  }
+
+  private mutating func separate() {
+    if needsComma { bytes.append(UInt8(ascii: ",")) }
+  }
+
+  package mutating func beginObject() {
+    separate()
+    bytes.append(UInt8(ascii: "{"))
+    needsComma = false
+  }
+
+  package mutating func endObject() {
+    bytes.append(UInt8(ascii: "}"))
+    needsComma = true
+  }
+
+  package mutating func beginArray() {
+    separate()
+    bytes.append(UInt8(ascii: "["))
+    needsComma = false
+  }
+
+  package mutating func endArray() {
+    bytes.append(UInt8(ascii: "]"))
+    needsComma = true
+  }
+
+  /// A member's name; its value follows.
+  package mutating func key(_ name: String) {
+    separate()
+    JSONValue.write(name, into: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    needsComma = false
+  }
+
+  package mutating func string(_ value: String) {
+    separate()
+    JSONValue.write(value, into: &bytes)
+    needsComma = true
+  }
+
+  package mutating func integer(_ value: Int) {
+    separate()
+    bytes.append(contentsOf: String(value).utf8)
+    needsComma = true
+  }
+
+  package mutating func number(_ value: Double) {
+    separate()
+    JSONValue.write(value, into: &bytes)
+    needsComma = true
+  }
+
+  package mutating func bool(_ value: Bool) {
+    separate()
+    bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    needsComma = true
+  }
+
+  package mutating func value(_ value: JSONValue) {
+    separate()
+    value.write(into: &bytes)
+    needsComma = true
+  }
+
+  /// The member `name` when `value` is not nil; nothing otherwise.
+  package mutating func field(_ name: String, string value: String?) {
+    guard let value else { return }
+    key(name)
+    string(value)
+  }
+
+  /// The member `name` when `value` is not nil; nothing otherwise.
+  package mutating func field(_ name: String, integer value: Int?) {
+    guard let value else { return }
+    key(name)
+    integer(value)
+  }
+
+  /// The member `name` when `value` is not nil; nothing otherwise.
+  package mutating func field(_ name: String, number value: Double?) {
+    guard let value else { return }
+    key(name)
+    number(value)
+  }
+
+  /// The member `name` when `value` is not nil; nothing otherwise.
+  package mutating func field(_ name: String, bool value: Bool?) {
+    guard let value else { return }
+    key(name)
+    bool(value)
   }
 }

@@ -29,6 +29,42 @@ struct JSONValueTests {
     #expect(value.text == expected)
   }
 
+  /// The streaming writer writes the same text as the value it would build.
+  @Test func writerMatchesValue() {
+    var writer = JSONWriter()
+    writer.beginObject()
+    writer.field("s", string: "a\"b\\c\n\u{1}ü")
+    writer.field("absent", string: nil)
+    writer.field("i", integer: -3)
+    writer.field("n", number: 0.25)
+    writer.field("whole", number: 500)
+    writer.field("b", bool: false)
+    writer.key("list")
+    writer.beginArray()
+    writer.string("x")
+    writer.beginObject()
+    writer.field("k", bool: true)
+    writer.endObject()
+    writer.beginArray()
+    writer.endArray()
+    writer.value(.object([("v", .integer(1))]))
+    writer.endArray()
+    writer.key("empty")
+    writer.beginObject()
+    writer.endObject()
+    writer.endObject()
+    let value = JSONValue.object([
+      ("s", .string("a\"b\\c\n\u{1}ü")), ("i", .integer(-3)), ("n", .number(0.25)), ("whole", .number(500)),
+      ("b", .bool(false)),
+      (
+        "list",
+        .array([.string("x"), .object([("k", .bool(true))]), .array([]), .object([("v", .integer(1))])])
+      ),
+      ("empty", .object([])),
+    ])
+    #expect(String(decoding: writer.bytes, as: UTF8.self) == value.text)
+  }
+
   /// Every control character, quotes, backslashes and non-ASCII text read back unchanged.
   @Test func stringsReadBack() throws {
     let strings =
