@@ -21,10 +21,12 @@ struct TLSHandshakeFaultTests {
     FetcherEngine.libcurl.isAvailable ? [.urlSession, .libcurl] : [.urlSession]
   }
 
-  func fetcher(_ url: URL, engine: FetcherEngine, method: String = "GET") -> SessionFetcher {
+  func fetcher(_ url: URL, engine: FetcherEngine, method: String = "GET", timeout: TimeInterval = 10)
+    -> SessionFetcher
+  {
     var request = URLRequest(url: url)
     request.httpMethod = method
-    request.timeoutInterval = 1
+    request.timeoutInterval = timeout
     let fetcher = SessionFetcher(request: request)
     fetcher.engine = engine
     fetcher.callbackQueue = DispatchQueue(label: "test.tls-handshake")
@@ -42,7 +44,7 @@ struct TLSHandshakeFaultTests {
     let server = try TLSFixtures.Server(fixtures, certificate: "server")
     defer { server.stop() }
     server.freeze()
-    let fetcher = fetcher(server.url(), engine: engine)
+    let fetcher = fetcher(server.url(), engine: engine, timeout: 1)
     let result = await fetcher.fetchResult(timeout: 30)
     #expect((result.error as? URLError)?.code == .timedOut, "\(String(describing: result.error))")
     #expect(fetcher.statusCode == 0)
@@ -57,8 +59,10 @@ struct TLSHandshakeFaultTests {
 
     let get = fetcher(closer.url, engine: engine)
     get.isRetryEnabled = true
+    // Retries stop once the next delay would reach the cap or 3 × the cap has passed: a cap of 5 s
+    // leaves room for several attempts however slowly the machine runs.
     get.minRetryInterval = 0.05
-    get.maxRetryInterval = 0.2
+    get.maxRetryInterval = 5
     let getResult = await get.fetchResult(timeout: 30)
     #expect(
       (getResult.error as? URLError)?.code == .networkConnectionLost, "\(String(describing: getResult.error))"
