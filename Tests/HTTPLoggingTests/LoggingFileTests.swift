@@ -89,6 +89,9 @@ struct LoggingFileTests {
   func bodies() async throws {
     try await withLogging(maximumBodySize: 1000) { _ in
       let json = server.fetcher("/headers?x=1")
+      // Past the 256 bytes under which a body gets no file, whichever engine sends the request
+      // (libcurl sends fewer headers than FoundationNetworking).
+      json.setRequestValue(String(repeating: "p", count: 300), forHTTPHeaderField: "X-Padding")
       _ = await json.fetchResult()
       let binary = server.fetcher("/bytes/300?contentType=image/png")
       _ = await binary.fetchResult()
