@@ -3,6 +3,8 @@
 // `swift test` stays quick):
 //   swift run -c release --package-path Soak soak          fault soak, leaks, RSS over 10,000 fetches
 //   swift run -c release --package-path Soak proxy-probe   fetches through the `http_proxy` of its environment
+//   swift run -c release --package-path Soak netsoak       network soak: nginx in a network namespace,
+//                                                          link faults and a fault proxy (root, `ip`)
 import Foundation
 import PackageDescription
 
@@ -20,6 +22,13 @@ let package = Package(
         .product(name: "SessionFetcher", package: rootPackage),
         .product(name: "FetcherService", package: rootPackage),
         .product(name: "FetcherTesting", package: rootPackage),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]),
+    .executableTarget(
+      name: "netsoak",
+      dependencies: [
+        .product(name: "SessionFetcher", package: rootPackage),
+        .product(name: "FetcherService", package: rootPackage),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]),
     .executableTarget(
