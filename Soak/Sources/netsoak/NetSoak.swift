@@ -15,11 +15,11 @@ enum NetSoak {
     do {
       options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
     } catch {
-      print("\(error)\n\(Options.usage)")
+      say("\(error)\n\(Options.usage)")
       exit(2)
     }
     if let reason = NetworkLab.unavailableReason() {
-      print("netsoak: skipped: \(reason)")
+      say("netsoak: skipped: \(reason)")
       exit(ProcessInfo.processInfo.environment["CI"] == "true" ? 1 : 0)
     }
     let lab = NetworkLab()
@@ -33,10 +33,10 @@ enum NetSoak {
     lab.tearDown()
     _ = signals
     if failures.isEmpty {
-      print("netsoak: PASS")
+      say("netsoak: PASS")
     } else {
-      print("netsoak: FAIL")
-      for failure in failures { print("  - \(failure)") }
+      say("netsoak: FAIL")
+      for failure in failures { say("  - \(failure)") }
       exit(1)
     }
   }
@@ -47,7 +47,7 @@ enum NetSoak {
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
       source.setEventHandler {
-        print("netsoak: signal \(number): cleaning up")
+        say("netsoak: signal \(number): cleaning up")
         lab.tearDown()
         exit(128 + number)
       }
@@ -123,7 +123,7 @@ struct Run {
   func run() throws -> [String] {
     let engine = FetcherEngine.default
     if let reason = engine.unavailableReason { throw SoakError.setup("engine \(engine): \(reason)") }
-    print(
+    say(
       "== network soak, \(engine) engine: \(Int(options.duration)) s of mixed workload, "
         + "\(options.inflight.lowerBound)...\(options.inflight.upperBound) in flight, timeout \(options.timeout) s, "
         + "faults \(options.faults ? "on" : "off")")
@@ -139,7 +139,7 @@ struct Run {
     try nginx.writeConfiguration()
     let generated = Date()
     let (small, large, uploads) = try makeFiles(nginx: nginx, work: work)
-    print(String(format: "files: %d small, %d large, %d upload sources (%.1f s)", small.count, large.count,
+    say(String(format: "files: %d small, %d large, %d upload sources (%.1f s)", small.count, large.count,
       uploads.count, Date().timeIntervalSince(generated)))
     try nginx.start()
     defer { nginx.stop() }
@@ -148,7 +148,7 @@ struct Run {
       faultRate: options.faults ? options.proxyFaultRate : 0, stallDuration: options.timeout + 2)
     proxy.start()
     defer { proxy.stop() }
-    print("fault proxy: 127.0.0.1:\(proxy.port) -> \(lab.serverAddress):\(nginx.port)")
+    say("fault proxy: 127.0.0.1:\(proxy.port) -> \(lab.serverAddress):\(nginx.port)")
 
     let service = FetcherService()
     service.isRetryEnabled = true
@@ -213,7 +213,7 @@ struct Run {
       if Date().timeIntervalSince(lastReport) >= 30 {
         lastReport = Date()
         let figures = workload.figures.with { $0 }
-        print(
+        say(
           String(
             format: "[%4.0f s] begun %d, correct %d, errors %d, wrong %d, in flight %d (target %d), RSS %@",
             Date().timeIntervalSince(started), figures.fetches.values.reduce(0, +), figures.correct,
@@ -243,7 +243,7 @@ struct Run {
     }
     streaming.with { $0 = false }
     schedule.stop()
-    print(String(format: "workload ended after %.0f s; waiting for the fetches in flight", Date().timeIntervalSince(started)))
+    say(String(format: "workload ended after %.0f s; waiting for the fetches in flight", Date().timeIntervalSince(started)))
     let drainDeadline = Date().addingTimeInterval(options.drain)
     while workload.unchecked > 0 && Date() < drainDeadline { Thread.sleep(forTimeInterval: 0.1) }
     let abandoned = workload.abandonUnfinished()
@@ -277,10 +277,10 @@ struct Run {
         format: "SessionFetcher network soak, %@ engine: RSS over %.0f min (%d...%d in flight, faults on)",
         engine.description, elapsed / 60, options.inflight.lowerBound, options.inflight.upperBound)
       try RSSPlot.svg(samples: rssSamples, title: title).write(toFile: path, atomically: true, encoding: .utf8)
-      print("RSS plot: \(path) (\(rssSamples.count) samples)")
+      say("RSS plot: \(path) (\(rssSamples.count) samples)")
     }
     let peak = rssSamples.map(\.bytes).max() ?? rssAfter
-    print("RSS samples:                   \(rssSamples.count) every \(Int(options.rssInterval)) s, peak \(megabytes(peak))")
+    say("RSS samples:                   \(rssSamples.count) every \(Int(options.rssInterval)) s, peak \(megabytes(peak))")
 
     var failures: [String] = []
     if !figures.wrong.isEmpty { failures.append("\(figures.wrong.count) wrong bodies or files") }
@@ -304,36 +304,36 @@ struct Run {
   ) {
     let total = figures.fetches.values.reduce(0, +)
     let errors = figures.finalErrors.values.reduce(0, +) + figures.unexplainedErrors.count
-    print("== figures, \(engine) engine")
-    print("fetches:                       \(total) (\(figures.viaProxy) through the fault proxy)")
+    say("== figures, \(engine) engine")
+    say("fetches:                       \(total) (\(figures.viaProxy) through the fault proxy)")
     for kind in FetchKind.allCases {
-      print("  \(kind.rawValue):".padding(toLength: 33, withPad: " ", startingAt: 0) + "\(figures.fetches[kind] ?? 0)")
+      say("  \(kind.rawValue):".padding(toLength: 33, withPad: " ", startingAt: 0) + "\(figures.fetches[kind] ?? 0)")
     }
-    print("faults:                        \(faults.reduce(0) { $0 + $1.1 })")
+    say("faults:                        \(faults.reduce(0) { $0 + $1.1 })")
     for (kind, count) in faults {
-      print("  \(kind):".padding(toLength: 33, withPad: " ", startingAt: 0) + "\(count)")
+      say("  \(kind):".padding(toLength: 33, withPad: " ", startingAt: 0) + "\(count)")
     }
-    print("retries:                       \(figures.retries)")
-    print("fetches ending correct:        \(figures.correct) (sha256 of every body and file)")
-    print("wrong bodies or files:         \(figures.wrong.count)")
-    print("ended with an error:           \(errors)")
+    say("retries:                       \(figures.retries)")
+    say("fetches ending correct:        \(figures.correct) (sha256 of every body and file)")
+    say("wrong bodies or files:         \(figures.wrong.count)")
+    say("ended with an error:           \(errors)")
     for (reason, count) in figures.finalErrors.sorted(by: { $0.value > $1.value }) {
-      print("  \(count) × \(reason)")
+      say("  \(count) × \(reason)")
     }
-    for error in figures.unexplainedErrors.prefix(10) { print("  NOT FINAL: \(error)") }
-    print("duplicated completions:        \(figures.duplicated)")
-    print("missing completions:           \(figures.missing)")
-    for name in abandoned.prefix(10) { print("  missing: \(name)") }
-    print("unbalanced notifications:      \(figures.unbalanced)")
-    print("partial files left behind:     \(figures.partialFiles.count)")
-    for file in figures.partialFiles.prefix(10) { print("  left: \(file)") }
-    print("fetchers leaked:               \(figures.leaked)")
-    print("RSS before/after:              \(megabytes(rssBefore)) / \(megabytes(rssAfter))")
-    print(
+    for error in figures.unexplainedErrors.prefix(10) { say("  NOT FINAL: \(error)") }
+    say("duplicated completions:        \(figures.duplicated)")
+    say("missing completions:           \(figures.missing)")
+    for name in abandoned.prefix(10) { say("  missing: \(name)") }
+    say("unbalanced notifications:      \(figures.unbalanced)")
+    say("partial files left behind:     \(figures.partialFiles.count)")
+    for file in figures.partialFiles.prefix(10) { say("  left: \(file)") }
+    say("fetchers leaked:               \(figures.leaked)")
+    say("RSS before/after:              \(megabytes(rssBefore)) / \(megabytes(rssAfter))")
+    say(
       String(format: "longest past its timeout:      %.2f s", max(figures.longestPastTimeout, 0))
         + " (\(figures.longestPastTimeoutNote))")
-    print(String(format: "elapsed:                       %.0f s", elapsed))
-    for wrong in figures.wrong.prefix(10) { print("  WRONG: \(wrong)") }
+    say(String(format: "elapsed:                       %.0f s", elapsed))
+    for wrong in figures.wrong.prefix(10) { say("  WRONG: \(wrong)") }
   }
 
   private func makeFiles(nginx: NginxServer, work: URL) throws -> ([ServedFile], [ServedFile], [ServedFile]) {

@@ -29,7 +29,7 @@ final class NetworkLab: @unchecked Sendable {
   }
 
   /// Removes namespaces (and the processes in them) and links with the soak's prefix.
-  static func removeLeftovers() {
+  static func removeLeftovers(report: Bool = true) {
     let namespaces = Shell.run(["ip", "-o", "netns", "list"]).output.split(separator: "\n")
       .compactMap { $0.split(separator: " ").first.map(String.init) }
       .filter { $0.hasPrefix(prefix) }
@@ -45,8 +45,8 @@ final class NetworkLab: @unchecked Sendable {
         .split(separator: "@").first.map(String.init)
     }.filter { $0.hasPrefix(prefix) }
     for link in links { Shell.run(["ip", "link", "del", link]) }
-    if !namespaces.isEmpty || !links.isEmpty {
-      print("removed leftovers of an earlier run: \((namespaces + links).joined(separator: ", "))")
+    if report && (!namespaces.isEmpty || !links.isEmpty) {
+      say("removed leftovers of an earlier run: \((namespaces + links).joined(separator: ", "))")
     }
   }
 
@@ -65,12 +65,12 @@ final class NetworkLab: @unchecked Sendable {
     } else if Shell.has("iptables") {
       blackholeTool = "iptables"
     }
-    print("network: namespace \(namespace), veth \(hostLink) \(hostAddress) <-> \(namespaceLink) \(serverAddress)")
-    print("blackhole by: \(blackholeTool)")
+    say("network: namespace \(namespace), veth \(hostLink) \(hostAddress) <-> \(namespaceLink) \(serverAddress)")
+    say("blackhole by: \(blackholeTool)")
   }
 
   func tearDown() {
-    Self.removeLeftovers()
+    Self.removeLeftovers(report: false)
   }
 
   func inside(_ arguments: [String]) throws {

@@ -89,8 +89,7 @@ final class NginxServer: @unchecked Sendable {
   }
 
   func start() throws {
-    let result = Shell.run(["ip", "netns", "exec", lab.namespace] + base, capture: false)
-    guard result.succeeded else {
+    guard Shell.spawn(["ip", "netns", "exec", lab.namespace] + base) == 0 else {
       let log = (try? String(contentsOf: root.appendingPathComponent("logs/error.log"), encoding: .utf8)) ?? ""
       throw SoakError.setup("nginx did not start: \(log.suffix(800))")
     }
@@ -107,7 +106,7 @@ final class NginxServer: @unchecked Sendable {
 
   /// New workers with the same configuration; the old ones finish (or are cut after 3 s).
   func reload() {
-    Shell.run(base + ["-s", "reload"], capture: false)
+    Shell.spawn(base + ["-s", "reload"])
   }
 
   /// Fast shutdown (open connections are closed), down for `downtime`, then started again.

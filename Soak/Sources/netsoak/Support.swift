@@ -81,3 +81,8 @@ func writeRandomFile(_ url: URL, count: Int, seed: UInt64) throws -> String {
   }
   return hash.finalize()
 }
+
+/// Prints a line at once (unbuffered: the soak's progress shows while it runs, also into a pipe).
+func say(_ text: String) {
+  FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}

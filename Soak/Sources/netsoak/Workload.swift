@@ -314,7 +314,7 @@ final class Workload: @unchecked Sendable {
       if let state = entry?.1.state.with({ $0 }) {
         if state.attempts != 0 || state.delays != 0 || state.completionNotes != 1 || state.started == 0 {
           figures.with { $0.unbalanced += 1 }
-          print(
+          say(
             "unbalanced notifications: \(name): attempts \(state.attempts), delays \(state.delays), "
               + "completions \(state.completionNotes), started \(state.started)")
         }
