@@ -261,7 +261,7 @@ struct Run {
     let rssAfter = residentBytes()
     stopSampling.with { $0 = true }
     samples.with { $0.append(RSSPlot.Sample(seconds: elapsed, bytes: rssAfter)) }
-    let leftovers = leftoverFiles(in: downloads) + leftoverFiles(in: nginx.uploads)
+    let leftovers = leftoverFiles(in: downloads)
 
     var figures = workload.figures.with { $0 }
     figures.missing = abandoned.count
@@ -283,6 +283,12 @@ struct Run {
     say("RSS samples:                   \(rssSamples.count) every \(Int(options.rssInterval)) s, peak \(megabytes(peak))")
 
     var failures: [String] = []
+    defer {
+      if !failures.isEmpty, let log = try? String(contentsOf: nginx.root.appendingPathComponent("logs/error.log"), encoding: .utf8) {
+        say("nginx error.log (end):")
+        for line in log.split(separator: "\n").suffix(15) { say("  \(line)") }
+      }
+    }
     if !figures.wrong.isEmpty { failures.append("\(figures.wrong.count) wrong bodies or files") }
     if figures.duplicated > 0 { failures.append("\(figures.duplicated) duplicated completions") }
     if figures.missing > 0 { failures.append("\(figures.missing) missing completions") }
@@ -360,7 +366,7 @@ struct Run {
       large.append(ServedFile(path: path, url: url, length: length, sha256: digest))
     }
     var uploads: [ServedFile] = []
-    for (index, kibibytes) in [64, 1024, 4096, 16_384].enumerated() {
+    for (index, kibibytes) in [64, 1024, 4096, 16_384, 32_768].enumerated() {
       let url = sources.appendingPathComponent("u\(kibibytes)k.bin")
       let length = kibibytes << 10
       let digest = try writeRandomFile(url, count: length, seed: options.seed &+ 200 &+ UInt64(index))

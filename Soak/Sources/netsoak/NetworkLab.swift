@@ -12,6 +12,10 @@ final class NetworkLab: @unchecked Sendable {
   let hostAddress = "10.77.0.1"
   let serverAddress = "10.77.0.2"
   private var blackholeTool = "link down"
+  /// While the host side of the link is down its route is gone: this route (a higher metric than
+  /// the link's) then answers "unreachable", so that nothing for the soak's addresses ever follows
+  /// the default route off the machine.
+  static let fenceRoute = ["unreachable", "10.77.0.0/30", "metric", "4242"]
 
   /// Why the soak cannot run here, or nil.
   static func unavailableReason() -> String? {
@@ -45,6 +49,7 @@ final class NetworkLab: @unchecked Sendable {
         .split(separator: "@").first.map(String.init)
     }.filter { $0.hasPrefix(prefix) }
     for link in links { Shell.run(["ip", "link", "del", link]) }
+    Shell.run(["ip", "route", "del"] + fenceRoute)
     if report && (!namespaces.isEmpty || !links.isEmpty) {
       say("removed leftovers of an earlier run: \((namespaces + links).joined(separator: ", "))")
     }
@@ -52,6 +57,7 @@ final class NetworkLab: @unchecked Sendable {
 
   func setUp() throws {
     Self.removeLeftovers()
+    try Shell.require(["ip", "route", "replace"] + Self.fenceRoute)
     try Shell.require(["ip", "netns", "add", namespace])
     try Shell.require(["ip", "link", "add", hostLink, "type", "veth", "peer", "name", namespaceLink])
     try Shell.require(["ip", "link", "set", namespaceLink, "netns", namespace])

@@ -30,6 +30,7 @@ final class FetchRecord: @unchecked Sendable {
   let kind: FetchKind
   let method: String
   let viaProxy: Bool
+  let began = Date()
   let state = Guarded(State())
 
   init(id: Int, kind: FetchKind, method: String, viaProxy: Bool) {
@@ -111,6 +112,7 @@ final class Workload: @unchecked Sendable {
           $0.attempts += 1
           $0.started += 1
           $0.lastActivity = Date()
+          $0.lastAdvice = nil
         }
       ),
       (.sessionFetcherStopped, { $0.attempts -= 1 }),
@@ -205,6 +207,10 @@ final class Workload: @unchecked Sendable {
     if let source = body.1 {
       if kind == .uploadFile {
         fetcher.bodyFileURL = source.url
+        // Past 16 MiB the URLSession engine would send a Content-Length file body through
+        // FoundationNetworking's file source, which can crash the process when the transfer is cut
+        // (the library's `FileUploadPauseRace`): the larger file goes chunked, on both engines.
+        if source.length > 16 << 20 { fetcher.sendsBodyFileChunked = true }
       } else {
         let url = source.url
         fetcher.bodyStreamProvider = {
@@ -224,6 +230,7 @@ final class Workload: @unchecked Sendable {
         }
       }
     }
+    fetcher.eventMonitors = [ActivityMonitor(record: record)]
     fetcher.sendProgressBlock = { _, _, _ in record.touch() }
     fetcher.receivedProgressBlock = { _, _ in record.touch() }
     fetcher.downloadProgressBlock = { _, _, _ in record.touch() }
@@ -278,7 +285,7 @@ final class Workload: @unchecked Sendable {
       if let reason = finalReasonFor(record: record, fetcher: fetcher, error: error) {
         finalReason = reason
       } else {
-        unexplained = "\(name): \(Self.describe(error)) after \(fetcher.retryCount) retries"
+        unexplained = "\(name): \(Self.describe(error)) after \(fetcher.retryCount) retries: \(error)"
       }
       if let destination, FileManager.default.fileExists(atPath: destination.path) {
         partial = "\(name): \(destination.lastPathComponent) exists after a failed fetch"
@@ -324,17 +331,22 @@ final class Workload: @unchecked Sendable {
     }
   }
 
-  /// Why an error is where the library's rules stop, or nil when the rules would have gone on.
+  /// Why an error is where the library's rules stop, or nil when they would have gone on (or the
+  /// error is not one a fault explains, such as a 404).
   private func finalReasonFor(record: FetchRecord, fetcher: SessionFetcher, error: any Error) -> String? {
-    guard let advice = record.state.with({ $0.lastAdvice }), !advice.willRetry else { return nil }
+    let advice = record.state.with { $0.lastAdvice }
     let what = Self.describe(error)
-    let transport = error is URLError
+    let urlError = error as? URLError
     let status = (error as? SessionFetcherError)?.statusCode
-    if record.method == "POST" && transport && (error as? URLError)?.code != .cannotConnectToHost {
+    let transient = urlError != nil || [502, 503, 504].contains(status ?? 0)
+    guard transient else { return nil }
+    if record.method == "POST", let urlError, urlError.code != .cannotConnectToHost, advice?.willRetry == false {
       return "POST after \(what): not retried (not idempotent, may have been processed)"
     }
-    if fetcher.retryCount > 0 && (transport || [502, 503, 504].contains(status ?? 0)) {
-      return "\(what) on every attempt until the retry window closed"
+    // The rules end retries without asking the retry block once the next delay would reach the cap
+    // or three times the cap has passed since the first attempt.
+    if advice == nil && (fetcher.retryCount > 0 || Date().timeIntervalSince(record.began) > 3 * 8) {
+      return "\(what) after \(fetcher.retryCount) retries, the retry window closed"
     }
     return nil
   }
@@ -387,4 +399,16 @@ final class Workload: @unchecked Sendable {
     }
     return names
   }
+}
+
+/// Marks a fetch alive at every event the library counts as activity for its idle timeout: a
+/// request sent, a response head, body bytes.
+final class ActivityMonitor: FetcherEventMonitor {
+  let record: FetchRecord
+
+  init(record: FetchRecord) { self.record = record }
+
+  func fetcher(_ fetcher: SessionFetcher, willSendRequest request: URLRequest) { record.touch() }
+  func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) { record.touch() }
+  func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) { record.touch() }
 }
