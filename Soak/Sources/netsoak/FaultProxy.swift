@@ -149,7 +149,8 @@ final class FaultProxy: @unchecked Sendable {
     }
     var random = SystemRandomNumberGenerator()
     let fault: Fault? =
-      Double.random(in: 0..<1, using: &random) < faultRate ? Fault.allCases.randomElement(using: &random) : nil
+      Double.random(in: 0..<1, using: &random) < faultRate
+      ? Fault.allCases.randomElement(using: &random) : nil
     // Where a cut or stall happens, in bytes of the response stream (request stream for uploads).
     let cut: Int
     switch fault {
@@ -163,7 +164,10 @@ final class FaultProxy: @unchecked Sendable {
     var sentUp = 0
     var happened = false
     var buffer = [UInt8](repeating: 0, count: 65_536)
-    var fds = [pollfd(fd: client, events: Int16(POLLIN), revents: 0), pollfd(fd: upstream, events: Int16(POLLIN), revents: 0)]
+    var fds = [
+      pollfd(fd: client, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: upstream, events: Int16(POLLIN), revents: 0),
+    ]
     func end(reset: Bool) {
       if reset {
         Sockets.reset(client)
@@ -182,7 +186,9 @@ final class FaultProxy: @unchecked Sendable {
         guard received > 0 else { return end(reset: false) }
         if fault == .resetUpload, sentUp + received > cut {
           let part = cut - sentUp
-          _ = buffer.withUnsafeBytes { Sockets.sendAll(upstream, UnsafeRawBufferPointer(rebasing: $0[0..<part])) }
+          _ = buffer.withUnsafeBytes {
+            Sockets.sendAll(upstream, UnsafeRawBufferPointer(rebasing: $0[0..<part]))
+          }
           count(.resetUpload)
           return end(reset: true)
         }
@@ -191,7 +197,10 @@ final class FaultProxy: @unchecked Sendable {
           if !happened { count(.latency) }
           happened = true
         }
-        guard buffer.withUnsafeBytes({ Sockets.sendAll(upstream, UnsafeRawBufferPointer(rebasing: $0[0..<received])) })
+        guard
+          buffer.withUnsafeBytes({
+            Sockets.sendAll(upstream, UnsafeRawBufferPointer(rebasing: $0[0..<received]))
+          })
         else { return end(reset: true) }
         sentUp += received
       }
@@ -203,14 +212,18 @@ final class FaultProxy: @unchecked Sendable {
         case .resetHeaders, .resetBody:
           if sentDown + received > cut {
             let part = cut - sentDown
-            _ = buffer.withUnsafeBytes { Sockets.sendAll(client, UnsafeRawBufferPointer(rebasing: $0[0..<part])) }
+            _ = buffer.withUnsafeBytes {
+              Sockets.sendAll(client, UnsafeRawBufferPointer(rebasing: $0[0..<part]))
+            }
             count(fault!)
             return end(reset: true)
           }
         case .stall:
           if sentDown + received > cut {
             let part = cut - sentDown
-            _ = buffer.withUnsafeBytes { Sockets.sendAll(client, UnsafeRawBufferPointer(rebasing: $0[0..<part])) }
+            _ = buffer.withUnsafeBytes {
+              Sockets.sendAll(client, UnsafeRawBufferPointer(rebasing: $0[0..<part]))
+            }
             count(.stall)
             Thread.sleep(forTimeInterval: stallDuration)
             return end(reset: true)
@@ -237,7 +250,9 @@ final class FaultProxy: @unchecked Sendable {
         case .resetUpload, nil:
           break
         }
-        let ok = buffer.withUnsafeBytes { Sockets.sendAll(client, UnsafeRawBufferPointer(rebasing: $0[start..<received])) }
+        let ok = buffer.withUnsafeBytes {
+          Sockets.sendAll(client, UnsafeRawBufferPointer(rebasing: $0[start..<received]))
+        }
         guard ok else { return end(reset: true) }
         sentDown += received
       }

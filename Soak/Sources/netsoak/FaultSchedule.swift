@@ -71,7 +71,8 @@ final class FaultSchedule: @unchecked Sendable {
       // One in three outlasts the retry window (timeouts, then final errors); the others recover.
       let long = Int.random(in: 0..<3, using: &generator) == 0
       lab.setBlackhole(true)
-      pause(long ? Double.random(in: 25...30, using: &generator) : Double.random(in: 2...10, using: &generator))
+      pause(
+        long ? Double.random(in: 25...30, using: &generator) : Double.random(in: 2...10, using: &generator))
       lab.setBlackhole(false)
     case .slowLink:
       let rate = ["8mbit", "20mbit", "50mbit"].randomElement(using: &generator)!

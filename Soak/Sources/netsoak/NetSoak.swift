@@ -101,7 +101,9 @@ struct Options {
       case "--drain": options.drain = Double(try value(argument)) ?? options.drain
       case "--seed": options.seed = UInt64(try value(argument)) ?? options.seed
       case "--fault-gap":
-        guard let bounds = range(try value(argument)) else { throw SoakError.setup("--fault-gap wants A...B") }
+        guard let bounds = range(try value(argument)) else {
+          throw SoakError.setup("--fault-gap wants A...B")
+        }
         options.faultGap = bounds
       case "--proxy-faults": options.proxyFaultRate = Double(try value(argument)) ?? options.proxyFaultRate
       case "--rss-interval": options.rssInterval = Double(try value(argument)) ?? options.rssInterval
@@ -127,7 +129,8 @@ struct Run {
       "== network soak, \(engine) engine: \(Int(options.duration)) s of mixed workload, "
         + "\(options.inflight.lowerBound)...\(options.inflight.upperBound) in flight, timeout \(options.timeout) s, "
         + "faults \(options.faults ? "on" : "off")")
-    let work = FileManager.default.temporaryDirectory.appendingPathComponent("\(NetworkLab.prefix)\(getpid())")
+    let work = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "\(NetworkLab.prefix)\(getpid())")
     try? FileManager.default.removeItem(at: work)
     try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: work) }
@@ -135,12 +138,15 @@ struct Run {
 
     try lab.setUp()
     let nginx = NginxServer(
-      root: work.appendingPathComponent("nginx"), lab: lab, eventCount: options.eventCount, eventInterval: 0.1)
+      root: work.appendingPathComponent("nginx"), lab: lab, eventCount: options.eventCount, eventInterval: 0.1
+    )
     try nginx.writeConfiguration()
     let generated = Date()
     let (small, large, uploads) = try makeFiles(nginx: nginx, work: work)
-    say(String(format: "files: %d small, %d large, %d upload sources (%.1f s)", small.count, large.count,
-      uploads.count, Date().timeIntervalSince(generated)))
+    say(
+      String(
+        format: "files: %d small, %d large, %d upload sources (%.1f s)", small.count, large.count,
+        uploads.count, Date().timeIntervalSince(generated)))
     try nginx.start()
     defer { nginx.stop() }
     let proxy = try FaultProxy(
@@ -200,7 +206,9 @@ struct Run {
     }
     beginEventStream()
 
-    let kinds: [(FetchKind, Int)] = [(.smallGet, 35), (.post, 20), (.download, 15), (.uploadFile, 15), (.uploadStream, 15)]
+    let kinds: [(FetchKind, Int)] = [
+      (.smallGet, 35), (.post, 20), (.download, 15), (.uploadFile, 15), (.uploadStream, 15),
+    ]
     let end = started.addingTimeInterval(options.duration)
     var target = Int.random(in: options.inflight, using: &generator)
     var nextTargetChange = started.addingTimeInterval(30)
@@ -243,7 +251,10 @@ struct Run {
     }
     streaming.with { $0 = false }
     schedule.stop()
-    say(String(format: "workload ended after %.0f s; waiting for the fetches in flight", Date().timeIntervalSince(started)))
+    say(
+      String(
+        format: "workload ended after %.0f s; waiting for the fetches in flight",
+        Date().timeIntervalSince(started)))
     let drainDeadline = Date().addingTimeInterval(options.drain)
     while workload.unchecked > 0 && Date() < drainDeadline { Thread.sleep(forTimeInterval: 0.1) }
     let abandoned = workload.abandonUnfinished()
@@ -267,7 +278,9 @@ struct Run {
     figures.missing = abandoned.count
     figures.partialFiles += leftovers
     figures.unbalanced += figures.strayNotifications
-    let faults = schedule.counts.with { $0 }.map { ($0.key, $0.value) } + proxy.counts.with { $0 }.map { ($0.key.rawValue, $0.value) }
+    let faults =
+      schedule.counts.with { $0 }.map { ($0.key, $0.value) }
+      + proxy.counts.with { $0 }.map { ($0.key.rawValue, $0.value) }
     report(
       engine: engine, figures: figures, faults: faults.sorted { $0.0 < $1.0 }, rssBefore: rssBefore,
       rssAfter: rssAfter, elapsed: elapsed, abandoned: abandoned)
@@ -276,15 +289,21 @@ struct Run {
       let title = String(
         format: "SessionFetcher network soak, %@ engine: RSS over %.0f min (%d...%d in flight, faults on)",
         engine.description, elapsed / 60, options.inflight.lowerBound, options.inflight.upperBound)
-      try RSSPlot.svg(samples: rssSamples, title: title).write(toFile: path, atomically: true, encoding: .utf8)
+      try RSSPlot.svg(samples: rssSamples, title: title).write(
+        toFile: path, atomically: true, encoding: .utf8)
       say("RSS plot: \(path) (\(rssSamples.count) samples)")
     }
     let peak = rssSamples.map(\.bytes).max() ?? rssAfter
-    say("RSS samples:                   \(rssSamples.count) every \(Int(options.rssInterval)) s, peak \(megabytes(peak))")
+    say(
+      "RSS samples:                   \(rssSamples.count) every \(Int(options.rssInterval)) s, peak \(megabytes(peak))"
+    )
 
     var failures: [String] = []
     defer {
-      if !failures.isEmpty, let log = try? String(contentsOf: nginx.root.appendingPathComponent("logs/error.log"), encoding: .utf8) {
+      if !failures.isEmpty,
+        let log = try? String(
+          contentsOf: nginx.root.appendingPathComponent("logs/error.log"), encoding: .utf8)
+      {
         say("nginx error.log (end):")
         for line in log.split(separator: "\n").suffix(15) { say("  \(line)") }
       }
@@ -299,7 +318,8 @@ struct Run {
       failures.append("\(figures.unexplainedErrors.count) errors the retry rules do not call final")
     }
     if figures.longestPastTimeout > 1 {
-      failures.append(String(format: "a fetch stayed alive %.2f s past its timeout", figures.longestPastTimeout))
+      failures.append(
+        String(format: "a fetch stayed alive %.2f s past its timeout", figures.longestPastTimeout))
     }
     return failures
   }
@@ -313,7 +333,9 @@ struct Run {
     say("== figures, \(engine) engine")
     say("fetches:                       \(total) (\(figures.viaProxy) through the fault proxy)")
     for kind in FetchKind.allCases {
-      say("  \(kind.rawValue):".padding(toLength: 33, withPad: " ", startingAt: 0) + "\(figures.fetches[kind] ?? 0)")
+      say(
+        "  \(kind.rawValue):".padding(toLength: 33, withPad: " ", startingAt: 0)
+          + "\(figures.fetches[kind] ?? 0)")
     }
     say("faults:                        \(faults.reduce(0) { $0 + $1.1 })")
     for (kind, count) in faults {
@@ -345,7 +367,8 @@ struct Run {
   private func makeFiles(nginx: NginxServer, work: URL) throws -> ([ServedFile], [ServedFile], [ServedFile]) {
     let fileManager = FileManager.default
     for folder in ["small", "large"] {
-      try fileManager.createDirectory(at: nginx.www.appendingPathComponent(folder), withIntermediateDirectories: true)
+      try fileManager.createDirectory(
+        at: nginx.www.appendingPathComponent(folder), withIntermediateDirectories: true)
     }
     let sources = work.appendingPathComponent("upload-sources")
     try fileManager.createDirectory(at: sources, withIntermediateDirectories: true)
@@ -376,7 +399,8 @@ struct Run {
   }
 
   private func leftoverFiles(in folder: URL) -> [String] {
-    let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])
+    let enumerator = FileManager.default.enumerator(
+      at: folder, includingPropertiesForKeys: [.isRegularFileKey])
     var files: [String] = []
     while let url = enumerator?.nextObject() as? URL {
       if (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
@@ -391,7 +415,8 @@ struct Run {
     let temporary = FileManager.default.temporaryDirectory
     let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
     for name in names where name.hasPrefix(NetworkLab.prefix) {
-      guard let pid = Int32(name.dropFirst(NetworkLab.prefix.count)), pid != getpid(), kill(pid, 0) != 0 else {
+      guard let pid = Int32(name.dropFirst(NetworkLab.prefix.count)), pid != getpid(), kill(pid, 0) != 0
+      else {
         continue
       }
       try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name))

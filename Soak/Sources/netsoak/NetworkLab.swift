@@ -71,7 +71,9 @@ final class NetworkLab: @unchecked Sendable {
     } else if Shell.has("iptables") {
       blackholeTool = "iptables"
     }
-    say("network: namespace \(namespace), veth \(hostLink) \(hostAddress) <-> \(namespaceLink) \(serverAddress)")
+    say(
+      "network: namespace \(namespace), veth \(hostLink) \(hostAddress) <-> \(namespaceLink) \(serverAddress)"
+    )
     say("blackhole by: \(blackholeTool)")
   }
 
@@ -123,8 +125,10 @@ final class NetworkLab: @unchecked Sendable {
     for (device, prefix) in [(hostLink, [String]()), (namespaceLink, ["ip", "netns", "exec", namespace])] {
       if let rate {
         Shell.run(
-          prefix + ["tc", "qdisc", "replace", "dev", device, "root", "tbf", "rate", rate, "burst", "32kb",
-            "latency", "400ms"])
+          prefix + [
+            "tc", "qdisc", "replace", "dev", device, "root", "tbf", "rate", rate, "burst", "32kb",
+            "latency", "400ms",
+          ])
       } else {
         Shell.run(prefix + ["tc", "qdisc", "del", "dev", device, "root"])
       }

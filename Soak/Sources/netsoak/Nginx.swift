@@ -90,7 +90,8 @@ final class NginxServer: @unchecked Sendable {
 
   func start() throws {
     guard Shell.spawn(["ip", "netns", "exec", lab.namespace] + base) == 0 else {
-      let log = (try? String(contentsOf: root.appendingPathComponent("logs/error.log"), encoding: .utf8)) ?? ""
+      let log =
+        (try? String(contentsOf: root.appendingPathComponent("logs/error.log"), encoding: .utf8)) ?? ""
       throw SoakError.setup("nginx did not start: \(log.suffix(800))")
     }
     try waitUntilListening()

@@ -39,7 +39,8 @@ enum RSSPlot {
     }
     for step in 0...5 {
       let seconds = maxSeconds * Double(step) / 5
-      svg += String(format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x(seconds), top + plotHeight + 18)
+      svg += String(
+        format: "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", x(seconds), top + plotHeight + 18)
       svg += "\(label(seconds))</text>\n"
     }
     svg += String(
@@ -49,7 +50,8 @@ enum RSSPlot {
       format: "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#888\"/>\n",
       left, top, plotWidth, plotHeight)
     let points = samples.map { String(format: "%.1f,%.1f", x($0.seconds), y(Double($0.bytes) / 1_048_576)) }
-    svg += "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"\(points.joined(separator: " "))\"/>\n"
+    svg +=
+      "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"\(points.joined(separator: " "))\"/>\n"
     svg += "</svg>\n"
     return svg
   }

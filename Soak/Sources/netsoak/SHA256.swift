@@ -47,7 +47,9 @@ struct SHA256 {
     let bitLength = length &* 8
     var tail: [UInt8] = [0x80]
     while (pending.count + tail.count) % 64 != 56 { tail.append(0) }
-    for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> shift)) }
+    for shift in stride(from: 56, through: 0, by: -8) {
+      tail.append(UInt8(truncatingIfNeeded: bitLength >> shift))
+    }
     let savedLength = length
     tail.withUnsafeBytes { update($0) }
     length = savedLength
@@ -58,7 +60,9 @@ struct SHA256 {
     withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { compress(block, schedule: $0) }
   }
 
-  private mutating func compress(_ block: UnsafeRawBufferPointer, schedule w: UnsafeMutableBufferPointer<UInt32>) {
+  private mutating func compress(
+    _ block: UnsafeRawBufferPointer, schedule w: UnsafeMutableBufferPointer<UInt32>
+  ) {
     for i in 0..<16 {
       w[i] =
         UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16 | UInt32(block[i * 4 + 2]) << 8
@@ -69,7 +73,9 @@ struct SHA256 {
       let s1 = w[i - 2].rotatedRight(17) ^ w[i - 2].rotatedRight(19) ^ (w[i - 2] >> 10)
       w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
     }
-    var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
+    var (a, b, c, d, e, f, g, h) = (
+      state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
+    )
     for i in 0..<64 {
       let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
       let choice = (e & f) ^ (~e & g)

@@ -42,7 +42,8 @@ enum Shell {
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     for descriptor: Int32 in [0, 1, 2] {
-      posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+      posix_spawn_file_actions_addopen(
+        &actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
     }
     let argv = arguments.map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
@@ -58,7 +59,8 @@ enum Shell {
   static func require(_ arguments: [String]) throws {
     let result = run(arguments)
     guard result.succeeded else {
-      throw SoakError.setup("`\(arguments.joined(separator: " "))` failed (\(result.status)): \(result.output)")
+      throw SoakError.setup(
+        "`\(arguments.joined(separator: " "))` failed (\(result.status)): \(result.output)")
     }
   }
 

@@ -128,7 +128,8 @@ final class Workload: @unchecked Sendable {
     ]
     for (name, change) in changes {
       observers.append(
-        NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { [active, figures] note in
+        NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) {
+          [active, figures] note in
           guard let fetcher = note.object as? SessionFetcher else { return }
           if let record = active.with({ $0[ObjectIdentifier(fetcher)]?.1 }) {
             record.state.with { change(&$0) }
@@ -340,7 +341,9 @@ final class Workload: @unchecked Sendable {
     let status = (error as? SessionFetcherError)?.statusCode
     let transient = urlError != nil || [502, 503, 504].contains(status ?? 0)
     guard transient else { return nil }
-    if record.method == "POST", let urlError, urlError.code != .cannotConnectToHost, advice?.willRetry == false {
+    if record.method == "POST", let urlError, urlError.code != .cannotConnectToHost,
+      advice?.willRetry == false
+    {
       return "POST after \(what): not retried (not idempotent, may have been processed)"
     }
     // The rules end retries without asking the retry block once the next delay would reach the cap
@@ -394,7 +397,8 @@ final class Workload: @unchecked Sendable {
     let left = active.with { $0 }
     var names: [String] = []
     for (fetcher, record) in left.values where record.state.with({ $0.completions }) == 0 {
-      names.append("\(record.kind.rawValue) #\(record.id): \(fetcher.isFetching ? "still fetching" : "not fetching")")
+      names.append(
+        "\(record.kind.rawValue) #\(record.id): \(fetcher.isFetching ? "still fetching" : "not fetching")")
       fetcher.stopFetching()
     }
     return names
