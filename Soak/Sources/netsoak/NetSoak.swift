@@ -58,7 +58,7 @@ enum NetSoak {
 }
 
 struct Options {
-  var duration: TimeInterval = 150
+  var duration: TimeInterval = 140
   var inflight: ClosedRange<Int> = 8...16
   var timeout: TimeInterval = 4
   var drain: TimeInterval = 75
@@ -348,7 +348,7 @@ struct Run {
     for (reason, count) in figures.finalErrors.sorted(by: { $0.value > $1.value }) {
       say("  \(count) × \(reason)")
     }
-    for error in figures.unexplainedErrors.prefix(10) { say("  NOT FINAL: \(error)") }
+    for error in figures.unexplainedErrors.prefix(20) { say("  NOT FINAL: \(error)") }
     say("duplicated completions:        \(figures.duplicated)")
     say("missing completions:           \(figures.missing)")
     for name in abandoned.prefix(10) { say("  missing: \(name)") }

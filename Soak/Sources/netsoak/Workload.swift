@@ -286,7 +286,8 @@ final class Workload: @unchecked Sendable {
       if let reason = finalReasonFor(record: record, fetcher: fetcher, error: error) {
         finalReason = reason
       } else {
-        unexplained = "\(name): \(Self.describe(error)) after \(fetcher.retryCount) retries: \(error)"
+        unexplained =
+          "\(name): \(Self.describe(error)) after \(fetcher.retryCount) retries: \(Self.message(of: error))"
       }
       if let destination, FileManager.default.fileExists(atPath: destination.path) {
         partial = "\(name): \(destination.lastPathComponent) exists after a failed fetch"
@@ -352,6 +353,14 @@ final class Workload: @unchecked Sendable {
       return "\(what) after \(fetcher.retryCount) retries, the retry window closed"
     }
     return nil
+  }
+
+  /// The text of an error (libcurl's message for FoundationNetworking's -1).
+  static func message(of error: any Error) -> String {
+    let nsError = error as NSError
+    let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError
+    let text = underlying?.localizedDescription ?? nsError.localizedDescription
+    return String(text.prefix(160))
   }
 
   static func describe(_ error: (any Error)?) -> String {
