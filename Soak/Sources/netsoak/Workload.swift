@@ -18,6 +18,7 @@ final class FetchRecord: @unchecked Sendable {
   // `@unchecked Sendable`: the mutable state is in `state`, under its lock.
   struct State {
     var lastActivity = Date()
+    var lastActivityKind = "begin"
     var completions = 0
     var attempts = 0
     var started = 0
@@ -40,7 +41,12 @@ final class FetchRecord: @unchecked Sendable {
     self.viaProxy = viaProxy
   }
 
-  func touch() { state.with { $0.lastActivity = Date() } }
+  func touch(_ kind: String) {
+    state.with {
+      $0.lastActivity = Date()
+      $0.lastActivityKind = kind
+    }
+  }
 }
 
 /// The totals printed at the end.
@@ -112,6 +118,7 @@ final class Workload: @unchecked Sendable {
           $0.attempts += 1
           $0.started += 1
           $0.lastActivity = Date()
+          $0.lastActivityKind = "attempt started"
           $0.lastAdvice = nil
         }
       ),
@@ -122,6 +129,7 @@ final class Workload: @unchecked Sendable {
         {
           $0.delays -= 1
           $0.lastActivity = Date()
+          $0.lastActivityKind = "retry delay ended"
         }
       ),
       (.sessionFetcherCompletionInvoked, { $0.completionNotes += 1 }),
@@ -225,16 +233,16 @@ final class Workload: @unchecked Sendable {
     let accumulated = Guarded(Data())
     if kind == .eventStream {
       fetcher.accumulateDataBlock = { chunk in
-        record.touch()
+        record.touch("event chunk")
         accumulated.with { data in
           if let chunk { data.append(chunk) } else { data = Data() }
         }
       }
     }
     fetcher.eventMonitors = [ActivityMonitor(record: record)]
-    fetcher.sendProgressBlock = { _, _, _ in record.touch() }
-    fetcher.receivedProgressBlock = { _, _ in record.touch() }
-    fetcher.downloadProgressBlock = { _, _, _ in record.touch() }
+    fetcher.sendProgressBlock = { _, _, _ in record.touch("bytes sent") }
+    fetcher.receivedProgressBlock = { _, _ in record.touch("bytes received") }
+    fetcher.downloadProgressBlock = { _, _, _ in record.touch("bytes written") }
     fetcher.retryBlock = { suggested, error, respond in
       record.state.with { $0.lastAdvice = (suggested, Self.describe(error)) }
       respond(suggested)
@@ -250,9 +258,9 @@ final class Workload: @unchecked Sendable {
     let checks = (expected: expected, destination: destination, uploadTarget: uploadTarget)
     fetcher.beginFetch { [self] data, error in
       let now = Date()
-      let (completions, lastActivity) = record.state.with { state -> (Int, Date) in
+      let (completions, lastActivity, lastKind) = record.state.with { state -> (Int, Date, String) in
         state.completions += 1
-        return (state.completions, state.lastActivity)
+        return (state.completions, state.lastActivity, state.lastActivityKind)
       }
       guard completions == 1 else {
         figures.with { $0.duplicated += 1 }
@@ -265,7 +273,7 @@ final class Workload: @unchecked Sendable {
         check(
           fetcher: fetcher, record: record, data: kind == .eventStream ? events : data, error: error,
           expected: checks.expected, destination: checks.destination, uploadTarget: checks.uploadTarget,
-          pastTimeout: past)
+          pastTimeout: past, lastKind: lastKind)
         done?()
       }
     }
@@ -275,7 +283,7 @@ final class Workload: @unchecked Sendable {
 
   private func check(
     fetcher: SessionFetcher, record: FetchRecord, data: Data?, error: (any Error)?, expected: String?,
-    destination: URL?, uploadTarget: URL?, pastTimeout: TimeInterval
+    destination: URL?, uploadTarget: URL?, pastTimeout: TimeInterval, lastKind: String
   ) {
     let name = "\(record.kind.rawValue) #\(record.id)\(record.viaProxy ? " (proxy)" : "")"
     var wrong: String?
@@ -314,7 +322,10 @@ final class Workload: @unchecked Sendable {
       if let partial { figures.partialFiles.append(partial) }
       if pastTimeout > figures.longestPastTimeout {
         figures.longestPastTimeout = pastTimeout
-        figures.longestPastTimeoutNote = "\(name), \(error.map(Self.describe) ?? "correct")"
+        let age = String(format: "%.1f", Date().timeIntervalSince(record.began))
+        figures.longestPastTimeoutNote =
+          "\(name), \(error.map(Self.describe) ?? "correct"), \(retries) retries, \(age) s after it began; "
+          + "last activity: \(lastKind)"
       }
     }
     // Late notifications (Stopped after the completion) have a second to arrive.
@@ -421,7 +432,11 @@ final class ActivityMonitor: FetcherEventMonitor {
 
   init(record: FetchRecord) { self.record = record }
 
-  func fetcher(_ fetcher: SessionFetcher, willSendRequest request: URLRequest) { record.touch() }
-  func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) { record.touch() }
-  func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) { record.touch() }
+  func fetcher(_ fetcher: SessionFetcher, willSendRequest request: URLRequest) {
+    record.touch("request sent")
+  }
+  func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {
+    record.touch("response head")
+  }
+  func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) { record.touch("data") }
 }
