@@ -23,15 +23,17 @@ enum NetSoak {
       exit(ProcessInfo.processInfo.environment["CI"] == "true" ? 1 : 0)
     }
     let lab = NetworkLab()
-    let signals = installSignalHandlers(lab: lab)
-    var failures: [String]
-    do {
-      failures = try Run(options: options, lab: lab).run()
-    } catch {
-      failures = ["\(error)"]
+    // The signal sources must live as long as the run (an unused local is released early).
+    let failures = withExtendedLifetime(installSignalHandlers(lab: lab)) { () -> [String] in
+      var failures: [String]
+      do {
+        failures = try Run(options: options, lab: lab).run()
+      } catch {
+        failures = ["\(error)"]
+      }
+      lab.tearDown()
+      return failures
     }
-    lab.tearDown()
-    _ = signals
     if failures.isEmpty {
       say("netsoak: PASS")
     } else {
