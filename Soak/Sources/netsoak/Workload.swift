@@ -86,7 +86,10 @@ final class Workload: @unchecked Sendable {
   /// Fetchers whose checks are done: each must be deallocated soon after.
   private let released = Guarded<[(reference: () -> SessionFetcher?, deadline: Date)]>([])
   private let running = Guarded(0)
-  private let verification = DispatchQueue(label: "netsoak.verify", attributes: .concurrent)
+  /// Checks (sha256 of up to 64 MiB) run here, one at a time, on a thread of their own: on the
+  /// global queues they would hold libdispatch's few worker threads (2 on 2 cores) and delay the
+  /// library's timeout timers, which run there, by seconds.
+  private let verification = DispatchQueue(label: "netsoak.verify")
   private var observers: [any NSObjectProtocol] = []
 
   init(
