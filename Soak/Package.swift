@@ -4,6 +4,8 @@
 //   swift run -c release --package-path Soak soak          fault soak, leaks, RSS over 10,000 fetches
 //   swift run -c release --package-path Soak proxy-probe   fetches through the `http_proxy` of its environment
 //   swift run -c release --package-path Soak crash-resume  SIGKILL mid-transfer, resumed by a new process
+//   swift run -c release --package-path Soak netsoak       network soak: nginx in a network namespace,
+//                                                          link faults and a fault proxy (root, `ip`)
 import Foundation
 import PackageDescription
 
@@ -29,6 +31,13 @@ let package = Package(
         .product(name: "SessionFetcher", package: rootPackage),
         .product(name: "SessionUploadFetcher", package: rootPackage),
         .product(name: "FetcherTesting", package: rootPackage),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]),
+    .executableTarget(
+      name: "netsoak",
+      dependencies: [
+        .product(name: "SessionFetcher", package: rootPackage),
+        .product(name: "FetcherService", package: rootPackage),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]),
     .executableTarget(

@@ -43,6 +43,15 @@ struct Connection {
     if head.expectsContinue && framing != .none {
       try writer.writeRaw(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))
     }
+    if let cut = core.uploadReset(for: target), framing != .none {
+      // Take part of the body, then reset the connection while the client is still sending.
+      var discarded = BodySink(keepsBytes: false)
+      if case .contentLength(let length) = framing {
+        try reader.readBody(count: min(cut, length), into: &discarded)
+      }
+      socket.close(.reset)
+      return false
+    }
     var sink: BodySink
     switch framing {
     case .none:

@@ -24,6 +24,8 @@ final class ServerCore: Sendable {
     var attempts: [String: Int] = [:]
     /// Response bytes (head and body) that reached the socket, per request path.
     var bytesWritten: [String: Int] = [:]
+    /// Paths whose request bodies are cut with a reset after this many bytes.
+    var uploadResets: [String: Int] = [:]
     var nextConnectionID = 1
     var nextSequenceNumber = 1
     var isStopped = false
@@ -104,6 +106,11 @@ final class ServerCore: Sendable {
   func keepsBody(of target: RequestTarget) -> Bool {
     guard target.path == "/upload", target.query["discard"] == "1" else { return true }
     return state.withLock { $0.routes["/upload"] != nil }
+  }
+
+  /// After how many body bytes a request for `target` is cut with a reset, or nil.
+  func uploadReset(for target: RequestTarget) -> Int? {
+    state.withLock { $0.uploadResets[target.path] }
   }
 
   /// Adds `count` response bytes written for a request of `path`.

@@ -181,6 +181,13 @@ public final class TestServer: Sendable {
     }
   }
 
+  /// Makes every request for `path` (exactly, no query) that has a body end in a TCP reset after
+  /// the server read `afterBodyBytes` bytes of it (a Content-Length body; a chunked one is reset
+  /// right after its head), while the client is still sending; nil stops it. No response is sent.
+  public func resetUploads(toPath path: String, afterBodyBytes: Int?) {
+    core.state.withLock { state in state.uploadResets[path] = afterBodyBytes }
+  }
+
   /// Removes the custom route for `path`, if any.
   public func removeRoute(_ path: String) {
     core.state.withLock { state in state.routes[path] = nil }

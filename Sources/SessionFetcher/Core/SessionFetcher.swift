@@ -157,7 +157,10 @@ public final class SessionFetcher: @unchecked Sendable {
   /// A file streamed from disk as the request body, with a Content-Length.
   ///
   /// See ``sendsBodyFileChunked`` for a faster way to send it on Linux when the server accepts
-  /// chunked request bodies.
+  /// chunked request bodies. On the URLSession engine on Linux a file of up to 16 MiB is read into
+  /// memory and sent from there: FoundationNetworking's own file upload can crash the process when
+  /// the upload is cut (see the Linux notes); a larger file still goes through it, so prefer the
+  /// libcurl engine or ``sendsBodyFileChunked`` for large uploads over unreliable networks.
   public var bodyFileURL: URL? {
     get { self[config: \.bodyFileURL] }
     set { self[config: \.bodyFileURL] = newValue }

@@ -30,11 +30,31 @@ package enum RetryPolicy {
     case .unknown:
       // FoundationNetworking: "transfer closed with N bytes remaining to read" is -1; a TLS
       // handshake failure is -1 too, and is not retried.
-      return receivedPartialBody || error.localizedDescription.contains("transfer closed")
-        || String(describing: error).contains("transfer closed")
+      return receivedPartialBody || mentions(error, "transfer closed") || isRefusedConnection(error)
+        || isResetConnection(error)
     default:
       return false
     }
+  }
+
+  /// Whether FoundationNetworking's `-1` is libcurl's "Couldn't connect to server" (CURLE_COULDNT_CONNECT:
+  /// a refused or reset connection attempt, so the request was never sent). FoundationNetworking
+  /// reports it as `.unknown`, not `.cannotConnectToHost`, when the connection is refused or reset
+  /// right after it was accepted (a server restarting behind a proxy, found by the network soak).
+  package static func isRefusedConnection(_ error: URLError) -> Bool {
+    error.code == .unknown
+      && (mentions(error, "Couldn't connect to server") || mentions(error, "Failed to connect"))
+  }
+
+  /// Whether FoundationNetworking's `-1` is a connection reset or broken while the request or the
+  /// response head was under way ("Recv failure: Connection reset by peer", "Send failure: Broken
+  /// pipe"): the connection was lost, which is retried for idempotent requests.
+  package static func isResetConnection(_ error: URLError) -> Bool {
+    error.code == .unknown && (mentions(error, "Recv failure") || mentions(error, "Send failure"))
+  }
+
+  private static func mentions(_ error: URLError, _ text: String) -> Bool {
+    error.localizedDescription.contains(text) || String(describing: error).contains(text)
   }
 
   /// The default suggestion for `retryBlock`: whether this failure is worth retrying.
@@ -46,7 +66,7 @@ package enum RetryPolicy {
       return idempotent ? retryableStatuses.contains(statusCode) : unprocessedStatuses.contains(statusCode)
     }
     guard let urlError = error as? URLError else { return false }
-    if !idempotent { return urlError.code == .cannotConnectToHost }
+    if !idempotent { return urlError.code == .cannotConnectToHost || isRefusedConnection(urlError) }
     return isTransientTransportError(urlError, receivedPartialBody: receivedPartialBody)
   }
 

@@ -138,6 +138,12 @@ package final class FetcherSession: @unchecked Sendable {
           tls: tls, handler: handler)
       }
     #endif
+    // Read before taking the lock: a file body small enough is sent from memory (see
+    // `FileUploadPauseRace`: FoundationNetworking's file source can crash the process).
+    var fileBytes: Data?
+    #if canImport(FoundationNetworking)
+      if case .file(let url) = body { fileBytes = FileUploadPauseRace.inMemoryBody(for: url) }
+    #endif
     return state.withLock { state -> (any EngineTask)? in
       guard let session = liveSession(&state) else { return nil }
       let task: URLSessionTask
@@ -147,7 +153,11 @@ package final class FetcherSession: @unchecked Sendable {
       case .data(let data):
         task = session.uploadTask(with: request, from: data)
       case .file(let url):
-        task = session.uploadTask(with: request, fromFile: url)
+        if let fileBytes {
+          task = session.uploadTask(with: request, from: fileBytes)
+        } else {
+          task = session.uploadTask(with: request, fromFile: url)
+        }
       case .stream(let stream):
         var streamed = request
         streamed.httpBodyStream = stream

@@ -28,6 +28,7 @@ struct CurlPureLogicTests {
     (52, "Empty reply from server", false, .networkConnectionLost),
     (55, "Send failure", false, .networkConnectionLost),
     (56, "Recv failure: Connection reset by peer", false, .networkConnectionLost),
+    (65, "seek callback returned error 2", false, .networkConnectionLost),
     (56, "Too large response headers: 312592 > 307200", false, .cannotParseResponse),
     (58, "Problem with the local SSL certificate", false, .clientCertificateRejected),
     (59, "Couldn't use specified SSL cipher", false, .secureConnectionFailed),

@@ -229,4 +229,35 @@ struct FoundationNetworkingWorkaroundTests {
     #expect(timing.bytesReceived == 100)
     #expect((timing.duration ?? -1) >= 0)
   }
+
+  /// File uploads that the server resets mid-body end with an error (or a retry), and never take
+  /// the process down: FoundationNetworking's file source un-pauses a finished transfer with
+  /// `try!` (`FileUploadPauseRace`); file bodies up to its limit are sent from memory instead.
+  @Test func fileUploadsResetMidBodyDoNotCrash() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    server.resetUploads(toPath: "/upload", afterBodyBytes: 200_000)
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("body.bin")
+    try TestServer.patternBytes(count: 4 << 20).write(to: file)
+    for _ in 0..<40 {
+      let fetcher = server.fetcher("/upload")
+      fetcher.request?.httpMethod = "PUT"
+      fetcher.bodyFileURL = file
+      let result = await fetcher.fetchResult()
+      #expect(result.error != nil)
+    }
+  }
+
+  /// Which file bodies the URLSession engine sends from memory (see `FileUploadPauseRace`).
+  @Test func smallFileBodiesAreSentFromMemory() throws {
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("body.bin")
+    try Data(count: 1000).write(to: file)
+    #expect(FileUploadPauseRace.inMemoryBody(for: file, limit: 1000)?.count == 1000)
+    #expect(FileUploadPauseRace.inMemoryBody(for: file, limit: 999) == nil)
+    #expect(FileUploadPauseRace.inMemoryBody(for: folder.appendingPathComponent("missing")) == nil)
+  }
 }

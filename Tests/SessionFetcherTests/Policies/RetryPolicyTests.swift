@@ -63,6 +63,22 @@ struct RetryPolicyTests {
     #expect(RetryPolicy.isRetryable(statusCode: nil, error: error, method: "GET"))
   }
 
+  /// FoundationNetworking reports libcurl's connect and receive failures as `-1` with libcurl's
+  /// text (seen in the network soak): a refused connection is retried for any method (the request
+  /// was never sent), a reset one for idempotent methods only; other `-1` errors (TLS) are not.
+  @Test(arguments: [
+    ("Failed to connect to 127.0.0.1 port 42853 after 0 ms: Couldn't connect to server", "GET", true),
+    ("Failed to connect to 127.0.0.1 port 42853 after 0 ms: Couldn't connect to server", "POST", true),
+    ("Recv failure: Connection reset by peer", "GET", true),
+    ("Send failure: Broken pipe", "PUT", true),
+    ("Recv failure: Connection reset by peer", "POST", false),
+    ("SSL certificate problem: self-signed certificate", "GET", false),
+  ])
+  func foundationNetworkingMinusOneMessages(message: String, method: String, retried: Bool) {
+    let error = URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: message])
+    #expect(RetryPolicy.isRetryable(statusCode: nil, error: error, method: method) == retried)
+  }
+
   @Test func nonURLErrorsAreNotRetried() {
     #expect(!RetryPolicy.isRetryable(statusCode: nil, error: SessionFetcherError.cancelled, method: "GET"))
   }

@@ -53,6 +53,10 @@ package enum CurlErrorMapping {
       // fetcher would retry).
       return .cannotParseResponse
     case 16, 18, 52, 55, 56, 92: return .networkConnectionLost
+    // "necessary data rewind wasn't possible" / "seek callback returned error": a reused connection
+    // closed under the request and libcurl could not resend a stream body on a new one by itself.
+    // The connection was lost; a fetcher's retry opens a fresh stream (found by the network soak).
+    case 65: return .networkConnectionLost
     case 26: return bodyIsFile ? .cannotOpenFile : .requestBodyStreamExhausted
     // Out of memory: in practice a header block too large to hold.
     case 27: return .cannotParseResponse

@@ -1,0 +1,88 @@
+import Foundation
+
+/// A lock-protected value.
+final class Guarded<Value>: @unchecked Sendable {
+  // `@unchecked Sendable`: `value` is only touched under `lock`.
+  private let lock = NSLock()
+  private var value: Value
+
+  init(_ value: Value) { self.value = value }
+
+  func with<Result>(_ body: (inout Value) -> Result) -> Result {
+    lock.lock()
+    defer { lock.unlock() }
+    return body(&value)
+  }
+}
+
+/// A small deterministic generator, so that a seed repeats a workload.
+struct SplitMix64: RandomNumberGenerator {
+  var state: UInt64
+
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+
+  /// `count` pseudo-random bytes.
+  mutating func bytes(_ count: Int) -> Data {
+    var data = Data(count: count)
+    data.withUnsafeMutableBytes { raw in
+      let words = raw.bindMemory(to: UInt64.self)
+      for index in 0..<words.count { words[index] = next() }
+      for index in words.count * 8..<count { raw[index] = UInt8(truncatingIfNeeded: next()) }
+    }
+    return data
+  }
+}
+
+/// Resident set size of this process, from /proc (0 where unavailable).
+func residentBytes() -> Int64 {
+  guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+  for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+    let digits = line.filter(\.isNumber)
+    return (Int64(digits) ?? 0) * 1024
+  }
+  return 0
+}
+
+func megabytes(_ bytes: Int64) -> String {
+  String(format: "%.1f MB", Double(bytes) / 1_048_576)
+}
+
+/// A file the soak made, and its digest.
+struct ServedFile {
+  var path: String
+  var url: URL
+  var length: Int
+  var sha256: String
+}
+
+/// Writes `count` bytes of a seeded pseudo-random stream to `url` and returns its sha256.
+func writeRandomFile(_ url: URL, count: Int, seed: UInt64) throws -> String {
+  var generator = SplitMix64(seed: seed)
+  guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+    throw SoakError.setup("cannot write \(url.path)")
+  }
+  let handle = try FileHandle(forWritingTo: url)
+  defer { try? handle.close() }
+  var hash = SHA256()
+  var remaining = count
+  while remaining > 0 {
+    let piece = generator.bytes(min(remaining, 1 << 20))
+    hash.update(piece)
+    try handle.write(contentsOf: piece)
+    remaining -= piece.count
+  }
+  return hash.finalize()
+}
+
+/// Prints a line at once (unbuffered: the soak's progress shows while it runs, also into a pipe).
+func say(_ text: String) {
+  FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
