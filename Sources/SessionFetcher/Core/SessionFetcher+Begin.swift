@@ -390,12 +390,17 @@ extension SessionFetcher {
 
   // MARK: - Timeouts
 
+  /// The queue of every fetcher's timeout timer: a serial queue of its own, which libdispatch serves
+  /// from its overcommitting pool, so that a program keeping the global queues busy (as many
+  /// CPU-bound blocks as cores) does not hold up timeouts. Its handlers only check and cancel.
+  static let timeoutQueue = DispatchQueue(label: "SessionFetcher.timeouts")
+
   /// Arms the timeout check: the idle timeout since the last activity, and the attempt's deadline.
   func scheduleTimeout(after delay: TimeInterval) {
     // A timer source, not `asyncAfter`: a cancelled source is released at once, whereas a cancelled
     // `asyncAfter` work item stays queued until its deadline (the whole idle timeout, 60 s by
     // default), so memory grew with the fetch rate (about 0.7 KB per fetch for a minute).
-    let timer = DispatchSource.makeTimerSource(queue: .global())
+    let timer = DispatchSource.makeTimerSource(queue: Self.timeoutQueue)
     timer.setEventHandler { [weak self] in self?.checkTimeout() }
     timer.schedule(deadline: .now() + max(0, delay))
     let previous = storage.withLock { storage -> DispatchSourceTimer? in

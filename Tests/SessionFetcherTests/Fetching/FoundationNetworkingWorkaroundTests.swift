@@ -261,3 +261,30 @@ struct FoundationNetworkingWorkaroundTests {
     #expect(FileUploadPauseRace.inMemoryBody(for: folder.appendingPathComponent("missing")) == nil)
   }
 }
+
+@Suite("Timeouts under load", .serialized)
+struct TimeoutsUnderLoadTests {
+  /// Timeouts fire while the program keeps every worker of the global queues busy with CPU-bound
+  /// blocks (the network soak's checksums did): the timers have a queue of their own. The spinners
+  /// stop as soon as the fetch ends, or after 5 s; a timeout held up by them ends the fetch only
+  /// then, as `FetchTimeout`.
+  @Test(arguments: FetcherEngine.libcurl.isAvailable ? [FetcherEngine.urlSession, .libcurl] : [.urlSession])
+  func timeoutsFireWhileTheGlobalQueuesAreBusy(engine: FetcherEngine) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let released = Locked(false)
+    let spinners = ProcessInfo.processInfo.activeProcessorCount + 1
+    let deadline = DispatchTime.now() + 5
+    for _ in 0..<spinners {
+      DispatchQueue.global().async {
+        while !released.withLock({ $0 }) && DispatchTime.now() < deadline {}
+      }
+    }
+    defer { released.withLock { $0 = true } }
+    let fetcher = FoundationNetworkingWorkaroundTests.fetcher(server.url("/hang"), timeout: 0.3)
+    fetcher.engine = engine
+    let result = await fetcher.fetchResult(timeout: 4)
+    released.withLock { $0 = true }
+    #expect(result.urlError?.code == .timedOut, "\(String(describing: result.error))")
+  }
+}
