@@ -265,26 +265,38 @@ struct FoundationNetworkingWorkaroundTests {
 @Suite("Timeouts under load", .serialized)
 struct TimeoutsUnderLoadTests {
   /// Timeouts fire while the program keeps every worker of the global queues busy with CPU-bound
-  /// blocks (the network soak's checksums did): the timers have a queue of their own. The spinners
-  /// stop as soon as the fetch ends, or after 5 s; a timeout held up by them ends the fetch only
-  /// then, as `FetchTimeout`.
+  /// blocks (the network soak's checksums did): the timers have a queue of their own. A watcher
+  /// thread (not the global queues, which Swift concurrency also runs on here) sees the timeout
+  /// fire while the spinners still run; they stop then, or after 4 s, when a timeout held up by
+  /// them would fire too late to be seen.
   @Test(arguments: FetcherEngine.libcurl.isAvailable ? [FetcherEngine.urlSession, .libcurl] : [.urlSession])
   func timeoutsFireWhileTheGlobalQueuesAreBusy(engine: FetcherEngine) async throws {
     let server = try TestServer()
     defer { server.stop() }
+    let fetcher = FoundationNetworkingWorkaroundTests.fetcher(server.url("/hang"), timeout: 0.3)
+    fetcher.engine = engine
     let released = Locked(false)
-    let spinners = ProcessInfo.processInfo.activeProcessorCount + 1
-    let deadline = DispatchTime.now() + 5
-    for _ in 0..<spinners {
+    let firedWhileBusy = Locked(false)
+    let deadline = DispatchTime.now() + 4
+    for _ in 0..<(ProcessInfo.processInfo.activeProcessorCount + 1) {
       DispatchQueue.global().async {
         while !released.withLock({ $0 }) && DispatchTime.now() < deadline {}
       }
     }
-    defer { released.withLock { $0 = true } }
-    let fetcher = FoundationNetworkingWorkaroundTests.fetcher(server.url("/hang"), timeout: 0.3)
-    fetcher.engine = engine
-    let result = await fetcher.fetchResult(timeout: 4)
+    let watcher = Thread {
+      while DispatchTime.now() < deadline {
+        if fetcher.storage.withLock({ $0.cancelReason != nil }) {
+          firedWhileBusy.withLock { $0 = true }
+          break
+        }
+        usleep(5_000)
+      }
+      released.withLock { $0 = true }
+    }
+    watcher.start()
+    let result = await fetcher.fetchResult(timeout: 20)
     released.withLock { $0 = true }
+    #expect(firedWhileBusy.withLock { $0 })
     #expect(result.urlError?.code == .timedOut, "\(String(describing: result.error))")
   }
 }
