@@ -207,36 +207,20 @@ struct Parent {
 
     let child = try ChildProcess(
       executable: executable, arguments: ["download", url, destination.path, tokenFile.path])
-    let deadline = Date().addingTimeInterval(120)
-    var killed = false
-    while Date() < deadline {
-      if let size = fileSize(destination), size != total { figures.partialAtDestination += 1 }
-      if fileSize(tokenFile) != nil, let part = partFiles().first,
-        let size = fileSize(folder.appendingPathComponent(part)), size >= target
-      {
-        child.kill()
-        killed = true
-        break
-      }
-      if let exit = child.wait(timeout: 0) {
-        if exit.exitCode == 0 {
-          figures.childFinishedFirst += 1
-          return .again
-        }
-        fail("the first child ended by itself: \(exit)")
-        return .done
-      }
-      usleep(200)
+    var partialSeen = 0
+    let outcome = killWhenReached(child, what: "download", target: target) {
+      if let size = fileSize(destination), size != total { partialSeen += 1 }
+      guard fileSize(tokenFile) != nil, let part = partFiles().first else { return false }
+      return (fileSize(folder.appendingPathComponent(part)) ?? 0) >= target
     }
-    guard killed else {
-      child.kill()
-      _ = child.wait(timeout: 10)
-      fail("the download did not reach \(target) bytes in 120 s")
-      return .done
-    }
-    let exit = child.wait(timeout: 10)
-    guard exit?.signal == SIGKILL else {
-      fail("the first child did not end by SIGKILL: \(exit.map { "\($0)" } ?? "still running")")
+    figures.partialAtDestination += partialSeen
+    switch outcome {
+    case .killed: break
+    case .finishedFirst:
+      figures.childFinishedFirst += 1
+      return .again
+    case .failed(let text):
+      fail(text)
       return .done
     }
 
@@ -289,6 +273,44 @@ struct Parent {
 
   // MARK: - Uploads
 
+  /// How a child that was to be killed ended.
+  enum KillOutcome {
+    /// Killed by SIGKILL once its target was reached.
+    case killed
+    /// It finished by itself first (the run is made again).
+    case finishedFirst
+    case failed(String)
+  }
+
+  /// Kills `child` with SIGKILL once `reached()` (polled every 200 µs, for at most 120 s) and waits
+  /// for it to end.
+  func killWhenReached(_ child: ChildProcess, what: String, target: Int64, reached: () -> Bool) -> KillOutcome
+  {
+    let deadline = Date().addingTimeInterval(120)
+    var killed = false
+    while Date() < deadline {
+      if reached() {
+        child.kill()
+        killed = true
+        break
+      }
+      if let exit = child.wait(timeout: 0) {
+        return exit.exitCode == 0 ? .finishedFirst : .failed("the first child ended by itself: \(exit)")
+      }
+      usleep(200)
+    }
+    guard killed else {
+      child.kill()
+      _ = child.wait(timeout: 10)
+      return .failed("the \(what) did not reach \(target) bytes in 120 s")
+    }
+    let exit = child.wait(timeout: 10)
+    guard exit?.signal == SIGKILL else {
+      return .failed("the first child did not end by SIGKILL: \(exit.map { "\($0)" } ?? "still running")")
+    }
+    return .killed
+  }
+
   func uploads() throws -> Figures {
     var figures = Figures(kind: "upload")
     let file = work.appendingPathComponent("upload.bin")
@@ -332,33 +354,18 @@ struct Parent {
       arguments: [
         "upload", server.url("/crash.location").absoluteString, file.path, locationFile.path, chunk,
       ])
-    let deadline = Date().addingTimeInterval(120)
-    var killed = false
-    while Date() < deadline {
-      if child.hasPrinted("ready"), child.progress >= target {
-        child.kill()
-        killed = true
-        break
-      }
-      if let exit = child.wait(timeout: 0) {
-        if exit.exitCode == 0 {
-          figures.childFinishedFirst += 1
-          return .again
-        }
-        fail("the first child ended by itself: \(exit)")
-        return .done
-      }
-      usleep(200)
-    }
-    guard killed else {
-      child.kill()
-      _ = child.wait(timeout: 10)
-      fail("the upload did not reach \(target) bytes in 120 s")
-      return .done
-    }
-    let exit = child.wait(timeout: 10)
-    guard exit?.signal == SIGKILL else {
-      fail("the first child did not end by SIGKILL: \(exit.map { "\($0)" } ?? "still running")")
+    switch killWhenReached(
+      child, what: "upload", target: target,
+      reached: {
+        child.hasPrinted("ready") && child.progress >= target
+      })
+    {
+    case .killed: break
+    case .finishedFirst:
+      figures.childFinishedFirst += 1
+      return .again
+    case .failed(let text):
+      fail(text)
       return .done
     }
     let killPoint = child.progress
