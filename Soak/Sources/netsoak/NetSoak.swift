@@ -225,10 +225,12 @@ struct Run {
         let figures = workload.figures.with { $0 }
         say(
           String(
-            format: "[%4.0f s] begun %d, correct %d, errors %d, wrong %d, in flight %d (target %d), RSS %@",
+            format:
+              "[%4.0f s] begun %d, correct %d, errors %d, wrong %d, in flight %d (target %d), RSS %@, threads %d",
             Date().timeIntervalSince(started), figures.fetches.values.reduce(0, +), figures.correct,
             figures.finalErrors.values.reduce(0, +) + figures.unexplainedErrors.count, figures.wrong.count,
-            workload.inFlight, target, megabytes(residentBytes())))
+            workload.inFlight, target, megabytes(residentBytes()), threadCount())
+        )
         workload.sweepReleased()
       }
       // The event stream runs beside the target.
@@ -359,6 +361,8 @@ struct Run {
     for file in figures.partialFiles.prefix(10) { say("  left: \(file)") }
     say("fetchers leaked:               \(figures.leaked)")
     say("RSS before/after:              \(megabytes(rssBefore)) / \(megabytes(rssAfter))")
+    // Leak or malloc's keeping: RSS once malloc's free pages went back, and the threads left.
+    say("RSS after malloc_trim:         \(megabytes(residentBytesAfterTrim())) (threads: \(threadCount()))")
     say(
       String(format: "longest past its timeout:      %.2f s", max(figures.longestPastTimeout, 0))
         + " (\(figures.longestPastTimeoutNote))")

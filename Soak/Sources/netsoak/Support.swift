@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A lock-protected value.
 final class Guarded<Value>: @unchecked Sendable {
   // `@unchecked Sendable`: `value` is only touched under `lock`.
@@ -47,6 +51,26 @@ func residentBytes() -> Int64 {
   for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
     let digits = line.filter(\.isNumber)
     return (Int64(digits) ?? 0) * 1024
+  }
+  return 0
+}
+
+/// RSS after glibc's `malloc_trim(0)` gave malloc's free pages back to the system (looked up at
+/// run time; RSS as it is where there is none): when RSS falls a long way, the growth was memory
+/// malloc kept, not memory still in use.
+func residentBytesAfterTrim() -> Int64 {
+  typealias Trim = @convention(c) (Int) -> Int32
+  if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+    _ = unsafeBitCast(symbol, to: Trim.self)(0)
+  }
+  return residentBytes()
+}
+
+/// The threads of this process, from /proc (0 where unavailable).
+func threadCount() -> Int {
+  guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+  for line in status.split(separator: "\n") where line.hasPrefix("Threads:") {
+    return Int(line.filter(\.isNumber)) ?? 0
   }
   return 0
 }
