@@ -105,19 +105,18 @@ enum Child {
   }
 
   private static func finish(_ fetcher: SessionFetcher) -> Int32 {
-    let done = DispatchSemaphore(value: 0)
-    let failure = Box<String?>(nil)
-    fetcher.beginFetch { _, error in
-      failure.value = error.map { "\($0)" }
-      done.signal()
-    }
-    return ended(done, failure)
+    finish { fetcher.beginFetch(completionHandler: $0) }
   }
 
   private static func finish(_ fetcher: SessionUploadFetcher) -> Int32 {
+    finish { fetcher.beginFetch(completionHandler: $0) }
+  }
+
+  /// Begins a fetch through `begin` and waits for its completion.
+  private static func finish(_ begin: (@escaping FetcherCompletionHandler) -> Void) -> Int32 {
     let done = DispatchSemaphore(value: 0)
     let failure = Box<String?>(nil)
-    fetcher.beginFetch { _, error in
+    begin { _, error in
       failure.value = error.map { "\($0)" }
       done.signal()
     }

@@ -172,6 +172,15 @@ struct Parent {
     let nginx = try Nginx(root: served, folder: work, port: options.port)
     defer { nginx.stop() }
     let url = "http://127.0.0.1:\(options.port)/source.bin"
+    try repeatRuns(&figures) { run, figures in
+      try downloadRun(run, url: url, sourceDigest: sourceDigest, nginx: nginx, figures: &figures)
+    }
+    return figures
+  }
+
+  /// Makes `options.runs` runs of `body` (a run that asks to be made again does not count), within
+  /// the time limit, and records how many and how long.
+  func repeatRuns(_ figures: inout Figures, _ body: (Int, inout Figures) throws -> RunOutcome) rethrows {
     let started = Date()
     var run = 0
     while run < options.runs {
@@ -179,14 +188,11 @@ struct Parent {
         figures.failures.append("time limit reached after \(run) runs")
         break
       }
-      let outcome = try downloadRun(
-        run, url: url, sourceDigest: sourceDigest, nginx: nginx, figures: &figures)
-      if outcome == .again { continue }
+      if try body(run, &figures) == .again { continue }
       run += 1
       figures.runs = run
     }
     figures.seconds = Date().timeIntervalSince(started)
-    return figures
   }
 
   enum RunOutcome { case done, again }
@@ -319,21 +325,11 @@ struct Parent {
     let fileDigest = try sha256(of: file)
     let server = try TestServer()
     defer { server.stop() }
-    let started = Date()
-    var run = 0
-    while run < options.runs {
-      if Date().timeIntervalSince(started) > options.timeLimit {
-        figures.failures.append("time limit reached after \(run) runs")
-        break
-      }
-      let outcome = try uploadRun(
+    try repeatRuns(&figures) { run, figures in
+      defer { server.resetRecords() }
+      return try uploadRun(
         run, server: server, file: file, fileData: fileData, fileDigest: fileDigest, figures: &figures)
-      server.resetRecords()
-      if outcome == .again { continue }
-      run += 1
-      figures.runs = run
     }
-    figures.seconds = Date().timeIntervalSince(started)
     return figures
   }
 
