@@ -186,10 +186,7 @@
         let count = chunk.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: $0.count) }
         condition.lock()
         if count > 0 {
-          if start > 0 && start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-          }
+          // `read` empties the buffer whenever it takes the last byte, so bytes go on at the end.
           buffer.append(contentsOf: chunk[0..<count])
         } else if count == 0 {
           ended = true
