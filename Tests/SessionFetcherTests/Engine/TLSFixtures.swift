@@ -137,20 +137,9 @@ final class TLSFixtures: Sendable {
 
     /// A port nothing listens on now (bound to port 0, read, closed).
     private static func freePort() throws -> UInt16 {
-      let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-      guard descriptor >= 0 else { throw FixtureError("socket failed") }
-      defer { close(descriptor) }
-      var address = sockaddr_in()
-      address.sin_family = sa_family_t(AF_INET)
-      address.sin_addr.s_addr = inet_addr("127.0.0.1")
-      var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-      let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-          bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
-        }
-      }
-      guard bound else { throw FixtureError("bind failed") }
-      return UInt16(bigEndian: address.sin_port)
+      let (descriptor, port) = try bindLoopbackSocket()
+      close(descriptor)
+      return port
     }
 
     /// Polls for the port to accept a connection, for at most 10 s.

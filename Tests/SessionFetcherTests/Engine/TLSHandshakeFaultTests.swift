@@ -96,24 +96,7 @@ final class HandshakeCloser: @unchecked Sendable {
   private let finished = DispatchSemaphore(value: 0)
 
   init() throws {
-    descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { throw TLSFixtures.FixtureError("socket failed") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let descriptor = self.descriptor
-    let listening = withUnsafeMutablePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-        bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
-          && listen(descriptor, 16) == 0
-      }
-    }
-    guard listening else {
-      close(descriptor)
-      throw TLSFixtures.FixtureError("bind or listen failed")
-    }
-    port = UInt16(bigEndian: address.sin_port)
+    (descriptor, port) = try bindLoopbackSocket(backlog: 16)
     let thread = Thread { [self] in serve() }
     thread.start()
   }

@@ -285,21 +285,7 @@ final class BreakingServer: @unchecked Sendable {
 
   init(_ behavior: Behavior) throws {
     self.behavior = behavior
-    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard listener >= 0 else { throw TLSFixtures.FixtureError("socket failed") }
-    self.listener = listener
-    var address = Self.loopback(port: 0)
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-        bind(listener, raw, length) == 0 && getsockname(listener, raw, &length) == 0
-      }
-    }
-    guard bound, listen(listener, 16) == 0 else {
-      close(listener)
-      throw TLSFixtures.FixtureError("bind or listen failed")
-    }
-    port = UInt16(bigEndian: address.sin_port)
+    (listener, port) = try bindLoopbackSocket(backlog: 16)
     let thread = Thread { [self] in acceptLoop() }
     thread.start()
   }

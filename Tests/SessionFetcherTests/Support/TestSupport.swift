@@ -29,19 +29,20 @@ func makeTemporaryFolder() throws -> URL {
   return url
 }
 
-struct PortUnavailable: Error {}
+struct PortUnavailable: Error, CustomStringConvertible {
+  var description: String
+}
 
-/// A port on 127.0.0.1 with nothing listening: bound and never listened on, for the life of the
-/// process. (A port bound and closed again could be taken at once by another suite's server running
-/// in parallel, and the "refused" connection would reach it.)
-func closedPort() throws -> UInt16 {
+/// A TCP socket bound to an ephemeral port on 127.0.0.1, listening when `backlog` is given; the
+/// caller owns `descriptor`.
+func bindLoopbackSocket(backlog: Int32? = nil) throws -> (descriptor: Int32, port: UInt16) {
   #if canImport(Glibc)
     let streamType = Int32(SOCK_STREAM.rawValue)
   #else
     let streamType = SOCK_STREAM
   #endif
   let descriptor = socket(AF_INET, streamType, 0)
-  guard descriptor >= 0 else { throw PortUnavailable() }
+  guard descriptor >= 0 else { throw PortUnavailable(description: "socket: errno \(errno)") }
   var address = sockaddr_in()
   address.sin_family = sa_family_t(AF_INET)
   address.sin_port = 0
@@ -52,10 +53,18 @@ func closedPort() throws -> UInt16 {
       bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
     }
   }
-  guard bound else {
+  guard bound, backlog.map({ listen(descriptor, $0) == 0 }) ?? true else {
+    let code = errno
     close(descriptor)
-    throw PortUnavailable()
+    throw PortUnavailable(description: "bind or listen on 127.0.0.1: errno \(code)")
   }
+  return (descriptor, UInt16(bigEndian: address.sin_port))
+}
+
+/// A port on 127.0.0.1 with nothing listening: bound and never listened on, for the life of the
+/// process. (A port bound and closed again could be taken at once by another suite's server running
+/// in parallel, and the "refused" connection would reach it.)
+func closedPort() throws -> UInt16 {
   // Deliberately never closed: the port stays reserved, and refuses connections.
-  return UInt16(bigEndian: address.sin_port)
+  try bindLoopbackSocket().port
 }
