@@ -32,6 +32,10 @@ let package = Package(
     .executableTarget(
       name: "sigpipe-probe", dependencies: ["SessionFetcher"], path: "Tests/SigpipeProbe",
       swiftSettings: strictSettings),
+    // A child process of LoggingExitTests: ends right after a logged fetch.
+    .executableTarget(
+      name: "logging-exit-probe", dependencies: ["HTTPLogging", "SessionFetcher"],
+      path: "Tests/LoggingExitProbe", swiftSettings: strictSettings),
     .testTarget(
       name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],
       swiftSettings: strictSettings),

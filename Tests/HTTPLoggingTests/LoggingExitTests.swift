@@ -1,0 +1,74 @@
+import FetcherTesting
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The log writer gathers finished fetches for a few milliseconds before it writes them; a program
+/// that ends in that moment (a command-line tool's last fetch) must still find them in its files.
+/// The fetch runs in a child process, `logging-exit-probe` (built beside the tests), which ends right
+/// after its completion handler: by `exit(0)` in the handler, or by returning from `main`.
+@Suite("HTTPLogging flushes at the end of the process")
+struct LoggingExitTests {
+  @Test("a fetch logged just before the process ends is in its files", arguments: ["exit", "return"])
+  func lastFetchReachesTheFiles(ending: String) throws {
+    let probe = URL(
+      fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    )
+    .deletingLastPathComponent().appendingPathComponent("logging-exit-probe")
+    try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
+    let server = try TestServer()
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let url = server.url("/bytes/1000")
+
+    let output = try Self.run(probe, arguments: [folder.path, url.absoluteString, ending])
+    #expect(output.status == 0, "\(output)")
+    #expect(output.text.contains("status 200, 1000 bytes, error: none"), "\(output)")
+
+    let run = try #require(try runFolders(in: folder).first, "no run folder: \(output)")
+    let har = try Data(contentsOf: run.appendingPathComponent("log.har"))
+    let root = try #require(try JSONSerialization.jsonObject(with: har) as? [String: Any])
+    let entries = try #require((root["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+    #expect(entries.compactMap { harRequest($0)["url"] as? String } == [url.absoluteString])
+    #expect(entries.compactMap { harResponse($0)["status"] as? Int } == [200])
+    let page = try String(contentsOf: run.appendingPathComponent("index.html"), encoding: .utf8)
+    #expect(try pageEntries(html: page).count == 1)
+    // The 1,000-byte body has a file of its own, written whole.
+    let bodyFile = try #require(fileNames(in: entries).first)
+    let body = try Data(contentsOf: run.appendingPathComponent(bodyFile))
+    #expect(body.count == 1000)
+    #expect(FileManager.default.fileExists(atPath: run.appendingPathComponent("fetch_1.txt").path))
+  }
+
+  /// Runs `probe` without proxy variables (the fetch goes to loopback), for at most 60 s.
+  static func run(_ probe: URL, arguments: [String]) throws -> (status: Int32, text: String) {
+    let process = Process()
+    process.executableURL = probe
+    process.arguments = arguments
+    let proxyNames: Set = [
+      "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+    ]
+    process.environment = ProcessInfo.processInfo.environment.filter { !proxyNames.contains($0.key) }
+    // A file, not a pipe: reading a pipe to its end would wait as long as the child lives.
+    let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "logging-exit-\(UUID().uuidString).out")
+    defer { try? FileManager.default.removeItem(at: outputURL) }
+    _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+    let output = try FileHandle(forWritingTo: outputURL)
+    defer { try? output.close() }
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let deadline = Date().addingTimeInterval(60)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    let text = (try? Data(contentsOf: outputURL)) ?? Data()
+    return (process.terminationStatus, String(decoding: text, as: UTF8.self))
+  }
+}
