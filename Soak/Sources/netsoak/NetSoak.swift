@@ -2,12 +2,16 @@ import FetcherService
 import Foundation
 import SessionFetcher
 
-/// The network soak: nginx in a network namespace of its own behind a veth pair, a mixed workload
-/// across it (directly and through the soak's fault proxy), and a fault schedule acting on the
-/// link and the server. Prints its figures and exits non-zero when a goal is missed.
+/// The network soak: nginx and httpbin in a network namespace of its own behind a veth pair, a
+/// mixed workload across it (directly and through the soak's fault proxies), and a fault schedule
+/// acting on the link and the server. Prints its figures and exits non-zero when a goal is missed.
 ///
 ///     netsoak [--duration S] [--inflight N | A...B] [--timeout S] [--drain S] [--seed N]
 ///             [--fault-gap A...B] [--proxy-faults RATE] [--rss-interval S] [--rss-plot FILE.svg]
+///             [--events N] [--no-faults] [--httpbin GUNICORN] [--lab N]
+///
+/// `--httpbin` names a gunicorn whose Python has httpbin installed; without it the workload has no
+/// httpbin fetches (and says so). `--lab N` picks another namespace and subnet (see `NetworkLab`).
 @main
 enum NetSoak {
   static func main() {
@@ -18,11 +22,11 @@ enum NetSoak {
       say("\(error)\n\(Options.usage)")
       exit(2)
     }
-    if let reason = NetworkLab.unavailableReason() {
+    let lab = NetworkLab(index: options.lab)
+    if let reason = lab.unavailableReason() {
       say("netsoak: skipped: \(reason)")
       exit(ProcessInfo.processInfo.environment["CI"] == "true" ? 1 : 0)
     }
-    let lab = NetworkLab()
     // The signal sources must live as long as the run (an unused local is released early).
     let failures = withExtendedLifetime(installSignalHandlers(lab: lab)) { () -> [String] in
       var failures: [String]
@@ -71,11 +75,13 @@ struct Options {
   var rssPlot: String?
   var eventCount = 150
   var faults = true
+  var httpbin: String?
+  var lab = 0
 
   static let usage = """
     usage: netsoak [--duration S] [--inflight N|A...B] [--timeout S] [--drain S] [--seed N]
                    [--fault-gap A...B] [--proxy-faults RATE] [--rss-interval S] [--rss-plot FILE.svg]
-                   [--events N] [--no-faults]
+                   [--events N] [--no-faults] [--httpbin GUNICORN] [--lab N]
     """
 
   static func parse(_ arguments: [String]) throws -> Options {
@@ -112,6 +118,12 @@ struct Options {
       case "--rss-plot": options.rssPlot = try value(argument)
       case "--events": options.eventCount = Int(try value(argument)) ?? options.eventCount
       case "--no-faults": options.faults = false
+      case "--httpbin": options.httpbin = try value(argument)
+      case "--lab":
+        guard let index = Int(try value(argument)), (0...63).contains(index) else {
+          throw SoakError.setup("--lab wants 0...63")
+        }
+        options.lab = index
       default: throw SoakError.setup("unknown argument \(argument)")
       }
     }
@@ -132,7 +144,7 @@ struct Run {
         + "\(options.inflight.lowerBound)...\(options.inflight.upperBound) in flight, timeout \(options.timeout) s, "
         + "faults \(options.faults ? "on" : "off")")
     let work = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "\(NetworkLab.prefix)\(getpid())")
+      "\(lab.prefix)\(getpid())")
     try? FileManager.default.removeItem(at: work)
     try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: work) }
@@ -157,6 +169,25 @@ struct Run {
     proxy.start()
     defer { proxy.stop() }
     say("fault proxy: 127.0.0.1:\(proxy.port) -> \(lab.serverAddress):\(nginx.port)")
+    var httpbin: (server: HttpbinServer, proxy: FaultProxy)?
+    if let gunicorn = options.httpbin {
+      let server = HttpbinServer(
+        gunicorn: gunicorn, lab: lab, log: work.appendingPathComponent("httpbin.log"))
+      try server.start()
+      let httpbinProxy = try FaultProxy(
+        upstreamHost: lab.serverAddress, upstreamPort: UInt16(server.port),
+        faultRate: options.faults ? options.proxyFaultRate : 0, stallDuration: options.timeout + 2)
+      httpbinProxy.start()
+      httpbin = (server, httpbinProxy)
+      say(
+        "httpbin: \(lab.serverAddress):\(server.port) (gunicorn), fault proxy 127.0.0.1:\(httpbinProxy.port)")
+    } else {
+      say("httpbin: off (no --httpbin GUNICORN)")
+    }
+    defer {
+      httpbin?.proxy.stop()
+      httpbin?.server.stop()
+    }
 
     let service = FetcherService()
     service.isRetryEnabled = true
@@ -169,7 +200,10 @@ struct Run {
     try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
     let workload = Workload(
       service: service, timeout: options.timeout, directBase: "http://\(lab.serverAddress):\(nginx.port)",
-      proxyBase: "http://127.0.0.1:\(proxy.port)", nginx: nginx, smallFiles: small, largeFiles: large,
+      proxyBase: "http://127.0.0.1:\(proxy.port)",
+      httpbinBases: httpbin.map {
+        (direct: "http://\(lab.serverAddress):\($0.server.port)", proxy: "http://127.0.0.1:\($0.proxy.port)")
+      }, nginx: nginx, smallFiles: small, largeFiles: large,
       uploadSources: uploads, downloads: downloads)
 
     let rssBefore = residentBytes()
@@ -208,8 +242,12 @@ struct Run {
     }
     beginEventStream()
 
+    // Weights out of 100; without httpbin its share goes to small GETs.
+    let httpbinShare = httpbin == nil ? 0 : 15
     let kinds: [(FetchKind, Int)] = [
-      (.smallGet, 35), (.post, 20), (.download, 15), (.uploadFile, 15), (.uploadStream, 15),
+      (.smallGet, 30 + 15 - httpbinShare), (.post, 15), (.download, 15), (.uploadFile, 13),
+      (.uploadStream, 12),
+      (.httpbin, httpbinShare),
     ]
     let end = started.addingTimeInterval(options.duration)
     var target = Int.random(in: options.inflight, using: &generator)
@@ -282,9 +320,11 @@ struct Run {
     figures.missing = abandoned.count
     figures.partialFiles += leftovers
     figures.unbalanced += figures.strayNotifications
-    let faults =
-      schedule.counts.with { $0 }.map { ($0.key, $0.value) }
-      + proxy.counts.with { $0 }.map { ($0.key.rawValue, $0.value) }
+    var faultCounts = schedule.counts.with { $0 }
+    for faultProxy in [proxy] + [httpbin?.proxy].compactMap({ $0 }) {
+      for (kind, count) in faultProxy.counts.with({ $0 }) { faultCounts[kind.rawValue, default: 0] += count }
+    }
+    let faults = faultCounts.map { ($0.key, $0.value) }
     report(
       engine: engine, figures: figures, faults: faults.sorted { $0.0 < $1.0 }, rssBefore: rssBefore,
       rssAfter: rssAfter, elapsed: elapsed, abandoned: abandoned)
@@ -346,7 +386,7 @@ struct Run {
       say("  \(kind):".padding(toLength: 33, withPad: " ", startingAt: 0) + "\(count)")
     }
     say("retries:                       \(figures.retries)")
-    say("fetches ending correct:        \(figures.correct) (sha256 of every body and file)")
+    say("fetches ending correct:        \(figures.correct) (sha256 of every body and file; httpbin JSON by content)")
     say("wrong bodies or files:         \(figures.wrong.count)")
     say("ended with an error:           \(errors)")
     for (reason, count) in figures.finalErrors.sorted(by: { $0.value > $1.value }) {
@@ -420,8 +460,8 @@ struct Run {
   private func removeOldWorkFolders() {
     let temporary = FileManager.default.temporaryDirectory
     let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
-    for name in names where name.hasPrefix(NetworkLab.prefix) {
-      guard let pid = Int32(name.dropFirst(NetworkLab.prefix.count)), pid != getpid(), kill(pid, 0) != 0
+    for name in names where name.hasPrefix(lab.prefix) {
+      guard let pid = Int32(name.dropFirst(lab.prefix.count)), pid != getpid(), kill(pid, 0) != 0
       else {
         continue
       }

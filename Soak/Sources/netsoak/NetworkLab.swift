@@ -3,22 +3,35 @@ import Foundation
 /// The soak's network: a namespace of its own holding the servers, joined to this host by a veth
 /// pair, and the faults it can put on that link. Every name starts with ``prefix`` so that the soak
 /// removes only its own leftovers (from an earlier run that was killed) and nothing else.
+///
+/// Lab 0 (the default) is `sfsoak-*` on 10.77.0.0/30; lab N (`--lab N`, 1...63) is `sfsoakN-*` on
+/// 10.77.N.0/30, so that runs in different labs can go at once and never touch each other.
 final class NetworkLab: @unchecked Sendable {
   // `@unchecked Sendable`: the names are constants; `blackholeTool` is set once in `setUp`.
-  static let prefix = "sfsoak-"
-  let namespace = "\(NetworkLab.prefix)ns"
-  let hostLink = "\(NetworkLab.prefix)h"
-  let namespaceLink = "\(NetworkLab.prefix)n"
-  let hostAddress = "10.77.0.1"
-  let serverAddress = "10.77.0.2"
-  private var blackholeTool = "link down"
+  let prefix: String
+  let namespace: String
+  let hostLink: String
+  let namespaceLink: String
+  let hostAddress: String
+  let serverAddress: String
   /// While the host side of the link is down its route is gone: this route (a higher metric than
   /// the link's) then answers "unreachable", so that nothing for the soak's addresses ever follows
   /// the default route off the machine.
-  static let fenceRoute = ["unreachable", "10.77.0.0/30", "metric", "4242"]
+  let fenceRoute: [String]
+  private var blackholeTool = "link down"
+
+  init(index: Int = 0) {
+    prefix = index == 0 ? "sfsoak-" : "sfsoak\(index)-"
+    namespace = "\(prefix)ns"
+    hostLink = "\(prefix)h"
+    namespaceLink = "\(prefix)n"
+    hostAddress = "10.77.\(index).1"
+    serverAddress = "10.77.\(index).2"
+    fenceRoute = ["unreachable", "10.77.\(index).0/30", "metric", "4242"]
+  }
 
   /// Why the soak cannot run here, or nil.
-  static func unavailableReason() -> String? {
+  func unavailableReason() -> String? {
     if getuid() != 0 { return "not running as root (network namespaces need it)" }
     if !Shell.has("ip") { return "`ip` (iproute2) is not installed" }
     if !Shell.has("nginx") { return "`nginx` is not installed" }
@@ -32,8 +45,8 @@ final class NetworkLab: @unchecked Sendable {
     return nil
   }
 
-  /// Removes namespaces (and the processes in them) and links with the soak's prefix.
-  static func removeLeftovers(report: Bool = true) {
+  /// Removes namespaces (and the processes in them) and links with this lab's prefix.
+  func removeLeftovers(report: Bool = true) {
     let namespaces = Shell.run(["ip", "-o", "netns", "list"]).output.split(separator: "\n")
       .compactMap { $0.split(separator: " ").first.map(String.init) }
       .filter { $0.hasPrefix(prefix) }
@@ -56,8 +69,8 @@ final class NetworkLab: @unchecked Sendable {
   }
 
   func setUp() throws {
-    Self.removeLeftovers()
-    try Shell.require(["ip", "route", "replace"] + Self.fenceRoute)
+    removeLeftovers()
+    try Shell.require(["ip", "route", "replace"] + fenceRoute)
     try Shell.require(["ip", "netns", "add", namespace])
     try Shell.require(["ip", "link", "add", hostLink, "type", "veth", "peer", "name", namespaceLink])
     try Shell.require(["ip", "link", "set", namespaceLink, "netns", namespace])
@@ -78,7 +91,7 @@ final class NetworkLab: @unchecked Sendable {
   }
 
   func tearDown() {
-    Self.removeLeftovers(report: false)
+    removeLeftovers(report: false)
   }
 
   func inside(_ arguments: [String]) throws {

@@ -55,6 +55,22 @@ enum Shell {
     return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
   }
 
+  /// Starts a long-running command (a server that stays in the foreground) with standard output and
+  /// error appended to `output`, and returns its pid without waiting; the caller reaps it.
+  static func launch(_ arguments: [String], output: URL) -> pid_t? {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var pid: pid_t = 0
+    guard posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ) == 0 else { return nil }
+    return pid
+  }
+
   /// Runs a command and stops the soak if it fails (set-up steps that must work).
   static func require(_ arguments: [String]) throws {
     let result = run(arguments)

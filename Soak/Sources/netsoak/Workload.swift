@@ -2,7 +2,8 @@ import FetcherService
 import Foundation
 import SessionFetcher
 
-/// The kinds of fetch in the mixed workload.
+/// The kinds of fetch in the mixed workload. The httpbin kind is one of `/range/N` (a...z),
+/// `/drip` (a slow body of `*`), a POST echo at `/anything`, `/redirect/2` and `/gzip`.
 enum FetchKind: String, CaseIterable {
   case smallGet = "small GET"
   case post = "POST (echoed)"
@@ -10,6 +11,7 @@ enum FetchKind: String, CaseIterable {
   case uploadFile = "PUT upload from file"
   case uploadStream = "PUT upload from stream"
   case eventStream = "event stream (chunked)"
+  case httpbin = "httpbin (5 endpoints)"
 }
 
 /// What the soak knows about one fetch while it runs: the library's retry advice, the last sign of
@@ -75,6 +77,8 @@ final class Workload: @unchecked Sendable {
   let timeout: TimeInterval
   let directBase: String
   let proxyBase: String
+  /// httpbin's base URLs, directly and through its fault proxy, when it runs.
+  let httpbinBases: (direct: String, proxy: String)?
   let nginx: NginxServer
   let smallFiles: [ServedFile]
   let largeFiles: [ServedFile]
@@ -93,13 +97,15 @@ final class Workload: @unchecked Sendable {
   private var observers: [any NSObjectProtocol] = []
 
   init(
-    service: FetcherService, timeout: TimeInterval, directBase: String, proxyBase: String, nginx: NginxServer,
-    smallFiles: [ServedFile], largeFiles: [ServedFile], uploadSources: [ServedFile], downloads: URL
+    service: FetcherService, timeout: TimeInterval, directBase: String, proxyBase: String,
+    httpbinBases: (direct: String, proxy: String)?, nginx: NginxServer, smallFiles: [ServedFile],
+    largeFiles: [ServedFile], uploadSources: [ServedFile], downloads: URL
   ) {
     self.service = service
     self.timeout = timeout
     self.directBase = directBase
     self.proxyBase = proxyBase
+    self.httpbinBases = httpbinBases
     self.nginx = nginx
     self.smallFiles = smallFiles
     self.largeFiles = largeFiles
@@ -163,8 +169,11 @@ final class Workload: @unchecked Sendable {
     id: Int, kind: FetchKind, using generator: inout G, done: (@Sendable () -> Void)? = nil
   ) {
     let viaProxy = Bool.random(using: &generator)
-    let base = viaProxy ? proxyBase : directBase
+    var base = viaProxy ? proxyBase : directBase
     var expected: String?
+    /// For bodies that are not known byte for byte (httpbin's JSON): what is wrong with one, or nil.
+    var verify: (@Sendable (Data) -> String?)?
+    var contentType: String?
     var uploadTarget: URL?
     var destination: URL?
     let path: String
@@ -206,11 +215,53 @@ final class Workload: @unchecked Sendable {
     case .eventStream:
       path = "/events"
       expected = SHA256.hex(of: nginx.expectedEvents)
+    case .httpbin:
+      guard let bases = httpbinBases else { preconditionFailure("httpbin fetches without httpbin") }
+      base = viaProxy ? bases.proxy : bases.direct
+      switch Int.random(in: 0..<5, using: &generator) {
+      case 0:
+        // a...z repeated; httpbin serves at most 100 KiB.
+        let count = Int.random(in: 1...102_400, using: &generator)
+        path = "/range/\(count)"
+        expected = SHA256.hex(of: Data((0..<count).map { UInt8(ascii: "a") + UInt8($0 % 26) }))
+      case 1:
+        // `*` bytes spread over up to 2 s: a slow body, well within the idle timeout.
+        let count = Int.random(in: 1...4_000, using: &generator)
+        let duration = Double(Int.random(in: 0...20, using: &generator)) / 10
+        path = "/drip?numbytes=\(count)&duration=\(duration)&delay=0&code=200"
+        expected = SHA256.hex(of: Data(repeating: UInt8(ascii: "*"), count: count))
+      case 2:
+        let text =
+          "echo \(id) "
+          + String(repeating: "0123456789abcdef", count: Int.random(in: 1...2_048, using: &generator))
+        path = "/anything/\(id)"
+        method = "POST"
+        contentType = "text/plain; charset=utf-8"
+        body.0 = Data(text.utf8)
+        verify = { data in
+          let echo = Self.jsonObject(data)
+          if echo?["data"] as? String != text { return "the echoed body differs" }
+          if echo?["method"] as? String != "POST" { return "the echoed method is not POST" }
+          return nil
+        }
+      case 3:
+        // Two relative redirects, then /get.
+        path = "/redirect/2"
+        verify = { data in
+          (Self.jsonObject(data)?["url"] as? String)?.hasSuffix("/get") == true ? nil : "did not end at /get"
+        }
+      default:
+        path = "/gzip"
+        verify = { data in
+          Self.jsonObject(data)?["gzipped"] as? Bool == true ? nil : "not a decoded gzip body"
+        }
+      }
     }
 
     var request = URLRequest(url: URL(string: base + path)!)
     request.httpMethod = method
     request.timeoutInterval = timeout
+    if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
     let fetcher = service.fetcher(request: request)
     let record = FetchRecord(id: id, kind: kind, method: method, viaProxy: viaProxy)
     fetcher.callbackQueue = DispatchQueue(label: "netsoak.fetch")
@@ -258,7 +309,7 @@ final class Workload: @unchecked Sendable {
       if viaProxy { $0.viaProxy += 1 }
     }
     let timeout = self.timeout
-    let checks = (expected: expected, destination: destination, uploadTarget: uploadTarget)
+    let checks = (expected: expected, verify: verify, destination: destination, uploadTarget: uploadTarget)
     fetcher.beginFetch { [self] data, error in
       let now = Date()
       let (completions, lastActivity, lastKind) = record.state.with { state -> (Int, Date, String) in
@@ -275,7 +326,8 @@ final class Workload: @unchecked Sendable {
       verification.async { [self] in
         check(
           fetcher: fetcher, record: record, data: kind == .eventStream ? events : data, error: error,
-          expected: checks.expected, destination: checks.destination, uploadTarget: checks.uploadTarget,
+          expected: checks.expected, verify: checks.verify, destination: checks.destination,
+          uploadTarget: checks.uploadTarget,
           pastTimeout: past, lastKind: lastKind)
         done?()
       }
@@ -286,7 +338,8 @@ final class Workload: @unchecked Sendable {
 
   private func check(
     fetcher: SessionFetcher, record: FetchRecord, data: Data?, error: (any Error)?, expected: String?,
-    destination: URL?, uploadTarget: URL?, pastTimeout: TimeInterval, lastKind: String
+    verify: (@Sendable (Data) -> String?)?, destination: URL?, uploadTarget: URL?, pastTimeout: TimeInterval,
+    lastKind: String
   ) {
     let name = "\(record.kind.rawValue) #\(record.id)\(record.viaProxy ? " (proxy)" : "")"
     var wrong: String?
@@ -303,10 +356,12 @@ final class Workload: @unchecked Sendable {
       if let destination, FileManager.default.fileExists(atPath: destination.path) {
         partial = "\(name): \(destination.lastPathComponent) exists after a failed fetch"
       }
+    } else if let verify {
+      if let problem = verify(data ?? Data()) { wrong = "\(name): \(problem)" }
     } else {
       var actual: String?
       switch record.kind {
-      case .smallGet, .post, .eventStream: actual = data.map(SHA256.hex(of:))
+      case .smallGet, .post, .eventStream, .httpbin: actual = data.map(SHA256.hex(of:))
       case .download: actual = destination.flatMap(SHA256.hex(ofFile:))
       case .uploadFile, .uploadStream: actual = uploadTarget.flatMap(SHA256.hex(ofFile:))
       }
@@ -367,6 +422,11 @@ final class Workload: @unchecked Sendable {
       return "\(what) after \(fetcher.retryCount) retries, the retry window closed"
     }
     return nil
+  }
+
+  /// A JSON object body (httpbin's echoes), or nil.
+  static func jsonObject(_ data: Data) -> [String: Any]? {
+    (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
   }
 
   /// The text of an error (libcurl's message for FoundationNetworking's -1).
