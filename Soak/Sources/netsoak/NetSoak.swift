@@ -386,7 +386,9 @@ struct Run {
       say("  \(kind):".padding(toLength: 33, withPad: " ", startingAt: 0) + "\(count)")
     }
     say("retries:                       \(figures.retries)")
-    say("fetches ending correct:        \(figures.correct) (sha256 of every body and file; httpbin JSON by content)")
+    say(
+      "fetches ending correct:        \(figures.correct) (sha256 of every body and file; httpbin JSON by content)"
+    )
     say("wrong bodies or files:         \(figures.wrong.count)")
     say("ended with an error:           \(errors)")
     for (reason, count) in figures.finalErrors.sorted(by: { $0.value > $1.value }) {
