@@ -264,15 +264,17 @@ struct Run {
         say(
           String(
             format:
-              "[%4.0f s] begun %d, correct %d, errors %d, wrong %d, in flight %d (target %d), RSS %@, threads %d",
+              "[%4.0f s] begun %d, correct %d, errors %d, wrong %d, in flight %d (target %d), checks waiting %d, "
+              + "RSS %@, threads %d",
             Date().timeIntervalSince(started), figures.fetches.values.reduce(0, +), figures.correct,
             figures.finalErrors.values.reduce(0, +) + figures.unexplainedErrors.count, figures.wrong.count,
-            workload.inFlight, target, megabytes(residentBytes()), threadCount())
+            workload.inFlight, target, workload.checksWaiting, megabytes(residentBytes()), threadCount())
         )
         workload.sweepReleased()
       }
-      // The event stream runs beside the target.
-      if workload.inFlight - 1 < target {
+      // The event stream runs beside the target. The checks (sha256 of every body and file) must keep
+      // up: a backlog would hold bodies in memory and files on disk without bound.
+      if workload.inFlight - 1 < target && workload.checksWaiting < 32 {
         var pick = Int.random(in: 0..<100, using: &generator)
         var kind = FetchKind.smallGet
         for (candidate, weight) in kinds {

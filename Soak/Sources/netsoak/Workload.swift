@@ -90,6 +90,9 @@ final class Workload: @unchecked Sendable {
   /// Fetchers whose checks are done: each must be deallocated soon after.
   private let released = Guarded<[(reference: () -> SessionFetcher?, deadline: Date)]>([])
   private let running = Guarded(0)
+  /// Completed fetches whose check has not run yet (each may hold a body in memory, a download or an
+  /// upload on disk): the soak begins no new fetch while too many wait.
+  private let waitingChecks = Guarded(0)
   /// Checks (sha256 of up to 64 MiB) run here, one at a time, on a thread of their own: on the
   /// global queues they would hold libdispatch's few worker threads (2 on 2 cores) and delay the
   /// library's timeout timers, which run there, by seconds.
@@ -115,6 +118,7 @@ final class Workload: @unchecked Sendable {
   }
 
   var inFlight: Int { running.with { $0 } }
+  var checksWaiting: Int { waitingChecks.with { $0 } }
   var unchecked: Int { active.with { $0.count } }
 
   // MARK: - Notifications
@@ -321,6 +325,7 @@ final class Workload: @unchecked Sendable {
         return
       }
       running.with { $0 -= 1 }
+      waitingChecks.with { $0 += 1 }
       let past = now.timeIntervalSince(lastActivity) - timeout
       let events = accumulated.with { $0 }
       verification.async { [self] in
@@ -329,6 +334,7 @@ final class Workload: @unchecked Sendable {
           expected: checks.expected, verify: checks.verify, destination: checks.destination,
           uploadTarget: checks.uploadTarget,
           pastTimeout: past, lastKind: lastKind)
+        waitingChecks.with { $0 -= 1 }
         done?()
       }
     }
