@@ -405,6 +405,11 @@ struct Run {
     for file in figures.partialFiles.prefix(10) { say("  left: \(file)") }
     say("fetchers leaked:               \(figures.leaked)")
     say("RSS before/after:              \(megabytes(rssBefore)) / \(megabytes(rssAfter))")
+    if let heap = MallocFigures.current() {
+      say(
+        "malloc (glibc):                \(heap.arenas) arenas took \(megabytes(heap.fromSystem)), "
+          + "\(megabytes(heap.freeKept)) of it free but kept; \(megabytes(heap.mapped)) in mmapped blocks")
+    }
     // Leak or malloc's keeping: RSS once malloc's free pages went back, and the threads left.
     say("RSS after malloc_trim:         \(megabytes(residentBytesAfterTrim())) (threads: \(threadCount()))")
     say(

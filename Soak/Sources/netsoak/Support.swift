@@ -66,6 +66,46 @@ func residentBytesAfterTrim() -> Int64 {
   return residentBytes()
 }
 
+/// glibc's own account of the heap (`malloc_info`): how many arenas, what they took from the
+/// system, how much of that is free but kept, and the blocks served by mmap. Nil where there is no
+/// glibc. Tells memory in use from memory malloc keeps.
+struct MallocFigures {
+  var arenas = 0
+  var fromSystem: Int64 = 0
+  var freeKept: Int64 = 0
+  var mapped: Int64 = 0
+
+  static func current() -> MallocFigures? {
+    typealias Info = @convention(c) (Int32, UnsafeMutablePointer<FILE>?) -> Int32
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_info") else { return nil }
+    var buffer: UnsafeMutablePointer<CChar>?
+    var size = 0
+    guard let stream = open_memstream(&buffer, &size) else { return nil }
+    let status = unsafeBitCast(symbol, to: Info.self)(0, stream)
+    fclose(stream)
+    defer { free(buffer) }
+    guard status == 0, let buffer else { return nil }
+    let xml = String(cString: buffer)
+    var figures = MallocFigures()
+    figures.arenas = xml.components(separatedBy: "<heap nr=").count - 1
+    // The totals follow the last heap.
+    let totals = xml.components(separatedBy: "</heap>").last ?? ""
+    for line in totals.split(separator: "\n") {
+      guard let sizeRange = line.range(of: "size=\""),
+        let value = Int64(line[sizeRange.upperBound...].prefix { $0.isNumber })
+      else { continue }
+      if line.contains("<total type=\"fast\"") || line.contains("<total type=\"rest\"") {
+        figures.freeKept += value
+      } else if line.contains("<total type=\"mmap\"") {
+        figures.mapped = value
+      } else if line.contains("<system type=\"current\"") {
+        figures.fromSystem = value
+      }
+    }
+    return figures
+  }
+}
+
 /// The threads of this process, from /proc (0 where unavailable).
 func threadCount() -> Int {
   guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
