@@ -116,7 +116,7 @@ extension FetcherService: FetcherServiceHooks {
     }
     grantSlots(to: started)
     for waiter in earlyRetries {
-      DispatchQueue.global().async { waiter.retryImmediatelyIfWaiting() }
+      SessionFetcher.retryQueue.async { waiter.retryImmediatelyIfWaiting() }
     }
     switch release {
     case .nothing: break

@@ -321,12 +321,15 @@ public final class FetcherService: @unchecked Sendable {
   /// How many shared sessions the service made so far (for tests).
   package var sharedSessionCreationCount: Int { state.withLock { $0.sessions.createdCount } }
 
-  /// Queues the shared session's idle check (see `SessionBook.checkIdle(now:timeout:)`).
+  /// Queues the shared session's idle check (see `SessionBook.checkIdle(now:timeout:)`), on a
+  /// serial queue of its own: the global queues may be kept busy by the program.
   func queueIdleCheck(after delay: TimeInterval) {
-    DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+    Self.idleCheckQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
       self?.checkIdleSession()
     }
   }
+
+  private static let idleCheckQueue = DispatchQueue(label: "FetcherService.idleCheck")
 
   /// Seconds on a monotonic clock, for the idle timer.
   static var monotonicNow: TimeInterval { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }

@@ -350,8 +350,13 @@ extension SessionFetcher {
     if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
     post(.sessionFetcherRetryDelayStarted, on: queue)
     serviceHooks?.fetcher(self, isWaitingToRetry: true)
-    DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: work)
+    Self.retryQueue.asyncAfter(deadline: .now() + delay, execute: work)
   }
+
+  /// Where retry delays end and the next attempt begins: a serial queue of its own, which
+  /// libdispatch serves from its overcommitting pool (as `timeoutQueue`), so that a program that
+  /// keeps the global queues busy does not hold up its fetches' retries.
+  package static let retryQueue = DispatchQueue(label: "SessionFetcher.retries")
 
   private func retryDelayEnded() {
     let queue: DispatchQueue? = storage.withLock { storage in

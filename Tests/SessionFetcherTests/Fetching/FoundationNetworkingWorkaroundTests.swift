@@ -299,4 +299,49 @@ struct TimeoutsUnderLoadTests {
     #expect(firedWhileBusy.withLock { $0 })
     #expect(result.urlError?.code == .timedOut, "\(String(describing: result.error))")
   }
+
+  /// A retry delay ends while the global queues are busy the same way: the retries have a queue of
+  /// their own. The spinners start once the fetch waits to retry (after its 503), and stop when the
+  /// delay ended, or after 4 s.
+  @Test(arguments: FetcherEngine.libcurl.isAvailable ? [FetcherEngine.urlSession, .libcurl] : [.urlSession])
+  func retryDelaysEndWhileTheGlobalQueuesAreBusy(engine: FetcherEngine) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = FoundationNetworkingWorkaroundTests.fetcher(
+      server.url("/fail-first?n=1&key=\(UUID().uuidString)&status=503&bytes=100"), timeout: 10)
+    fetcher.engine = engine
+    fetcher.isRetryEnabled = true
+    fetcher.minRetryInterval = 0.2
+    fetcher.maxRetryInterval = 0.4
+    let released = Locked(false)
+    let endedWhileBusy = Locked(false)
+    let watcher = Thread {
+      let waitLimit = DispatchTime.now() + 10
+      while fetcher.storage.withLock({ $0.lifecycle.state != .waitingToRetry })
+        && DispatchTime.now() < waitLimit
+      {
+        usleep(1_000)
+      }
+      let deadline = DispatchTime.now() + 4
+      for _ in 0..<(ProcessInfo.processInfo.activeProcessorCount + 1) {
+        DispatchQueue.global().async {
+          while !released.withLock({ $0 }) && DispatchTime.now() < deadline {}
+        }
+      }
+      while DispatchTime.now() < deadline {
+        if fetcher.storage.withLock({ $0.timing.retryCount >= 1 }) {
+          endedWhileBusy.withLock { $0 = true }
+          break
+        }
+        usleep(5_000)
+      }
+      released.withLock { $0 = true }
+    }
+    watcher.start()
+    let result = await fetcher.fetchResult(timeout: 30)
+    released.withLock { $0 = true }
+    #expect(endedWhileBusy.withLock { $0 })
+    #expect(result.error == nil, "\(String(describing: result.error))")
+    #expect(fetcher.retryCount == 1)
+  }
 }
