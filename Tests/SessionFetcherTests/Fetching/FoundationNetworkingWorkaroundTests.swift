@@ -275,28 +275,10 @@ struct TimeoutsUnderLoadTests {
     defer { server.stop() }
     let fetcher = FoundationNetworkingWorkaroundTests.fetcher(server.url("/hang"), timeout: 0.3)
     fetcher.engine = engine
-    let released = Locked(false)
-    let firedWhileBusy = Locked(false)
-    let deadline = DispatchTime.now() + 4
-    for _ in 0..<(ProcessInfo.processInfo.activeProcessorCount + 1) {
-      DispatchQueue.global().async {
-        while !released.withLock({ $0 }) && DispatchTime.now() < deadline {}
-      }
-    }
-    let watcher = Thread {
-      while DispatchTime.now() < deadline {
-        if fetcher.storage.withLock({ $0.cancelReason != nil }) {
-          firedWhileBusy.withLock { $0 = true }
-          break
-        }
-        usleep(5_000)
-      }
-      released.withLock { $0 = true }
-    }
-    watcher.start()
+    let busy = BusyGlobalQueues(until: { fetcher.storage.withLock { $0.cancelReason != nil } })
     let result = await fetcher.fetchResult(timeout: 20)
-    released.withLock { $0 = true }
-    #expect(firedWhileBusy.withLock { $0 })
+    busy.release()
+    #expect(busy.conditionHeldWhileBusy)
     #expect(result.urlError?.code == .timedOut, "\(String(describing: result.error))")
   }
 
@@ -313,15 +295,32 @@ struct TimeoutsUnderLoadTests {
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.2
     fetcher.maxRetryInterval = 0.4
-    let released = Locked(false)
-    let endedWhileBusy = Locked(false)
+    let busy = BusyGlobalQueues(
+      after: { fetcher.storage.withLock { $0.lifecycle.state == .waitingToRetry } },
+      until: { fetcher.storage.withLock { $0.timing.retryCount >= 1 } })
+    let result = await fetcher.fetchResult(timeout: 30)
+    busy.release()
+    #expect(busy.conditionHeldWhileBusy)
+    #expect(result.error == nil, "\(String(describing: result.error))")
+    #expect(fetcher.retryCount == 1)
+  }
+}
+
+/// Keeps every worker of the global queues busy with CPU-bound blocks (one more than there are
+/// cores) for at most 4 s, from when `start` holds (checked for at most 10 s), and watches on a
+/// thread of its own (not the global queues, which Swift concurrency also runs on here) whether
+/// `condition` comes to hold meanwhile; the blocks stop then, or at ``release()``.
+final class BusyGlobalQueues: Sendable {
+  private let released = Locked(false)
+  private let held = Locked(false)
+
+  init(
+    after start: @escaping @Sendable () -> Bool = { true }, until condition: @escaping @Sendable () -> Bool
+  ) {
+    let (released, held) = (self.released, self.held)
     let watcher = Thread {
       let waitLimit = DispatchTime.now() + 10
-      while fetcher.storage.withLock({ $0.lifecycle.state != .waitingToRetry })
-        && DispatchTime.now() < waitLimit
-      {
-        usleep(1_000)
-      }
+      while !start() && DispatchTime.now() < waitLimit { usleep(1_000) }
       let deadline = DispatchTime.now() + 4
       for _ in 0..<(ProcessInfo.processInfo.activeProcessorCount + 1) {
         DispatchQueue.global().async {
@@ -329,8 +328,8 @@ struct TimeoutsUnderLoadTests {
         }
       }
       while DispatchTime.now() < deadline {
-        if fetcher.storage.withLock({ $0.timing.retryCount >= 1 }) {
-          endedWhileBusy.withLock { $0 = true }
+        if condition() {
+          held.withLock { $0 = true }
           break
         }
         usleep(5_000)
@@ -338,10 +337,10 @@ struct TimeoutsUnderLoadTests {
       released.withLock { $0 = true }
     }
     watcher.start()
-    let result = await fetcher.fetchResult(timeout: 30)
-    released.withLock { $0 = true }
-    #expect(endedWhileBusy.withLock { $0 })
-    #expect(result.error == nil, "\(String(describing: result.error))")
-    #expect(fetcher.retryCount == 1)
   }
+
+  /// Whether `condition` held while the blocks ran.
+  var conditionHeldWhileBusy: Bool { held.withLock { $0 } }
+
+  func release() { released.withLock { $0 = true } }
 }
