@@ -17,9 +17,12 @@ let package = Package(
   platforms: [.macOS(.v13)],
   dependencies: [.package(path: "..")],
   targets: [
+    // What the programs share: a lock-protected value, a seeded generator, SHA-256, RSS and malloc.
+    .target(name: "SoakSupport", swiftSettings: [.swiftLanguageMode(.v6)]),
     .executableTarget(
       name: "soak",
       dependencies: [
+        "SoakSupport",
         .product(name: "SessionFetcher", package: rootPackage),
         .product(name: "FetcherService", package: rootPackage),
         .product(name: "FetcherTesting", package: rootPackage),
@@ -36,6 +39,7 @@ let package = Package(
     .executableTarget(
       name: "netsoak",
       dependencies: [
+        "SoakSupport",
         .product(name: "SessionFetcher", package: rootPackage),
         .product(name: "FetcherService", package: rootPackage),
       ],

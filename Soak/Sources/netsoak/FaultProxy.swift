@@ -1,4 +1,5 @@
 import Foundation
+import SoakSupport
 
 #if canImport(Glibc)
   import Glibc

@@ -1,4 +1,5 @@
 import Foundation
+import SoakSupport
 
 /// Faults on the link and the server, one at a time with a pause between them: the link down for
 /// 1–5 s (on either side), a blackhole (sometimes longer than the retry window), a narrow slow

@@ -1,4 +1,5 @@
 import Foundation
+import SoakSupport
 
 /// httpbin (PyPI) under gunicorn inside the soak's namespace, beside nginx: JSON echoes, redirects,
 /// gzip, byte ranges and slow "drip" bodies from a real third-party server, across the same faulty

@@ -1,6 +1,7 @@
 import FetcherService
 import Foundation
 import SessionFetcher
+import SoakSupport
 
 /// The network soak: nginx and httpbin in a network namespace of its own behind a veth pair, a
 /// mixed workload across it (directly and through the soak's fault proxies), and a fault schedule

@@ -1,4 +1,5 @@
 import Foundation
+import SoakSupport
 
 /// The soak's network: a namespace of its own holding the servers, joined to this host by a veth
 /// pair, and the faults it can put on that link. Every name starts with ``prefix`` so that the soak

@@ -1,4 +1,5 @@
 import Foundation
+import SoakSupport
 
 /// A hand-written SVG line chart of RSS over time (no plotting dependency).
 enum RSSPlot {

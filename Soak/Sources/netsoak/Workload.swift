@@ -1,6 +1,7 @@
 import FetcherService
 import Foundation
 import SessionFetcher
+import SoakSupport
 
 /// The kinds of fetch in the mixed workload. The httpbin kind is one of `/range/N` (a...z),
 /// `/drip` (a slow body of `*`), a POST echo at `/anything`, `/redirect/2` and `/gzip`.

@@ -1,6 +1,7 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import SoakSupport
 
 /// The fault soak and the leak/RSS run. Prints its figures and exits non-zero when any check fails.
 ///
@@ -31,35 +32,6 @@ enum Soak {
       for failure in failures { print("  - \(failure)") }
       exit(1)
     }
-  }
-}
-
-/// Resident set size of this process, from /proc (0 where unavailable).
-func residentBytes() -> Int64 {
-  guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-  for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-    let digits = line.filter(\.isNumber)
-    return (Int64(digits) ?? 0) * 1024
-  }
-  return 0
-}
-
-func megabytes(_ bytes: Int64) -> String {
-  String(format: "%.1f MB", Double(bytes) / 1_048_576)
-}
-
-/// A lock-protected value.
-final class Guarded<Value>: @unchecked Sendable {
-  // `@unchecked Sendable`: `value` is only touched under `lock`.
-  private let lock = NSLock()
-  private var value: Value
-
-  init(_ value: Value) { self.value = value }
-
-  func with<Result>(_ body: (inout Value) -> Result) -> Result {
-    lock.lock()
-    defer { lock.unlock() }
-    return body(&value)
   }
 }
 
@@ -448,20 +420,5 @@ struct RawURLSessionRun {
     print("failed:                        \(failed)")
     print("RSS growth:                    \(megabytes(growth))")
     return growth
-  }
-}
-
-/// A small deterministic generator, so that every run injects the same faults.
-struct SplitMix64 {
-  var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// SHA-256 (FIPS 180-4), incremental. The soak checks every body and file with it; Foundation on
 /// Linux has no digest of its own and the soak package takes no dependencies.
-struct SHA256 {
+public struct SHA256 {
   private static let k: [UInt32] = [
     0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
     0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
@@ -20,11 +20,13 @@ struct SHA256 {
   private var pending: [UInt8] = []
   private var length: UInt64 = 0
 
-  mutating func update(_ data: Data) {
+  public init() {}
+
+  public mutating func update(_ data: Data) {
     data.withUnsafeBytes { update(UnsafeRawBufferPointer($0)) }
   }
 
-  mutating func update(_ bytes: UnsafeRawBufferPointer) {
+  public mutating func update(_ bytes: UnsafeRawBufferPointer) {
     length &+= UInt64(bytes.count)
     var offset = 0
     if !pending.isEmpty {
@@ -43,7 +45,7 @@ struct SHA256 {
     if offset < bytes.count { pending.append(contentsOf: bytes[offset...]) }
   }
 
-  mutating func finalize() -> String {
+  public mutating func finalize() -> String {
     let bitLength = length &* 8
     var tail: [UInt8] = [0x80]
     while (pending.count + tail.count) % 64 != 56 { tail.append(0) }
@@ -96,7 +98,7 @@ struct SHA256 {
   }
 
   /// The digest of `data` (by libcrypto where it loads: several times faster).
-  static func hex(of data: Data) -> String {
+  public static func hex(of data: Data) -> String {
     if let crypto = LibCrypto.shared { return crypto.hex { update in update(data) } }
     var hash = SHA256()
     hash.update(data)
@@ -104,7 +106,7 @@ struct SHA256 {
   }
 
   /// The digest of a file, read in 1 MiB pieces; nil if it cannot be read.
-  static func hex(ofFile url: URL) -> String? {
+  public static func hex(ofFile url: URL) -> String? {
     guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
     defer { try? handle.close() }
     func chunks(_ body: (Data) -> Void) {
