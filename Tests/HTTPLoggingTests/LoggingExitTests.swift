@@ -14,10 +14,8 @@ import Testing
 struct LoggingExitTests {
   @Test("a fetch logged just before the process ends is in its files", arguments: ["exit", "return"])
   func lastFetchReachesTheFiles(ending: String) throws {
-    let probe = URL(
-      fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-    )
-    .deletingLastPathComponent().appendingPathComponent("logging-exit-probe")
+    let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
+      .appendingPathComponent("logging-exit-probe")
     try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
     let server = try TestServer()
     let folder = try makeTemporaryFolder()
@@ -43,37 +41,18 @@ struct LoggingExitTests {
     #expect(FileManager.default.fileExists(atPath: run.appendingPathComponent("fetch_1.txt").path))
   }
 
-  /// Runs `probe` (which clears the proxy variables it inherits: its fetch goes to loopback) with
-  /// its output to a file, for at most 60 s. `posix_spawn`, not Foundation's `Process`, which keeps
-  /// what it allocated (LeakSanitizer reports it).
+  /// Runs `probe` without the proxy variables of this environment (its fetch goes to loopback),
+  /// for at most 60 s.
   static func run(_ probe: URL, arguments: [String]) throws -> (status: Int32, text: String) {
     let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent(
       "logging-exit-\(UUID().uuidString).out")
     defer { try? FileManager.default.removeItem(at: outputURL) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    let argv = ([probe.path] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var pid: pid_t = 0
-    let started = posix_spawn(&pid, probe.path, &actions, nil, argv, environ)
-    try #require(started == 0, "\(probe.path) could not start: \(started)")
-    var status: Int32 = 0
-    let deadline = Date().addingTimeInterval(60)
-    while waitpid(pid, &status, WNOHANG) == 0 {
-      if Date() > deadline {
-        kill(pid, SIGKILL)
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        break
-      }
-      usleep(10_000)
-    }
-    let text = (try? Data(contentsOf: outputURL)) ?? Data()
-    // A normal exit gives its code; a signal gives 128 + its number.
-    let code = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    return (code, String(decoding: text, as: UTF8.self))
+    let proxyNames: Set = [
+      "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+    ]
+    let environment = ProcessInfo.processInfo.environment.filter { !proxyNames.contains($0.key) }
+    let pid = try ChildProcess.spawn([probe.path] + arguments, environment: environment, output: outputURL)
+    let exit = ChildProcess.wait(pid, timeout: 60)
+    return (exit.exitCode ?? 128 + (exit.signal ?? 0), ChildProcess.readGrowingFile(outputURL))
   }
 }

@@ -19,10 +19,6 @@ enum LoggingExitProbe {
       print("usage: logging-exit-probe DIRECTORY URL exit|return")
       exit(2)
     }
-    // The fetch goes to loopback: no proxy from the environment.
-    for name in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
-      unsetenv(name)
-    }
     SessionFetcher.isLoggingAllowedInReleaseBuilds = true
     SessionFetcher.isLoggingEnabled = true
     SessionFetcher.loggingDirectory = URL(fileURLWithPath: arguments[0])

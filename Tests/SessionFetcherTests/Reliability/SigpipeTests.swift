@@ -1,3 +1,4 @@
+import FetcherTesting
 import Foundation
 import SessionFetcher
 import Testing
@@ -13,26 +14,6 @@ import Testing
 /// connection mid-upload, or are proxies that close, over plain HTTP and over TLS, on each engine.
 @Suite("SIGPIPE cannot kill the process")
 struct SigpipeTests {
-  /// The text of a file another process may still be writing, read with read(2): Foundation's
-  /// `String(contentsOf:)` of a file that is empty when it looks keeps what it allocated
-  /// (LeakSanitizer reports it).
-  static func readGrowingFile(_ url: URL) -> String {
-    let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return "" }
-    defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-      if count > 0 {
-        bytes.append(contentsOf: chunk[0..<count])
-      } else if count == 0 || errno != EINTR {
-        break
-      }
-    }
-    return String(decoding: bytes, as: UTF8.self)
-  }
-
   @Test(
     "Uploads to servers that close or reset under them end with an error, not SIGPIPE",
     arguments: ["urlSession", "libcurl"])
@@ -41,7 +22,7 @@ struct SigpipeTests {
       Issue.record("libcurl engine unavailable: \(reason)")
       return
     }
-    let probe = URL(fileURLWithPath: try Self.ownExecutable()).deletingLastPathComponent()
+    let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
       .appendingPathComponent("sigpipe-probe")
     try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
     try #require(TLSFixtures.isAvailable, "openssl and scripts/make-test-certs.sh are needed")
@@ -123,57 +104,11 @@ struct SigpipeTests {
       environment["http_proxy"] = proxy
       environment["https_proxy"] = proxy
     }
-    let pid = try spawn([probe.path] + arguments, environment: environment, output: outputFile)
-    var status: Int32 = 0
-    let deadline = Date().addingTimeInterval(180)
-    while waitpid(pid, &status, WNOHANG) == 0 {
-      if Date() > deadline {
-        kill(pid, SIGKILL)
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        break
-      }
-      usleep(20_000)
-    }
-    let text = SigpipeTests.readGrowingFile(outputFile)
-    let signal = status & 0x7f
+    let pid = try ChildProcess.spawn([probe.path] + arguments, environment: environment, output: outputFile)
+    let exit = ChildProcess.wait(pid, timeout: 180)
+    let text = ChildProcess.readGrowingFile(outputFile)
     return ProbeRun(
-      output: text.split(separator: "\n").map(String.init),
-      exitCode: signal == 0 ? (status >> 8) & 0xff : nil, signal: signal == 0 ? nil : signal)
-  }
-
-  /// `posix_spawn` with `environment`, standard output (and error) to `output`.
-  static func spawn(_ arguments: [String], environment: [String: String], output: URL) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { for pointer in argv + envp { free(pointer) } }
-    // An ignored signal stays ignored across exec, and this process ignores SIGPIPE: the child gets
-    // the default disposition back, and an empty signal mask, as a program started from a shell.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    sigaddset(&defaults, SIGPIPE)
-    var emptyMask = sigset_t()
-    sigemptyset(&emptyMask)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setsigmask(&attributes, &emptyMask)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-    var pid: pid_t = 0
-    let status = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
-    guard status == 0 else { throw TLSFixtures.FixtureError("\(arguments[0]) could not start: \(status)") }
-    return pid
-  }
-
-  /// The path of the running test executable (the probe is built beside it).
-  static func ownExecutable() throws -> String {
-    try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+      output: text.split(separator: "\n").map(String.init), exitCode: exit.exitCode, signal: exit.signal)
   }
 }
 
@@ -235,7 +170,7 @@ final class PythonTLSServer: @unchecked Sendable {
 
   init(_ behavior: Behavior, _ fixtures: TLSFixtures) throws {
     let portFile = fixtures.file("python-\(behavior.rawValue).port")
-    pid = try SigpipeTests.spawn(
+    pid = try ChildProcess.spawn(
       [
         Self.python, "-c", Self.script, behavior.rawValue, fixtures.file("server.pem").path,
         fixtures.file("server.key").path,
@@ -243,7 +178,7 @@ final class PythonTLSServer: @unchecked Sendable {
       environment: ProcessInfo.processInfo.environment, output: portFile)
     var port: UInt16?
     for _ in 0..<200 where port == nil {
-      let text = SigpipeTests.readGrowingFile(portFile)
+      let text = ChildProcess.readGrowingFile(portFile)
       port = UInt16(text.trimmingCharacters(in: .whitespacesAndNewlines))
       if port == nil { usleep(50_000) }
     }

@@ -1,0 +1,99 @@
+#if os(Linux)
+  import Foundation
+  import Glibc
+
+  /// Child processes for the package's own tests: probes that need a process of their own (a
+  /// signal at its default disposition, the end of the process) and helper servers. `posix_spawn`,
+  /// not Foundation's `Process`, which keeps what it allocated (LeakSanitizer reports it) and cannot
+  /// be waited for with a bound.
+  package enum ChildProcess {
+    /// How a child ended: its exit code, or the signal that ended it.
+    package struct Exit: Sendable, CustomStringConvertible {
+      package var exitCode: Int32?
+      package var signal: Int32?
+
+      package var description: String {
+        if let signal { return "signal \(signal)" }
+        return "exit code \(exitCode ?? -1)"
+      }
+    }
+
+    package struct SpawnError: Error, CustomStringConvertible {
+      package var description: String
+    }
+
+    /// Starts `arguments` with `environment`, standard input from /dev/null and standard output and
+    /// error to the file `output`. SIGPIPE is at its default disposition and no signal is blocked,
+    /// as in a program started from a shell (an ignored signal stays ignored across exec, and a
+    /// test process may ignore SIGPIPE).
+    package static func spawn(_ arguments: [String], environment: [String: String], output: URL) throws
+      -> pid_t
+    {
+      var actions = posix_spawn_file_actions_t()
+      posix_spawn_file_actions_init(&actions)
+      defer { posix_spawn_file_actions_destroy(&actions) }
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+      posix_spawn_file_actions_addopen(&actions, 1, output.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+      posix_spawn_file_actions_adddup2(&actions, 1, 2)
+      let argv = arguments.map { strdup($0) } + [nil]
+      let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+      defer { for pointer in argv + envp { free(pointer) } }
+      var attributes = posix_spawnattr_t()
+      posix_spawnattr_init(&attributes)
+      defer { posix_spawnattr_destroy(&attributes) }
+      var defaults = sigset_t()
+      sigemptyset(&defaults)
+      sigaddset(&defaults, SIGPIPE)
+      var emptyMask = sigset_t()
+      sigemptyset(&emptyMask)
+      posix_spawnattr_setsigdefault(&attributes, &defaults)
+      posix_spawnattr_setsigmask(&attributes, &emptyMask)
+      posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+      var pid: pid_t = 0
+      let status = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
+      guard status == 0 else { throw SpawnError(description: "\(arguments[0]) could not start: \(status)") }
+      return pid
+    }
+
+    /// Waits for `pid` to end, for at most `timeout` seconds; then kills it with SIGKILL and reaps it.
+    package static func wait(_ pid: pid_t, timeout: TimeInterval) -> Exit {
+      var status: Int32 = 0
+      let deadline = Date().addingTimeInterval(timeout)
+      while waitpid(pid, &status, WNOHANG) == 0 {
+        if Date() > deadline {
+          kill(pid, SIGKILL)
+          while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+          break
+        }
+        usleep(10_000)
+      }
+      let signal = status & 0x7f
+      return Exit(exitCode: signal == 0 ? (status >> 8) & 0xff : nil, signal: signal == 0 ? nil : signal)
+    }
+
+    /// The text of a file another process may still be writing, read with read(2): Foundation's
+    /// `String(contentsOf:)` of a file that is empty when it looks keeps what it allocated
+    /// (LeakSanitizer reports it).
+    package static func readGrowingFile(_ url: URL) -> String {
+      let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+      guard descriptor >= 0 else { return "" }
+      defer { close(descriptor) }
+      var bytes: [UInt8] = []
+      var chunk = [UInt8](repeating: 0, count: 4096)
+      while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count > 0 {
+          bytes.append(contentsOf: chunk[0..<count])
+        } else if count == 0 || errno != EINTR {
+          break
+        }
+      }
+      return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The path of the running executable (a test runner: probes are built beside it).
+    package static func ownExecutable() throws -> URL {
+      URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    }
+  }
+#endif
