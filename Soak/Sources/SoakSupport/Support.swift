@@ -4,8 +4,8 @@ import Foundation
   import Glibc
 #endif
 
-/// What the programs of Soak/ share: a lock-protected value, a seeded generator, and the process's
-/// memory and threads as /proc and glibc see them.
+// What the programs of Soak/ share: a lock-protected value, a seeded generator, and the process's
+// memory and threads as /proc and glibc see them.
 
 /// A lock-protected value.
 public final class Guarded<Value>: @unchecked Sendable {

@@ -34,21 +34,12 @@ enum Shell {
     return Result(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self))
   }
 
-  /// Runs a command that leaves a daemon behind (nginx), with its output to /dev/null. Not through
-  /// `Process`: Foundation waits for a descriptor that the daemon inherits, so until it exits.
+  /// Runs a command that leaves a daemon behind (nginx), with its output to /dev/null, and waits for
+  /// it. Not through `Process`: Foundation waits for a descriptor that the daemon inherits, so until
+  /// it exits.
   @discardableResult
   static func spawn(_ arguments: [String]) -> Int32 {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    for descriptor: Int32 in [0, 1, 2] {
-      posix_spawn_file_actions_addopen(
-        &actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
-    }
-    let argv = arguments.map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var pid: pid_t = 0
-    guard posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ) == 0 else { return 127 }
+    guard let pid = launch(arguments, output: URL(fileURLWithPath: "/dev/null")) else { return 127 }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     // WIFEXITED / WEXITSTATUS
