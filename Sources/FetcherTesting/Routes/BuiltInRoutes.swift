@@ -296,15 +296,21 @@ enum BuiltInRoutes {
           headers: [HTTPHeader(name: "Content-Type", value: "application/octet-stream"), attemptHeader],
           body: .pattern(offset: 0, count: count)))
     }
-    switch request.query["fault"]?.lowercased() ?? "status" {
+    let fault = request.query["fault"]?.lowercased() ?? "status"
+    switch fault {
     case "empty":
       return .closeWithoutResponse
-    case "reset", "truncate":
+    case "reset", "truncate", "stall":
       let length = max(count, 2)
       var plan = ResponsePlan(
         status: 200, headers: [attemptHeader], body: .pattern(offset: 0, count: length / 2))
       plan.announcedLength = length
-      plan.ending = request.query["fault"]?.lowercased() == "reset" ? .reset : .close
+      plan.ending =
+        switch fault {
+        case "reset": .reset
+        case "stall": .stall
+        default: .close
+        }
       return .respond(plan)
     default:
       var plan = errorResponse(

@@ -45,7 +45,7 @@ import Foundation
 /// | `/stall?length=L&send=N` | announces L bytes, sends N, then waits until the client leaves |
 /// | `/empty` | closes without answering |
 /// | `/garbage` | sends bytes that are not HTTP, then closes |
-/// | `/fail-first?n=N&key=K&status=503&fault=…&retryAfter=S&bytes=M` | the first N requests with key K fail (`fault=status` (default), `reset`, `truncate` or `empty`); later ones get 200 with M pattern bytes (default 16). `X-Attempt` tells the attempt number |
+/// | `/fail-first?n=N&key=K&status=503&fault=…&retryAfter=S&bytes=M` | the first N requests with key K fail (`fault=status` (default), `reset`, `truncate`, `stall` (half the body, then silence) or `empty`); later ones get 200 with M pattern bytes (default 16). `X-Attempt` tells the attempt number |
 /// | `/sse?events=N&interval=MS&id=FIRST&retry=MS&dropAfter=K&event=TYPE` | `text/event-stream`, chunked: N events `id: n` / `data: event n` from FIRST (or after the request's `Last-Event-ID`), one per chunk MS ms apart; `retry` sends `retry: MS` first; `dropAfter=K` closes the connection after K events |
 /// | `/stream?bytes=N&chunkSize=S&interval=MS` | N pattern bytes, chunked in S-byte chunks (default 16384) MS ms apart (default 10) |
 /// | `/NAME.location` | starts a resumable upload (POST or PUT with `X-Goog-Upload-Protocol: resumable`, `X-Goog-Upload-Command: start` and `X-Goog-Upload-Content-Type`, else 503): `X-Goog-Upload-Status: active`, `X-Goog-Upload-URL: http://host:port/NAME.upload?<the same query>`, and `X-Goog-Upload-Chunk-Granularity` when the request sends `GTM-Upload-Granularity-Request` |

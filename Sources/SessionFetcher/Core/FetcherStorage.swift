@@ -231,8 +231,6 @@ final class FetchPlan: @unchecked Sendable {
   let maximumInMemoryBodyLength: Int64?
   let idleTimeout: TimeInterval
   let resourceTimeout: TimeInterval?
-  /// URLSession's own timer enforces ``idleTimeout`` (see `makePlan`): no timer of the fetcher's.
-  let sessionTimesOut: Bool
   let callbackQueue: DispatchQueue
   /// The global monitors and the fetcher's own, as they were when the fetch began.
   let monitors: [any FetcherEventMonitor]
@@ -250,7 +248,7 @@ final class FetchPlan: @unchecked Sendable {
   init(
     baseRequest: URLRequest, body: BodySource, bodyLength: Int64?, destination: URL?, accumulates: Bool,
     maximumInMemoryBodyLength: Int64?, idleTimeout: TimeInterval, resourceTimeout: TimeInterval?,
-    sessionTimesOut: Bool, callbackQueue: DispatchQueue, monitors: [any FetcherEventMonitor],
+    callbackQueue: DispatchQueue, monitors: [any FetcherEventMonitor],
     cookieStorage: SessionCookieStorage?, session: FetcherSession, ownsSession: Bool,
     testBlock: SessionFetcher.TestBlock?, postsNotifications: Bool, tlsSettings: TLSSettings = TLSSettings()
   ) {
@@ -263,7 +261,6 @@ final class FetchPlan: @unchecked Sendable {
     self.maximumInMemoryBodyLength = maximumInMemoryBodyLength
     self.idleTimeout = idleTimeout
     self.resourceTimeout = resourceTimeout
-    self.sessionTimesOut = sessionTimesOut
     self.callbackQueue = callbackQueue
     self.monitors = monitors
     self.cookieStorage = cookieStorage

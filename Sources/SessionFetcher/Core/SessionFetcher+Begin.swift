@@ -190,19 +190,11 @@ extension SessionFetcher {
     {
       resourceTimeout = session.configuration.timeoutIntervalForResource
     }
-    // URLSession's own idle timer fires when the fetcher's would for a whole number of seconds
-    // that the request and the session agree on (FoundationNetworking takes the configuration's
-    // value unless the request's was set), so a fetch needs no timer of its own then. A stream
-    // keeps its timer: it pauses and resumes its task.
-    let sessionTimesOut =
-      session.enforcesRequestTimeout && !streams && resourceTimeout == nil
-      && SessionFetcher.isSafeTransportTimeout(idleTimeout)
-      && session.configuration.timeoutIntervalForRequest == idleTimeout
     return FetchPlan(
       baseRequest: request, body: body, bodyLength: bodyLength,
       destination: config.destinationFileURL, accumulates: config.accumulateDataBlock != nil,
       maximumInMemoryBodyLength: config.maximumResponseBodyLength,
-      idleTimeout: idleTimeout, resourceTimeout: resourceTimeout, sessionTimesOut: sessionTimesOut,
+      idleTimeout: idleTimeout, resourceTimeout: resourceTimeout,
       callbackQueue: config.callbackQueue,
       monitors: monitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
       session: session, ownsSession: ownsSession,
@@ -327,17 +319,16 @@ extension SessionFetcher {
     }
 
     var wireRequest = request
-    // URLSession's timeout is whole seconds on Linux (a fractional value is cut, one below a
-    // second fires at once). A whole number of seconds (the default 60) is left as it is, since
-    // each URLRequest mutation copies the request: it fires as the fetcher's own timer would, and
-    // where the session agrees on it, it is the only timer (`FetchPlan.sessionTimesOut`). Any
-    // other value is the fetcher's timer's to enforce, and URLSession gets a later backstop.
-    let hopTimeout = wireRequest.timeoutInterval
-    if plan.session.enforcesRequestTimeout, !SessionFetcher.isSafeTransportTimeout(hopTimeout) {
+    // The fetcher's own timer enforces the timeouts on every engine (see `checkTimeout`).
+    // URLSession's timer is whole seconds on Linux (a fractional value is cut, one below a second
+    // fires at once): a whole number of seconds (the default 60) is left as it is, since each
+    // URLRequest mutation copies the request, and fires with the fetcher's timer; any other value
+    // gets a later backstop.
+    if plan.session.enforcesRequestTimeout,
+      !SessionFetcher.isSafeTransportTimeout(wireRequest.timeoutInterval)
+    {
       wireRequest.timeoutInterval = max(1, (plan.idleTimeout + 2).rounded(.up))
     }
-    // A redirect or an authorizer may have changed the request's timeout since the plan was made.
-    let sessionTimesOut = plan.sessionTimesOut && hopTimeout == plan.idleTimeout
     let engineBody: EngineBody
     switch body {
     case .none:
@@ -382,9 +373,7 @@ extension SessionFetcher {
       task.cancel()
       return
     }
-    if !sessionTimesOut {
-      scheduleTimeout(after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
-    }
+    scheduleTimeout(after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
     task.resume()
   }
 
@@ -392,7 +381,8 @@ extension SessionFetcher {
 
   /// The queue of every fetcher's timeout timer: a serial queue of its own, which libdispatch serves
   /// from its overcommitting pool, so that a program keeping the global queues busy (as many
-  /// CPU-bound blocks as cores) does not hold up timeouts. Its handlers only check and cancel.
+  /// CPU-bound blocks as cores) does not hold up timeouts. Its handlers check, and end the attempts
+  /// that timed out.
   static let timeoutQueue = DispatchQueue(label: "SessionFetcher.timeouts")
 
   /// Arms the timeout check: the idle timeout since the last activity, and the attempt's deadline.
@@ -414,6 +404,13 @@ extension SessionFetcher {
     timer.resume()
   }
 
+  /// Ends the attempt if it has been idle for the idle timeout or has reached its deadline, else
+  /// checks again when it next could.
+  ///
+  /// A timed-out attempt ends here and now, without waiting for the engine to report the task's
+  /// cancellation: FoundationNetworking reports it through its session's serial work queue, which
+  /// falls seconds behind with many transfers in flight on a busy machine. The task is let go of
+  /// first, so that nothing it still reports reaches the fetcher (see `accepts`).
   private func checkTimeout() {
     enum Check {
       case none
@@ -430,14 +427,19 @@ extension SessionFetcher {
         plan.resourceTimeout.map { $0 - now.timeIntervalSince(storage.attemptStart) } ?? .infinity
       if idleLeft <= 0 || deadlineLeft <= 0 {
         storage.cancelReason = .timedOut
+        storage.task = nil
         return .fire(task)
       }
       return .later(min(idleLeft, deadlineLeft))
     }
     switch check {
-    case .none: break
-    case .fire(let task): task.cancel()
-    case .later(let delay): scheduleTimeout(after: delay)
+    case .none:
+      break
+    case .fire(let task):
+      task.cancel()
+      completeHop(error: nil)
+    case .later(let delay):
+      scheduleTimeout(after: delay)
     }
   }
 }

@@ -7,13 +7,11 @@ extension SessionFetcher: SessionTaskHandler {
   }
 
   package func task(_ task: any EngineTask, didReceive response: URLResponse) {
-    guard storage.withLock({ isCurrent(task, $0) }) else { return }
-    receive(response: response)
+    receive(response: response, from: task)
   }
 
   package func task(_ task: any EngineTask, didReceive data: Data) {
-    guard storage.withLock({ isCurrent(task, $0) }) else { return }
-    receive(data: data)
+    receive(data: data, from: task)
   }
 
   package func task(
@@ -102,17 +100,24 @@ extension SessionFetcher: SessionTaskHandler {
   func simulate(response: HTTPURLResponse?, data: Data?, error: (any Error)?) {
     guard storage.withLock({ $0.lifecycle.state == .running }) else { return }
     if let response {
-      receive(response: response)
+      receive(response: response, from: nil)
     }
     if let data, !data.isEmpty {
-      receive(data: data)
+      receive(data: data, from: nil)
     }
     completeHop(error: error)
   }
 
   // MARK: - Response and body
 
-  func receive(response: URLResponse) {
+  /// Whether an event of `task` (nil: a test block's answer) belongs to the current attempt. Checked
+  /// under the same lock as the event's effect: a task that a timeout or a pause has let go of may
+  /// still be reporting, and none of its bytes may reach the next attempt's part file.
+  private func accepts(_ task: (any EngineTask)?, _ storage: FetcherStorage) -> Bool {
+    storage.lifecycle.state == .running && (task.map { storage.task === $0 } ?? true)
+  }
+
+  func receive(response: URLResponse, from task: (any EngineTask)?) {
     let http = response as? HTTPURLResponse
     // FoundationNetworking hands interim 1xx responses (a fake 100 for streamed uploads) to the delegate.
     if let http, http.statusCode < 200 { return }
@@ -123,10 +128,8 @@ extension SessionFetcher: SessionTaskHandler {
     var streamConsumer: (any FetcherStreamConsumer)?
     var streamHead: URLResponse?
     var windowRefetch: (task: (any EngineTask)?, hop: URLRequest)?
-    let outcome: (Restart, SessionCookieStorage?, URL?, Error?) = storage.withLock { storage in
-      guard storage.lifecycle.state == .running, let plan = storage.plan else {
-        return (.none, nil, nil, nil)
-      }
+    let outcome: (Restart, SessionCookieStorage?, URL?, Error?)? = storage.withLock { storage in
+      guard accepts(task, storage), let plan = storage.plan else { return nil }
       let now = Date()
       storage.lastActivity = now
       if storage.stream.isContinuation, !StreamWindows.downloadRestarts(response, storage: &storage) {
@@ -208,7 +211,7 @@ extension SessionFetcher: SessionTaskHandler {
       }
       return (restart, plan.cookieStorage, response.url ?? storage.currentRequest?.url, sinkError)
     }
-    let (restart, cookieStorage, url, sinkError) = outcome
+    guard let (restart, cookieStorage, url, sinkError) = outcome else { return }
     if let http, let cookieStorage, let url {
       cookieStorage.handleResponse(http, for: url)
     }
@@ -229,7 +232,7 @@ extension SessionFetcher: SessionTaskHandler {
     streamConsumer?.fetcher(self, didReceiveStreamResponse: streamHead ?? response)
   }
 
-  func receive(data: Data) {
+  func receive(data: Data, from task: (any EngineTask)?) {
     enum Delivery {
       case none
       case accumulate(@Sendable (Data?) -> Void)
@@ -241,7 +244,7 @@ extension SessionFetcher: SessionTaskHandler {
         queue: DispatchQueue, delivery: Delivery, received: (@Sendable (Int64, Int64) -> Void)?,
         download: (@Sendable (Int64, Int64, Int64) -> Void)?, total: Int64, expected: Int64
       )? = storage.withLock { storage in
-        guard storage.lifecycle.state == .running, let plan = storage.plan else { return nil }
+        guard accepts(task, storage), let plan = storage.plan else { return nil }
         // Bytes still arriving from a task cancelled for a pause come again with the continuation.
         if case .pausedForBackpressure? = storage.cancelReason { return nil }
         // Bytes still arriving after the fetcher failed the transfer (past the in-memory limit, or

@@ -40,8 +40,9 @@ package final class FetcherSession: @unchecked Sendable {
     engine == .libcurl ? .suspendTask : StreamPausing.method
   }
 
-  /// Whether the engine's own timer enforces a request's timeout (see `FetchPlan.sessionTimesOut`):
-  /// URLSession's does for whole seconds; the libcurl engine leaves timeouts to the fetcher.
+  /// Whether the engine has a timer of its own for a request's timeout, which must not fire before
+  /// the fetcher's: URLSession's (whole seconds on Linux); the libcurl engine leaves timeouts to the
+  /// fetcher.
   package var enforcesRequestTimeout: Bool { engine == .urlSession }
 
   /// - Parameters:

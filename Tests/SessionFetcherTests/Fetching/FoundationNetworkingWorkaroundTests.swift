@@ -28,11 +28,6 @@ struct FoundationNetworkingWorkaroundTests {
     return fetcher
   }
 
-  /// Whether the fetch left its idle timeout to URLSession's timer.
-  static func sessionTimesOut(_ fetcher: SessionFetcher) -> Bool? {
-    fetcher.storage.withLock { $0.plan?.sessionTimesOut }
-  }
-
   /// Fetches `/hang` (no answer ever) with `timeout`: the error code and the seconds it took.
   static func stalledFetch(_ server: TestServer, timeout: TimeInterval) async -> (
     URLError.Code?, TimeInterval
@@ -80,46 +75,17 @@ struct FoundationNetworkingWorkaroundTests {
     #expect(seconds >= 0.95)
   }
 
-  /// A timeout that the request and the session agree on, in whole seconds, is left to URLSession's
-  /// own timer; its error still names the URL, as the fetcher's timer's does (on Linux URLSession's
-  /// comes without one).
+  /// A timeout error names the URL, whichever timer fired: for a whole number of seconds that the
+  /// request and the session agree on, URLSession's fires with the fetcher's (on Linux its error
+  /// comes without the URL).
   @Test(arguments: [0.9, 1.0])
   func timeoutErrorNamesTheURL(timeout: TimeInterval) async throws {
     let server = try TestServer()
     defer { server.stop() }
     let fetcher = Self.fetcher(server.url("/hang"), timeout: timeout, sessionTimeout: timeout)
     let result = await fetcher.fetchResult()
-    // The libcurl engine leaves every timeout to the fetcher's timer.
-    #expect(Self.sessionTimesOut(fetcher) == (timeout == 1 && fetcher.engine == .urlSession))
     #expect(result.urlError?.code == .timedOut)
     #expect(result.urlError?.failingURL == server.url("/hang"))
-  }
-
-  /// When URLSession's own timer can stand for the fetcher's: a whole number of seconds that the
-  /// request and the session agree on, no resource timeout, and not a stream (which pauses and
-  /// resumes its task).
-  @Test(
-    arguments: [
-      (60.0, 60.0, nil, false, true), (1, 1, nil, false, true), (0.9, 0.9, nil, false, false),
-      (60, 30, nil, false, false), (30, 60, nil, false, false), (60, 60, 120.0, false, false),
-      (60, 60, nil, true, false),
-    ] as [(Double, Double, Double?, Bool, Bool)])
-  func sessionTimerStandsIn(
-    requestTimeout: Double, sessionTimeout: Double, resourceTimeout: Double?, streams: Bool,
-    expected: Bool
-  ) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = Self.fetcher(
-      server.url("/bytes/10"), timeout: requestTimeout, sessionTimeout: sessionTimeout)
-    fetcher.resourceTimeoutInterval = resourceTimeout
-    if streams {
-      for try await _ in fetcher.bodyChunks() {}
-    } else {
-      #expect(await fetcher.fetchResult().data == TestServer.patternBytes(count: 10))
-    }
-    // The libcurl engine leaves every timeout to the fetcher's timer.
-    #expect(Self.sessionTimesOut(fetcher) == (expected && fetcher.engine == .urlSession))
   }
 
   @Test func idleTimeoutIsResetByProgress() async throws {

@@ -1,0 +1,119 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+/// A timeout ends its fetch on time even when the engine is slow to report: FoundationNetworking
+/// reports a cancelled task through its session's serial work queue and then the delegate queue,
+/// which fall seconds behind with many transfers in flight on a busy machine.
+@Suite("Timeouts with a busy engine")
+struct TimeoutTests {
+  /// Holds the engine's event thread (URLSession's delegate queue, the libcurl loop thread) in the
+  /// first data event of the fetch it watches, until the test releases it: the engine can report
+  /// nothing of any of the session's tasks meanwhile.
+  final class EngineHold: FetcherEventMonitor, @unchecked Sendable {
+    private let holding = Recorder<Bool>()
+    private let release = Gate()
+    private let released = Recorder<Bool>()
+
+    var isHolding: Bool { holding.count > 0 }
+    var wasReleased: Bool { released.count > 0 }
+
+    func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) {
+      guard holding.appendIfEmpty(true) else { return }
+      // A bound for a test that fails before it releases the hold, longer than its own waits.
+      release.wait(timeout: 45)
+    }
+
+    func releaseEngine() {
+      released.appendIfEmpty(true)
+      release.open()
+    }
+  }
+
+  /// Records the `X-Attempt` header of every response head the fetcher is told of.
+  final class AttemptWatch: FetcherEventMonitor, @unchecked Sendable {
+    let attempts = Recorder<String>()
+    let retries = Recorder<Bool>()
+
+    func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {
+      attempts.append((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "X-Attempt") ?? "none")
+    }
+
+    func fetcher(_ fetcher: SessionFetcher, willRetryAfter delay: TimeInterval, error: any Error) {
+      retries.append(true)
+    }
+  }
+
+  /// A session whose engine thread is held by a fetch of 10 bytes, and that fetch's result.
+  static func heldSession(_ server: TestServer) async
+    -> (FetcherSession, EngineHold, Task<FetchResult, Never>)
+  {
+    let session = FetcherSession(configuration: nil)
+    let hold = EngineHold()
+    let blocker = server.fetcher("/bytes/10")
+    blocker.sessionProvider = { session }
+    blocker.eventMonitors = [hold]
+    let result = Task { await blocker.fetchResult(timeout: 60) }
+    #expect(await eventually { hold.isHolding })
+    return (session, hold, result)
+  }
+
+  /// A fetcher of `path` on `session` with the idle timeout `timeout`.
+  static func fetcher(
+    _ server: TestServer, _ path: String, session: FetcherSession, timeout: TimeInterval
+  ) -> SessionFetcher {
+    var request = URLRequest(url: server.url(path))
+    request.timeoutInterval = timeout
+    let fetcher = SessionFetcher(request: request)
+    fetcher.allowLocalhostRequest = true
+    fetcher.callbackQueue = makeCallbackQueue()
+    fetcher.sessionProvider = { session }
+    return fetcher
+  }
+
+  /// A request that never gets an answer times out after its 1 s while the engine can report
+  /// nothing: the fetch ends by the fetcher's own timer, not when the engine gets round to it.
+  @Test func aTimeoutEndsTheFetchWhileTheEngineIsBusy() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let (session, hold, blocked) = await Self.heldSession(server)
+    defer { session.invalidateAndCancel() }
+
+    let result = await Self.fetcher(server, "/hang", session: session, timeout: 1).fetchResult(timeout: 20)
+    let endedWhileHeld = !hold.wasReleased
+    hold.releaseEngine()
+    #expect(result.urlError?.code == .timedOut)
+    #expect(result.urlError?.failingURL == server.url("/hang"))
+    #expect(endedWhileHeld)
+    // The held fetch goes on as if nothing happened.
+    #expect(await blocked.value.data == TestServer.patternBytes(count: 10))
+  }
+
+  /// An attempt that timed out while the engine was busy is let go of: what its task reports later
+  /// (its response head, half a body, its cancellation) never reaches the retry, which gets the
+  /// whole body of its own.
+  @Test func aTimedOutAttemptsLateEventsDoNotReachTheRetry() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let (session, hold, blocked) = await Self.heldSession(server)
+    defer { session.invalidateAndCancel() }
+
+    let fetcher = Self.fetcher(
+      server, "/fail-first?n=1&key=late&fault=stall&bytes=4096", session: session, timeout: 1)
+    fetcher.isRetryEnabled = true
+    fetcher.minRetryInterval = 0.02
+    let watch = AttemptWatch()
+    fetcher.eventMonitors = [watch]
+    let pending = Task { await fetcher.fetchResult(timeout: 40) }
+    // The first attempt's answer (a head and half the body) waits behind the hold; the attempt
+    // times out, and the retry is on the wire before the engine reports anything.
+    #expect(await eventually(timeout: 20) { watch.retries.count > 0 && server.requests.count >= 3 })
+    hold.releaseEngine()
+    let result = await pending.value
+    #expect(result.error == nil)
+    #expect(result.data == TestServer.patternBytes(count: 4096))
+    #expect(watch.attempts.values == ["2"])
+    #expect(await blocked.value.data == TestServer.patternBytes(count: 10))
+  }
+}
