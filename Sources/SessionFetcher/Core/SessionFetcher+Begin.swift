@@ -385,6 +385,18 @@ extension SessionFetcher {
   /// that timed out.
   static let timeoutQueue = DispatchQueue(label: "SessionFetcher.timeouts")
 
+  /// Where the tasks of ended attempts are cancelled: FoundationNetworking's `cancel()` waits for
+  /// the session's work queue, which must hold up neither the fetch (it has ended), nor the
+  /// timeouts of other fetches, nor a caller of ``stopFetching()``.
+  static let cancellationQueue = DispatchQueue(label: "SessionFetcher.cancellations")
+
+  /// Cancels a task that the fetcher has let go of (it ignores whatever the task reports), on
+  /// ``cancellationQueue``, so that the caller never waits for the engine.
+  static func cancelLetGo(_ task: (any EngineTask)?) {
+    guard let task else { return }
+    cancellationQueue.async { task.cancel() }
+  }
+
   /// Arms the timeout check: the idle timeout since the last activity, and the attempt's deadline.
   func scheduleTimeout(after delay: TimeInterval) {
     // A timer source, not `asyncAfter`: a cancelled source is released at once, whereas a cancelled
@@ -407,10 +419,11 @@ extension SessionFetcher {
   /// Ends the attempt if it has been idle for the idle timeout or has reached its deadline, else
   /// checks again when it next could.
   ///
-  /// A timed-out attempt ends here and now, without waiting for the engine to report the task's
-  /// cancellation: FoundationNetworking reports it through its session's serial work queue, which
+  /// A timed-out attempt ends here and now, without waiting for the engine: FoundationNetworking
+  /// cancels a task, and reports the cancellation, through its session's serial work queue, which
   /// falls seconds behind with many transfers in flight on a busy machine. The task is let go of
-  /// first, so that nothing it still reports reaches the fetcher (see `accepts`).
+  /// first, so that nothing it still reports reaches the fetcher (see `accepts`), and cancelled
+  /// after the attempt has ended.
   private func checkTimeout() {
     enum Check {
       case none
@@ -436,8 +449,8 @@ extension SessionFetcher {
     case .none:
       break
     case .fire(let task):
-      task.cancel()
       completeHop(error: nil)
+      Self.cancelLetGo(task)
     case .later(let delay):
       scheduleTimeout(after: delay)
     }

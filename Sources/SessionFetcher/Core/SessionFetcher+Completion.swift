@@ -423,7 +423,7 @@ extension SessionFetcher {
         return (finish, queue, storage.completion, ownSession, partFile, task, parser)
       }
     guard let (transition, queue, completion, ownSession, partFile, task, parser) = ending else { return }
-    task?.cancel()
+    Self.cancelLetGo(task)
     partFile?.discard()
     ownSession?.finishTasksAndInvalidate()
     for monitor in allMonitors() { monitor.fetcher(self, didFinishWithData: data, error: error) }
@@ -518,7 +518,7 @@ extension SessionFetcher {
       }
     let (transition, queue, completion, task, partFile, ownSession) = stopping
     guard let transition else { return }
-    task?.cancel()
+    Self.cancelLetGo(task)
     partFile?.discard()
     ownSession?.invalidateAndCancel()
     if transition.from != .idle {

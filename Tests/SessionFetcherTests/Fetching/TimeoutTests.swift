@@ -90,6 +90,28 @@ struct TimeoutTests {
     #expect(await blocked.value.data == TestServer.patternBytes(count: 10))
   }
 
+  /// A request that never gets an answer times out after its 2 s while the engine cannot even take
+  /// a cancellation: on the URLSession engine, a stream body's read holds FoundationNetworking's work
+  /// queue, which `cancel()` waits for (the libcurl engine reads such a body on a thread of its
+  /// own). That hold stops every URLSession of the process, so it is made in a child process,
+  /// `timeout-probe` (built beside the tests), on the engine the tests run on.
+  @Test func aTimeoutEndsTheFetchWhileTheEngineCannotCancel() throws {
+    #if os(Linux)
+      let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
+        .appendingPathComponent("timeout-probe")
+      try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
+      let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "timeout-probe-\(UUID().uuidString).out")
+      defer { try? FileManager.default.removeItem(at: output) }
+      let pid = try ChildProcess.spawn(
+        [probe.path], environment: ProcessInfo.processInfo.environment, output: output)
+      let exit = ChildProcess.wait(pid, timeout: 120)
+      let lines = ChildProcess.readGrowingFile(output).split(separator: "\n").map(String.init)
+      #expect(exit.exitCode == 0, "\(exit): \(lines)")
+      #expect(lines.last == "error \(URLError.Code.timedOut.rawValue) while held: true", "\(lines)")
+    #endif
+  }
+
   /// An attempt that timed out while the engine was busy is let go of: what its task reports later
   /// (its response head, half a body, its cancellation) never reaches the retry, which gets the
   /// whole body of its own.
