@@ -188,6 +188,11 @@ public final class SessionFetcher: @unchecked Sendable {
   /// Makes a fresh stream of the request body for every attempt and for every redirect that
   /// resends the body. The body is sent with chunked transfer encoding (never with a Content-Length
   /// as well: FoundationNetworking would frame it twice). A GET with a body is sent as POST.
+  ///
+  /// The stream's `read` must return promptly. On Linux the URLSession engine reads it on
+  /// FoundationNetworking's work queue, which every URLSession of the process shares: a read that
+  /// blocks holds up every fetch of the process on that engine (see <doc:LinuxNotes>). The libcurl
+  /// engine reads it on a thread of its own.
   public var bodyStreamProvider: BodyStreamProvider? {
     get { self[config: \.bodyStreamProvider] }
     set { self[config: \.bodyStreamProvider] = newValue }
