@@ -12,17 +12,17 @@ import SessionFetcher
 ///
 ///     timeout-probe        (the engine is the process's default: SESSIONFETCHER_ENGINE)
 ///
-/// A GET that gets no answer, with a 2 s timeout, goes on the wire; then an upload whose body
+/// A GET that gets no answer, with a 5 s timeout, goes on the wire; then an upload whose body
 /// stream's first read waits until released. The probe prints one line,
-/// `error <code> while held: <true|false>`, releases the read and exits 0; or exits 1 with what
-/// it waited for in vain.
+/// `error <code> while held: <true|false>` (whether the read was being held when the GET ended),
+/// releases the read and exits 0; or exits 1 with what it waited for in vain.
 @main
 enum TimeoutProbe {
   static func main() {
     let server = SilentServer()
     let queue = DispatchQueue(label: "timeout-probe")
     var request = URLRequest(url: server.url("/hang"))
-    request.timeoutInterval = 2
+    request.timeoutInterval = 5
     let fetcher = SessionFetcher(request: request)
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = queue
@@ -31,7 +31,7 @@ enum TimeoutProbe {
     let done = DispatchSemaphore(value: 0)
     fetcher.beginFetch { _, error in
       let code = (error as? URLError).map { "\($0.code.rawValue)" } ?? "\(String(describing: error))"
-      outcome.set("error \(code) while held: \(!hold.wasReleased)")
+      outcome.set("error \(code) while held: \(hold.isHolding)")
       done.signal()
     }
     // On the wire before the hold: making a task waits for the work queue.
@@ -46,7 +46,7 @@ enum TimeoutProbe {
 
     let ended = done.wait(timeout: .now() + 20) == .success
     hold.release()
-    guard ended else { fail("the GET did not end within 20 s of its 2 s timeout") }
+    guard ended else { fail("the GET did not end within 20 s of its 5 s timeout") }
     print(outcome.get())
     finish(0)
   }
@@ -114,7 +114,8 @@ final class ReadHold: @unchecked Sendable {
   private var reading = false
   private var released = false
 
-  var wasReleased: Bool { condition.withLock { released } }
+  /// The read is waiting, and not released yet.
+  var isHolding: Bool { condition.withLock { reading && !released } }
 
   /// Called by the read: waits until released, at most 45 s (longer than the probe's own waits).
   func holdRead() {

@@ -370,7 +370,7 @@ extension SessionFetcher {
       return true
     }
     guard stillRunning else {
-      task.cancel()
+      Self.letGo(task)
       return
     }
     scheduleTimeout(after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
@@ -385,16 +385,27 @@ extension SessionFetcher {
   /// that timed out.
   static let timeoutQueue = DispatchQueue(label: "SessionFetcher.timeouts")
 
-  /// Where the tasks of ended attempts are cancelled: FoundationNetworking's `cancel()` waits for
-  /// the session's work queue, which must hold up neither the fetch (it has ended), nor the
-  /// timeouts of other fetches, nor a caller of ``stopFetching()``.
+  /// Where the tasks of ended attempts are cancelled on the URLSession engine: FoundationNetworking's
+  /// `cancel()` and `invalidateAndCancel()` wait for its work queue (one for the whole process),
+  /// which must hold up neither the fetch (it has ended), nor the timeouts of other fetches, nor a
+  /// caller of ``stopFetching()``.
   static let cancellationQueue = DispatchQueue(label: "SessionFetcher.cancellations")
 
-  /// Cancels a task that the fetcher has let go of (it ignores whatever the task reports), on
-  /// ``cancellationQueue``, so that the caller never waits for the engine.
-  static func cancelLetGo(_ task: (any EngineTask)?) {
-    guard let task else { return }
-    cancellationQueue.async { task.cancel() }
+  /// Cancels a task that the fetcher has let go of (it ignores whatever the task reports) and
+  /// invalidates the session the fetch owned, if any, without the caller waiting for the engine:
+  /// on ``cancellationQueue`` for the URLSession engine, at once for the libcurl engine, whose
+  /// `cancel()` only queues a command for its loop.
+  static func letGo(_ task: (any EngineTask)?, invalidating session: FetcherSession? = nil) {
+    guard task != nil || session != nil else { return }
+    if session?.engine == .urlSession || task.map({ $0 is URLSessionTask }) == true {
+      cancellationQueue.async {
+        task?.cancel()
+        session?.invalidateAndCancel()
+      }
+    } else {
+      task?.cancel()
+      session?.invalidateAndCancel()
+    }
   }
 
   /// Arms the timeout check: the idle timeout since the last activity, and the attempt's deadline.
@@ -439,7 +450,8 @@ extension SessionFetcher {
       let deadlineLeft =
         plan.resourceTimeout.map { $0 - now.timeIntervalSince(storage.attemptStart) } ?? .infinity
       if idleLeft <= 0 || deadlineLeft <= 0 {
-        storage.cancelReason = .timedOut
+        // A failure already decided (a body past the in-memory limit) stays the attempt's error.
+        if storage.cancelReason == nil { storage.cancelReason = .timedOut }
         storage.task = nil
         return .fire(task)
       }
@@ -450,7 +462,7 @@ extension SessionFetcher {
       break
     case .fire(let task):
       completeHop(error: nil)
-      Self.cancelLetGo(task)
+      Self.letGo(task)
     case .later(let delay):
       scheduleTimeout(after: delay)
     }

@@ -423,7 +423,7 @@ extension SessionFetcher {
         return (finish, queue, storage.completion, ownSession, partFile, task, parser)
       }
     guard let (transition, queue, completion, ownSession, partFile, task, parser) = ending else { return }
-    Self.cancelLetGo(task)
+    Self.letGo(task)
     partFile?.discard()
     ownSession?.finishTasksAndInvalidate()
     for monitor in allMonitors() { monitor.fetcher(self, didFinishWithData: data, error: error) }
@@ -518,9 +518,8 @@ extension SessionFetcher {
       }
     let (transition, queue, completion, task, partFile, ownSession) = stopping
     guard let transition else { return }
-    Self.cancelLetGo(task)
+    Self.letGo(task, invalidating: ownSession)
     partFile?.discard()
-    ownSession?.invalidateAndCancel()
     if transition.from != .idle {
       for monitor in allMonitors() {
         monitor.fetcher(self, didFinishWithData: nil, error: SessionFetcherError.cancelled)
@@ -574,10 +573,13 @@ extension SessionFetcher {
 
   // MARK: - Delivery
 
-  /// Runs a user callback on `queue` unless the fetcher was stopped before it runs.
+  /// Runs a user callback on `queue` unless the fetcher was stopped, or its completion ran, before
+  /// it runs.
   func deliver(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
     queue.async {
-      guard !self.storage.withLock({ $0.callbacksSuppressed }) else { return }
+      // Nothing after the completion: a timeout may end the fetch while the engine's thread is
+      // between a chunk it handed over and that chunk's callbacks.
+      guard !self.storage.withLock({ $0.callbacksSuppressed || $0.completionDelivered }) else { return }
       body()
     }
   }

@@ -221,12 +221,12 @@ extension SessionFetcher: SessionTaskHandler {
     for monitor in allMonitors() { monitor.fetcher(self, didReceiveResponse: response) }
     if let windowRefetch {
       // The server's answer to the first Range window cannot be streamed in windows: ask again whole.
-      windowRefetch.task?.cancel()
+      Self.letGo(windowRefetch.task)
       sendHop(windowRefetch.hop, body: .none)
       return
     }
     if let sinkError {
-      cancelCurrentTask(failing: sinkError)
+      cancelCurrentTask(failing: sinkError, from: task)
       return
     }
     streamConsumer?.fetcher(self, didReceiveStreamResponse: streamHead ?? response)
@@ -247,8 +247,8 @@ extension SessionFetcher: SessionTaskHandler {
         guard accepts(task, storage), let plan = storage.plan else { return nil }
         // Bytes still arriving from a task cancelled for a pause come again with the continuation.
         if case .pausedForBackpressure? = storage.cancelReason { return nil }
-        // Bytes still arriving after the fetcher failed the transfer (past the in-memory limit, or
-        // an unwritable download) are dropped while the cancellation takes effect.
+        // The rest of a test block's answer after the fetcher failed it (past the in-memory limit,
+        // or an unwritable download). A real task is let go of at once (`cancelCurrentTask`).
         if case .failed? = storage.cancelReason { return nil }
         let count = Int64(data.count)
         let now = Date()
@@ -291,7 +291,7 @@ extension SessionFetcher: SessionTaskHandler {
         )
       }
     if let writeError {
-      cancelCurrentTask(failing: writeError)
+      cancelCurrentTask(failing: writeError, from: task)
       return
     }
     guard let result else { return }
@@ -313,14 +313,21 @@ extension SessionFetcher: SessionTaskHandler {
     for monitor in allMonitors() { monitor.fetcher(self, didReceiveData: data) }
   }
 
-  /// Cancels the current task because the fetcher cannot go on (a download that cannot be written,
-  /// a body past the in-memory limit).
-  func cancelCurrentTask(failing error: any Error) {
-    let task = storage.withLock { storage -> (any EngineTask)? in
+  /// Ends the attempt because the fetcher cannot go on with it (a download that cannot be written,
+  /// a body past the in-memory limit): at once, as a timeout does, letting go of the task. `task` is
+  /// the one whose event showed it; nil for a test block's answer, whose end follows by itself.
+  func cancelCurrentTask(failing error: any Error, from task: (any EngineTask)?) {
+    let current = storage.withLock { storage -> (any EngineTask)? in
+      guard accepts(task, storage) else { return nil }
       storage.cancelReason = .failed(error)
-      return storage.task
+      let current = storage.task
+      storage.task = nil
+      return current
     }
-    task?.cancel()
+    // A test block's answer (no task) ends by itself, in `simulate`.
+    guard let current else { return }
+    completeHop(error: nil)
+    Self.letGo(current)
   }
 }
 

@@ -53,7 +53,7 @@ extension SessionFetcher {
     switch pause {
     case .none: break
     case .suspend(let task): task.suspend()
-    case .cancel(let task): task.cancel()
+    case .cancel(let task): Self.letGo(task)
     }
   }
 

@@ -4,8 +4,9 @@ import SessionFetcher
 import Testing
 
 /// A timeout ends its fetch on time even when the engine is slow to report: FoundationNetworking
-/// reports a cancelled task through its session's serial work queue and then the delegate queue,
-/// which fall seconds behind with many transfers in flight on a busy machine.
+/// cancels a task, and reports it, through a serial work queue shared by the whole process and
+/// then the session's delegate queue, which fall seconds behind with many transfers in flight on
+/// a busy machine. The sessions here are on the engine the tests run on (`SESSIONFETCHER_ENGINE`).
 @Suite("Timeouts with a busy engine")
 struct TimeoutTests {
   /// Holds the engine's event thread (URLSession's delegate queue, the libcurl loop thread) in the
@@ -14,10 +15,8 @@ struct TimeoutTests {
   final class EngineHold: FetcherEventMonitor, @unchecked Sendable {
     private let holding = Recorder<Bool>()
     private let release = Gate()
-    private let released = Recorder<Bool>()
 
     var isHolding: Bool { holding.count > 0 }
-    var wasReleased: Bool { released.count > 0 }
 
     func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) {
       guard holding.appendIfEmpty(true) else { return }
@@ -26,7 +25,6 @@ struct TimeoutTests {
     }
 
     func releaseEngine() {
-      released.appendIfEmpty(true)
       release.open()
     }
   }
@@ -49,7 +47,7 @@ struct TimeoutTests {
   static func heldSession(_ server: TestServer) async
     -> (FetcherSession, EngineHold, Task<FetchResult, Never>)
   {
-    let session = FetcherSession(configuration: nil)
+    let session = FetcherSession(configuration: nil, engine: .default)
     let hold = EngineHold()
     let blocker = server.fetcher("/bytes/10")
     blocker.sessionProvider = { session }
@@ -80,17 +78,16 @@ struct TimeoutTests {
     let (session, hold, blocked) = await Self.heldSession(server)
     defer { session.invalidateAndCancel() }
 
+    // The hold lasts until the result is in: without the fetcher's own end, none would come.
     let result = await Self.fetcher(server, "/hang", session: session, timeout: 1).fetchResult(timeout: 20)
-    let endedWhileHeld = !hold.wasReleased
     hold.releaseEngine()
     #expect(result.urlError?.code == .timedOut)
     #expect(result.urlError?.failingURL == server.url("/hang"))
-    #expect(endedWhileHeld)
     // The held fetch goes on as if nothing happened.
     #expect(await blocked.value.data == TestServer.patternBytes(count: 10))
   }
 
-  /// A request that never gets an answer times out after its 2 s while the engine cannot even take
+  /// A request that never gets an answer times out after its 5 s while the engine cannot even take
   /// a cancellation: on the URLSession engine, a stream body's read holds FoundationNetworking's work
   /// queue, which `cancel()` waits for (the libcurl engine reads such a body on a thread of its
   /// own). That hold stops every URLSession of the process, so it is made in a child process,
@@ -114,15 +111,16 @@ struct TimeoutTests {
 
   /// An attempt that timed out while the engine was busy is let go of: what its task reports later
   /// (its response head, half a body, its cancellation) never reaches the retry, which gets the
-  /// whole body of its own.
-  @Test func aTimedOutAttemptsLateEventsDoNotReachTheRetry() async throws {
+  /// whole body of its own. URLSession engine only: a held libcurl loop thread sends no retry.
+  @Test(.enabled(if: FetcherEngine.default == .urlSession))
+  func aTimedOutAttemptsLateEventsDoNotReachTheRetry() async throws {
     let server = try TestServer()
     defer { server.stop() }
     let (session, hold, blocked) = await Self.heldSession(server)
     defer { session.invalidateAndCancel() }
 
     let fetcher = Self.fetcher(
-      server, "/fail-first?n=1&key=late&fault=stall&bytes=4096", session: session, timeout: 1)
+      server, "/fail-first?n=1&key=late&fault=stall&bytes=4096", session: session, timeout: 2)
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.02
     let watch = AttemptWatch()
@@ -135,7 +133,10 @@ struct TimeoutTests {
     let result = await pending.value
     #expect(result.error == nil)
     #expect(result.data == TestServer.patternBytes(count: 4096))
-    #expect(watch.attempts.values == ["2"])
+    // Only later attempts' heads (a loaded machine may time out the second as well, and the third
+    // answers the same), never the first's.
+    #expect(
+      !watch.attempts.values.isEmpty && !watch.attempts.values.contains("1"), "\(watch.attempts.values)")
     #expect(await blocked.value.data == TestServer.patternBytes(count: 10))
   }
 }
