@@ -431,8 +431,9 @@ extension SessionFetcher {
   /// checks again when it next could.
   ///
   /// A timed-out attempt ends here and now, without waiting for the engine: FoundationNetworking
-  /// cancels a task, and reports the cancellation, through its session's serial work queue, which
-  /// falls seconds behind with many transfers in flight on a busy machine. The task is let go of
+  /// cancels a task, and reports the cancellation, through a serial work queue that every URLSession
+  /// of the process shares, which falls seconds behind with many transfers in flight on a busy
+  /// machine. The task is let go of
   /// first, so that nothing it still reports reaches the fetcher (see `accepts`), and cancelled
   /// after the attempt has ended.
   private func checkTimeout() {
