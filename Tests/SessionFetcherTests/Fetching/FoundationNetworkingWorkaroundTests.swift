@@ -243,8 +243,8 @@ struct TimeoutsUnderLoadTests {
     fetcher.engine = engine
     let busy = BusyGlobalQueues(until: { fetcher.storage.withLock { $0.cancelReason != nil } })
     let result = await fetcher.fetchResult(timeout: 20)
-    busy.release()
     #expect(busy.conditionHeldWhileBusy)
+    busy.release()
     #expect(result.urlError?.code == .timedOut, "\(String(describing: result.error))")
   }
 
@@ -265,8 +265,8 @@ struct TimeoutsUnderLoadTests {
       after: { fetcher.storage.withLock { $0.lifecycle.state == .waitingToRetry } },
       until: { fetcher.storage.withLock { $0.timing.retryCount >= 1 } })
     let result = await fetcher.fetchResult(timeout: 30)
-    busy.release()
     #expect(busy.conditionHeldWhileBusy)
+    busy.release()
     #expect(result.error == nil, "\(String(describing: result.error))")
     #expect(fetcher.retryCount == 1)
   }
@@ -279,11 +279,12 @@ struct TimeoutsUnderLoadTests {
 final class BusyGlobalQueues: Sendable {
   private let released = Locked(false)
   private let held = Locked(false)
+  private let watched = DispatchSemaphore(value: 0)
 
   init(
     after start: @escaping @Sendable () -> Bool = { true }, until condition: @escaping @Sendable () -> Bool
   ) {
-    let (released, held) = (self.released, self.held)
+    let (released, held, watched) = (self.released, self.held, self.watched)
     let watcher = Thread {
       let waitLimit = DispatchTime.now() + 10
       while !start() && DispatchTime.now() < waitLimit { usleep(1_000) }
@@ -301,12 +302,19 @@ final class BusyGlobalQueues: Sendable {
         usleep(5_000)
       }
       released.withLock { $0 = true }
+      watched.signal()
     }
     watcher.start()
   }
 
-  /// Whether `condition` held while the blocks ran.
-  var conditionHeldWhileBusy: Bool { held.withLock { $0 } }
+  /// Whether `condition` came to hold while the blocks ran: waits for the watcher to see it (the
+  /// condition stays true once the fetch is past it), or for the blocks' 4 s to run out (at most
+  /// 15 s in all). Read it before ``release()``, which stops the blocks.
+  var conditionHeldWhileBusy: Bool {
+    _ = watched.wait(timeout: .now() + 15)
+    watched.signal()
+    return held.withLock { $0 }
+  }
 
   func release() { released.withLock { $0 = true } }
 }
