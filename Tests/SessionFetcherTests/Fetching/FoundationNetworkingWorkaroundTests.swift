@@ -91,8 +91,9 @@ struct FoundationNetworkingWorkaroundTests {
   @Test func idleTimeoutIsResetByProgress() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    // 40 pieces 100 ms apart: never idle for 3 s, though the whole takes about 4 s.
-    let fetcher = Self.fetcher(server.url("/drip?bytes=1000&chunks=40&interval=100"), timeout: 3)
+    // 60 pieces 100 ms apart: never idle for 5 s, though the whole takes about 6 s. (A shorter idle
+    // timeout once ran out in the parallel suite on a loaded 2-core machine.)
+    let fetcher = Self.fetcher(server.url("/drip?bytes=1000&chunks=60&interval=100"), timeout: 5)
     #expect(await fetcher.fetchResult().data == TestServer.patternBytes(count: 1000))
   }
 
