@@ -2,8 +2,11 @@ import Foundation
 
 /// The URLSession callbacks of the current task, and the stubbed equivalent for test blocks.
 extension SessionFetcher: SessionTaskHandler {
-  private func isCurrent(_ task: any EngineTask, _ storage: FetcherStorage) -> Bool {
-    storage.task === task && storage.lifecycle.state == .running
+  /// Whether an event of `task` (nil: a test block's answer) belongs to the current attempt. Checked
+  /// under the same lock as the event's effect: a task that a timeout or a pause has let go of may
+  /// still be reporting, and none of its bytes may reach the next attempt's part file.
+  private func accepts(_ task: (any EngineTask)?, _ storage: FetcherStorage) -> Bool {
+    storage.lifecycle.state == .running && (task.map { storage.task === $0 } ?? true)
   }
 
   package func task(_ task: any EngineTask, didReceive response: URLResponse) {
@@ -20,7 +23,7 @@ extension SessionFetcher: SessionTaskHandler {
   ) {
     let delivery: (DispatchQueue, @Sendable (Int64, Int64, Int64) -> Void, Int64)? = storage.withLock {
       storage in
-      guard isCurrent(task, storage), let plan = storage.plan else { return nil }
+      guard accepts(task, storage), let plan = storage.plan else { return nil }
       storage.lastActivity = Date()
       storage.timing.bytesSent += bytesSent
       guard let block = storage.config.sendProgressBlock else { return nil }
@@ -39,7 +42,7 @@ extension SessionFetcher: SessionTaskHandler {
     // applies the method/body rules (307/308 lose the body on Linux), credential stripping, cookies,
     // the https → http rule, the redirect limit and `willRedirectBlock`.
     storage.withLock { storage in
-      guard isCurrent(task, storage) else { return }
+      guard accepts(task, storage) else { return }
       storage.redirectTarget = request.url ?? RedirectPolicy.location(of: response)
     }
     return nil
@@ -52,7 +55,7 @@ extension SessionFetcher: SessionTaskHandler {
       return (.performDefaultHandling, nil)
     }
     return storage.withLock { storage in
-      guard isCurrent(task, storage) else { return (.cancelAuthenticationChallenge, nil) }
+      guard accepts(task, storage) else { return (.cancelAuthenticationChallenge, nil) }
       let space = challenge.protectionSpace
       var credential = space.isProxy() ? storage.config.proxyCredential : storage.config.credential
       if !space.isProxy(), let origin = storage.plan?.baseRequest.url,
@@ -73,7 +76,7 @@ extension SessionFetcher: SessionTaskHandler {
 
   package func taskNeedsNewBodyStream(_ task: any EngineTask) -> InputStream? {
     let provider: BodyStreamProvider? = storage.withLock { storage in
-      guard isCurrent(task, storage), case .stream(let provider)? = storage.plan?.body else { return nil }
+      guard accepts(task, storage), case .stream(let provider)? = storage.plan?.body else { return nil }
       return provider
     }
     return try? provider?()
@@ -81,7 +84,7 @@ extension SessionFetcher: SessionTaskHandler {
 
   package func task(_ task: any EngineTask, didCompleteWithError error: Error?) {
     let current = storage.withLock { storage -> Bool in
-      guard isCurrent(task, storage) else { return false }
+      guard accepts(task, storage) else { return false }
       storage.task = nil
       if let metrics = task.transferMetrics { storage.timing.transferMetrics = metrics }
       if storage.response == nil, let response = task.response {
@@ -109,13 +112,6 @@ extension SessionFetcher: SessionTaskHandler {
   }
 
   // MARK: - Response and body
-
-  /// Whether an event of `task` (nil: a test block's answer) belongs to the current attempt. Checked
-  /// under the same lock as the event's effect: a task that a timeout or a pause has let go of may
-  /// still be reporting, and none of its bytes may reach the next attempt's part file.
-  private func accepts(_ task: (any EngineTask)?, _ storage: FetcherStorage) -> Bool {
-    storage.lifecycle.state == .running && (task.map { storage.task === $0 } ?? true)
-  }
 
   func receive(response: URLResponse, from task: (any EngineTask)?) {
     let http = response as? HTTPURLResponse
