@@ -385,6 +385,12 @@ public final class FetcherService: @unchecked Sendable {
   /// The number of fetchers waiting for a slot.
   public var numberOfDelayedFetchers: Int { state.withLock { $0.throttle.waitingCount } }
 
+  /// The three counts read under one lock, so that they agree with each other (the separate
+  /// properties may each see a different moment while fetchers start and end).
+  package var fetcherCounts: (total: Int, running: Int, delayed: Int) {
+    state.withLock { ($0.throttle.count, $0.throttle.runningCount, $0.throttle.waitingCount) }
+  }
+
   /// Whether `fetcher` waits for a slot of its host.
   public func isDelayingFetcher(_ fetcher: SessionFetcher) -> Bool {
     state.withLock { $0.throttle.isWaiting(fetcher) }
