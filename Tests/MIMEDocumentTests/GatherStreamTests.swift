@@ -1,3 +1,4 @@
+import FetcherTesting
 import Foundation
 import Testing
 

@@ -1,30 +1,8 @@
+import FetcherTesting
 import Foundation
 import Testing
 
 @testable import MIMEDocument
-
-/// A small, fast, seeded generator (SplitMix64) so random-body tests are reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) {
-    state = seed
-  }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
-  mutating func data(count: Int) -> Data {
-    var bytes = [UInt8](repeating: 0, count: count)
-    for index in bytes.indices { bytes[index] = UInt8.random(in: .min ... .max, using: &self) }
-    return Data(bytes)
-  }
-}
 
 /// The original tests' `DataForTestWithLength`: "0123456789" repeated.
 func patternData(count: Int) -> Data {

@@ -160,7 +160,8 @@ struct FetcherStorage {
   var cancelReason: CancelReason?
   var lastActivity = Date()
   var attemptStart = Date()
-  var timeoutWork: DispatchSourceTimer?
+  /// The armed timeout check (see `SessionFetcher.timeoutClock`).
+  var timeoutToken: UInt64?
   var retryWork: DispatchWorkItem?
   var partFile: PartFile?
   /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt.

@@ -379,7 +379,7 @@ extension SessionFetcher {
 
   // MARK: - Timeouts
 
-  /// The queue of every fetcher's timeout timer: a serial queue of its own, which libdispatch serves
+  /// The queue of every fetcher's timeout clock: a serial queue of its own, which libdispatch serves
   /// from its overcommitting pool, so that a program keeping the global queues busy (as many
   /// CPU-bound blocks as cores) does not hold up timeouts. Its handlers check, and end the attempts
   /// that timed out.
@@ -408,23 +408,26 @@ extension SessionFetcher {
     }
   }
 
+  /// The clock of every fetcher's timeouts, on ``timeoutQueue``.
+  static let timeoutClock = TimeoutClock<SessionFetcher>(queue: timeoutQueue) { fetcher, token in
+    fetcher.checkTimeout(token: token)
+  }
+
   /// Arms the timeout check: the idle timeout since the last activity, and the attempt's deadline.
+  /// Nothing is armed unless the fetch is running (the clock holds the fetcher until it fires).
   func scheduleTimeout(after delay: TimeInterval) {
-    // A timer source, not `asyncAfter`: a cancelled source is released at once, whereas a cancelled
-    // `asyncAfter` work item stays queued until its deadline (the whole idle timeout, 60 s by
-    // default), so memory grew with the fetch rate (about 0.7 KB per fetch for a minute).
-    let timer = DispatchSource.makeTimerSource(queue: Self.timeoutQueue)
-    timer.setEventHandler { [weak self] in self?.checkTimeout() }
-    timer.schedule(deadline: .now() + max(0, delay))
-    let previous = storage.withLock { storage -> DispatchSourceTimer? in
-      let previous = storage.timeoutWork
-      storage.timeoutWork = timer
-      return previous
+    storage.withLock { storage in
+      Self.disarmTimeout(&storage)
+      guard storage.lifecycle.state == .running else { return }
+      storage.timeoutToken = Self.timeoutClock.arm(self, after: delay)
     }
-    previous?.cancel()
-    // Always resumed, even if the fetch ended meanwhile and cancelled it: a suspended source must
-    // not be released.
-    timer.resume()
+  }
+
+  /// Disarms the fetcher's timeout check, if armed (under the fetcher's lock).
+  static func disarmTimeout(_ storage: inout FetcherStorage) {
+    guard let token = storage.timeoutToken else { return }
+    storage.timeoutToken = nil
+    timeoutClock.disarm(token)
   }
 
   /// Ends the attempt if it has been idle for the idle timeout or has reached its deadline, else
@@ -436,13 +439,16 @@ extension SessionFetcher {
   /// machine. The task is let go of
   /// first, so that nothing it still reports reaches the fetcher (see `accepts`), and cancelled
   /// after the attempt has ended.
-  private func checkTimeout() {
+  private func checkTimeout(token: UInt64) {
     enum Check {
       case none
       case fire(any EngineTask)
       case later(TimeInterval)
     }
     let check: Check = storage.withLock { storage in
+      // A check disarmed or replaced after the clock took it out does nothing.
+      guard storage.timeoutToken == token else { return .none }
+      storage.timeoutToken = nil
       guard let task = storage.task, let plan = storage.plan, storage.lifecycle.state == .running else {
         return .none
       }

@@ -26,8 +26,7 @@ extension SessionFetcher {
     }
     let outcome: Outcome = storage.withLock { storage in
       guard storage.lifecycle.state == .running else { return .ignore }
-      storage.timeoutWork?.cancel()
-      storage.timeoutWork = nil
+      Self.disarmTimeout(&storage)
       let response = storage.response
       let http = response as? HTTPURLResponse
       let body = storage.responseData
@@ -412,7 +411,7 @@ extension SessionFetcher {
         } else if let data, storage.sink == .memory {
           storage.downloadedData = data
         }
-        storage.timeoutWork?.cancel()
+        Self.disarmTimeout(&storage)
         storage.retryWork?.cancel()
         let partFile = DownloadResume.fetchEnded(&storage, succeeded: error == nil)
         let task = storage.task
@@ -505,7 +504,7 @@ extension SessionFetcher {
         guard let stop = storage.lifecycle.stop() else { return (nil, queue, nil, nil, nil, nil) }
         storage.timing.endDate = Date()
         storage.finalError = SessionFetcherError.cancelled
-        storage.timeoutWork?.cancel()
+        Self.disarmTimeout(&storage)
         storage.retryWork?.cancel()
         let task = storage.task
         storage.task = nil

@@ -46,8 +46,7 @@ extension SessionFetcher {
         storage.task = nil
       }
       // A paused transfer is not idle: its timeout starts again when it resumes.
-      storage.timeoutWork?.cancel()
-      storage.timeoutWork = nil
+      Self.disarmTimeout(&storage)
       return plan.pausing == .suspendTask ? .suspend(task) : .cancel(task)
     }
     switch pause {
