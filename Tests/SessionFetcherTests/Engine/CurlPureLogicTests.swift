@@ -84,7 +84,10 @@ struct CurlPureLogicTests {
 
   @Test(arguments: [
     ("HTTP/2 204 \r\n", 204, "HTTP/2"), ("HTTP/1.0 404 Not Found\r\n", 404, "HTTP/1.0"),
-    ("HTTP/3 200\r\n", 200, "HTTP/3"),
+    ("HTTP/3 200\r\n", 200, "HTTP/3"), ("HTTP/1.1 200 OK\r\n", 200, "HTTP/1.1"),
+    ("HTTP/2.0 301 Moved\r\n", 301, "HTTP/2"), ("HTTP/3.0 503\r\n", 503, "HTTP/3"),
+    ("HTTP/1.1   418   I'm a teapot\r\n", 418, "HTTP/1.1"), ("HTTP/1.1 200\n", 200, "HTTP/1.1"),
+    ("HTTP/2.5 200 x\r\n", 200, "HTTP/2.5"), ("HTTP/4 599\r\n", 599, "HTTP/4"),
   ])
   func statusLinesGiveTheVersion(_ line: String, _ status: Int, _ version: String) {
     var parser = CurlResponseHeadParser()
@@ -92,6 +95,22 @@ struct CurlPureLogicTests {
     let head = parser.consume(line: "\r\n")
     #expect(head?.statusCode == status)
     #expect(head?.httpVersion == version)
+  }
+
+  /// A line that is not a status line where one is expected is skipped: the next one starts the head.
+  @Test(arguments: [
+    "HTTP/1.1\r\n", "HTTP/1.1 \r\n", "HTTP/1.1 abc OK\r\n", "HTTP/1.1 20x\r\n", "HTTP/1.1 -200\r\n",
+    "HTTP/1.1 1234567890\r\n", "http/1.1 200 OK\r\n", "HTTP 200\r\n", "ICY 200 OK\r\n", "",
+    " HTTP/1.1 200\r\n",
+  ])
+  func malformedStatusLinesAreSkipped(_ line: String) {
+    var parser = CurlResponseHeadParser()
+    #expect(parser.consume(line: line) == nil)
+    #expect(parser.consume(line: "HTTP/1.1 202 Accepted\r\n") == nil)
+    #expect(parser.consume(line: "A: b\r\n") == nil)
+    let head = parser.consume(line: "\r\n")
+    #expect(head?.statusCode == 202)
+    #expect(head?.fields == [CurlResponseHead.Field(name: "A", value: "b")])
   }
 
   @Test func redirectTargetsResolveAgainstTheRequest() throws {

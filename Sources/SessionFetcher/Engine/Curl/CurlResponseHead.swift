@@ -34,10 +34,11 @@ package struct CurlResponseHead: Sendable, Equatable {
   /// (`_HTTPURLProtocol._HTTPMessage.headersAsDictionary`): a name repeated with the same spelling
   /// joins its values with `", "`; names keep the case they were received in.
   package var headerFields: [String: String] {
-    var result: [String: String] = [:]
+    var result = [String: String](minimumCapacity: fields.count)
     for field in fields {
-      if let previous = result[field.name] {
-        result[field.name] = previous + ", " + field.value
+      // Sized once for all the fields; a repeated name's value grows in place.
+      if let index = result.index(forKey: field.name) {
+        result.values[index] += ", " + field.value
       } else {
         result[field.name] = field.value
       }
@@ -88,7 +89,7 @@ package struct CurlResponseHeadParser {
     while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
     let line = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
     guard let status = statusLine else {
-      statusLine = Self.parseStatusLine(Substring(String(decoding: line, as: UTF8.self)))
+      statusLine = Self.parseStatusLine(line)
       return nil
     }
     if line.isEmpty {
@@ -121,16 +122,34 @@ package struct CurlResponseHeadParser {
     return String(decoding: UnsafeRawBufferPointer(rebasing: line[first..<last]), as: UTF8.self)
   }
 
-  /// `HTTP/1.1 200 OK`, `HTTP/2 200`, `HTTP/1.0 404 Not Found`.
-  static func parseStatusLine(_ line: Substring) -> (code: Int, version: String)? {
-    let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-    guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let code = Int(parts[1]) else { return nil }
-    let version: String
-    switch parts[0] {
-    case "HTTP/2", "HTTP/2.0": version = "HTTP/2"
-    case "HTTP/3", "HTTP/3.0": version = "HTTP/3"
-    default: version = String(parts[0])
+  /// `HTTP/1.1 200 OK`, `HTTP/2 200`, `HTTP/1.0 404 Not Found`: the version (`HTTP/2.0` read as
+  /// `HTTP/2`, `HTTP/3.0` as `HTTP/3`) and the status code, read from the bytes; nil for anything
+  /// else. Spaces between the parts may repeat; the reason phrase is not needed.
+  static func parseStatusLine(_ line: UnsafeRawBufferPointer) -> (code: Int, version: String)? {
+    let space = UInt8(ascii: " ")
+    var index = 0
+    while index < line.count, line[index] != space { index += 1 }
+    let version = UnsafeRawBufferPointer(rebasing: line[0..<index])
+    guard version.starts(with: "HTTP/".utf8) else { return nil }
+    while index < line.count, line[index] == space { index += 1 }
+    var code = 0
+    var digits = 0
+    while index < line.count, line[index] != space {
+      let digit = line[index] &- UInt8(ascii: "0")
+      // A status code has three digits; nine keep any number well inside `Int`.
+      guard digit < 10, digits < 9 else { return nil }
+      code = code * 10 + Int(digit)
+      digits += 1
+      index += 1
     }
-    return (code, version)
+    guard digits > 0 else { return nil }
+    switch version.count {
+    case 6 where version[5] == UInt8(ascii: "2"), 8 where version.elementsEqual("HTTP/2.0".utf8):
+      return (code, "HTTP/2")
+    case 6 where version[5] == UInt8(ascii: "3"), 8 where version.elementsEqual("HTTP/3.0".utf8):
+      return (code, "HTTP/3")
+    default:
+      return (code, String(decoding: version, as: UTF8.self))
+    }
   }
 }
