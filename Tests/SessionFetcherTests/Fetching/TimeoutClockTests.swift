@@ -27,7 +27,10 @@ struct TimeoutClockTests {
   static let scripts: [(String, [Step])] = [
     (
       "due in deadline order, whatever the arming order",
-      [.arm("c", at: 30), .arm("a", at: 10), .arm("b", at: 20), .next(10), .due(now: 30, ["a", "b", "c"]), .next(nil)]
+      [
+        .arm("c", at: 30), .arm("a", at: 10), .arm("b", at: 20), .next(10), .due(now: 30, ["a", "b", "c"]),
+        .next(nil),
+      ]
     ),
     (
       "the same deadline fires in arming order",
@@ -35,7 +38,10 @@ struct TimeoutClockTests {
     ),
     (
       "nothing is due before its deadline; a deadline equal to now is due",
-      [.arm("a", at: 10), .arm("b", at: 11), .due(now: 9, []), .due(now: 10, ["a"]), .next(11), .due(now: 11, ["b"])]
+      [
+        .arm("a", at: 10), .arm("b", at: 11), .due(now: 9, []), .due(now: 10, ["a"]), .next(11),
+        .due(now: 11, ["b"]),
+      ]
     ),
     (
       "a disarmed target is never due, and the next deadline skips it",
@@ -52,7 +58,10 @@ struct TimeoutClockTests {
     ),
     (
       "a target armed again gets a new token: the old one disarms nothing of the new",
-      [.arm("a", at: 10), .disarm("a", returns: true), .arm("a", at: 50), .due(now: 10, []), .due(now: 50, ["a"])]
+      [
+        .arm("a", at: 10), .disarm("a", returns: true), .arm("a", at: 50), .due(now: 10, []),
+        .due(now: 50, ["a"]),
+      ]
     ),
     (
       "a deadline at the end of time is kept, not wrapped",
@@ -103,7 +112,9 @@ struct TimeoutClockTests {
         #expect(schedule.disarm(entry.token) == entry.target)
       default:
         now += random.next() % 200
-        let expected = model.filter { $0.deadline <= now }.sorted { ($0.deadline, $0.token) < ($1.deadline, $1.token) }
+        let expected = model.filter { $0.deadline <= now }.sorted {
+          ($0.deadline, $0.token) < ($1.deadline, $1.token)
+        }
         model.removeAll { $0.deadline <= now }
         let due = schedule.takeDue(now: now)
         #expect(due.map(\.target) == expected.map(\.target))
@@ -125,13 +136,15 @@ struct TimeoutClockTests {
     #expect(schedule.takeDue(now: .max).map(\.target) == [9_999])
   }
 
-  @Test("deadlines: negative delays are now, huge ones the end of time", arguments: [
-    (0.0, UInt64(500), UInt64(500)),
-    (-3.0, 500, 500),
-    (1.5, 500, 1_500_000_500),
-    (1e300, 500, .max),
-    (.infinity, 500, .max),
-  ])
+  @Test(
+    "deadlines: negative delays are now, huge ones the end of time",
+    arguments: [
+      (0.0, UInt64(500), UInt64(500)),
+      (-3.0, 500, 500),
+      (1.5, 500, 1_500_000_500),
+      (1e300, 500, .max),
+      (.infinity, 500, .max),
+    ])
   func deadlineArithmetic(delay: TimeInterval, start: UInt64, expected: UInt64) {
     #expect(TimeoutClock<Int>.deadline(after: delay, from: start) == expected)
   }
