@@ -414,13 +414,17 @@ extension SessionFetcher {
   }
 
   /// Arms the timeout check: the idle timeout since the last activity, and the attempt's deadline.
-  /// Nothing is armed unless the fetch is running (the clock holds the fetcher until it fires).
   func scheduleTimeout(after delay: TimeInterval) {
-    storage.withLock { storage in
-      Self.disarmTimeout(&storage)
-      guard storage.lifecycle.state == .running else { return }
-      storage.timeoutToken = Self.timeoutClock.arm(self, after: delay)
-    }
+    storage.withLock { armTimeout(&$0, after: delay) }
+  }
+
+  /// ``scheduleTimeout(after:)`` under the fetcher's lock. Nothing is armed unless the fetch is
+  /// running and its transfer is not suspended (a paused stream is not idle: it is armed again when
+  /// it resumes), since the clock holds the fetcher until the check fires or is disarmed.
+  private func armTimeout(_ storage: inout FetcherStorage, after delay: TimeInterval) {
+    Self.disarmTimeout(&storage)
+    guard storage.lifecycle.state == .running, !storage.stream.isSuspended else { return }
+    storage.timeoutToken = Self.timeoutClock.arm(self, after: delay)
   }
 
   /// Disarms the fetcher's timeout check, if armed (under the fetcher's lock).
@@ -440,18 +444,13 @@ extension SessionFetcher {
   /// first, so that nothing it still reports reaches the fetcher (see `accepts`), and cancelled
   /// after the attempt has ended.
   private func checkTimeout(token: UInt64) {
-    enum Check {
-      case none
-      case fire(any EngineTask)
-      case later(TimeInterval)
-    }
-    let check: Check = storage.withLock { storage in
+    let timedOut: (any EngineTask)? = storage.withLock { storage in
       // A check disarmed or replaced after the clock took it out does nothing.
-      guard storage.timeoutToken == token else { return .none }
+      guard storage.timeoutToken == token else { return nil }
       storage.timeoutToken = nil
-      guard let task = storage.task, let plan = storage.plan, storage.lifecycle.state == .running else {
-        return .none
-      }
+      guard let task = storage.task, let plan = storage.plan, storage.lifecycle.state == .running,
+        !storage.stream.isSuspended
+      else { return nil }
       let now = Date()
       let idleLeft = plan.idleTimeout - now.timeIntervalSince(storage.lastActivity)
       let deadlineLeft =
@@ -460,18 +459,14 @@ extension SessionFetcher {
         // A failure already decided (a body past the in-memory limit) stays the attempt's error.
         if storage.cancelReason == nil { storage.cancelReason = .timedOut }
         storage.task = nil
-        return .fire(task)
+        return task
       }
-      return .later(min(idleLeft, deadlineLeft))
+      // Armed again under the same lock, so that a pause or an end meanwhile cannot be missed.
+      armTimeout(&storage, after: min(idleLeft, deadlineLeft))
+      return nil
     }
-    switch check {
-    case .none:
-      break
-    case .fire(let task):
-      completeHop(error: nil)
-      Self.letGo(task)
-    case .later(let delay):
-      scheduleTimeout(after: delay)
-    }
+    guard let timedOut else { return }
+    completeHop(error: nil)
+    Self.letGo(timedOut)
   }
 }

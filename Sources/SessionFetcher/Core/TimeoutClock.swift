@@ -4,8 +4,9 @@ import Foundation
 /// `(deadline, token)` beside the armed targets by token. A value type, kept behind the clock's lock.
 ///
 /// Disarming removes the target at once (so it is released at once) and leaves its heap entry
-/// behind, skipped when it comes to the top; once stale entries outnumber armed ones the heap is
-/// rebuilt from the armed ones, so it never holds more than about twice what is armed.
+/// behind, skipped when it comes to the top. Whenever a disarm or a take leaves stale entries
+/// outnumbering armed ones (past 64 entries), the heap is rebuilt from the armed ones, so it holds
+/// at most about twice what is armed.
 package struct DeadlineSchedule<Target> {
   private struct Entry {
     var deadline: UInt64
@@ -36,7 +37,7 @@ package struct DeadlineSchedule<Target> {
   @discardableResult
   package mutating func disarm(_ token: UInt64) -> Target? {
     guard let entry = armed.removeValue(forKey: token) else { return nil }
-    if heap.count > 64, heap.count > 2 * armed.count { rebuild() }
+    rebuildIfMostlyStale()
     return entry.target
   }
 
@@ -48,6 +49,7 @@ package struct DeadlineSchedule<Target> {
       popTop()
       if let entry = armed.removeValue(forKey: top.token) { due.append((top.token, entry.target)) }
     }
+    if !due.isEmpty { rebuildIfMostlyStale() }
     return due
   }
 
@@ -58,6 +60,10 @@ package struct DeadlineSchedule<Target> {
       popTop()
     }
     return nil
+  }
+
+  private mutating func rebuildIfMostlyStale() {
+    if heap.count > 64, heap.count > 2 * armed.count { rebuild() }
   }
 
   private mutating func rebuild() {
@@ -159,10 +165,13 @@ package final class TimeoutClock<Target>: @unchecked Sendable {
   /// The number of armed targets (for tests).
   package var armedCount: Int { state.withLock { $0.schedule.armedCount } }
 
-  /// `delay` seconds after `start`, in nanoseconds, clamped to the representable range.
+  /// `delay` seconds after `start`, in nanoseconds. Anything from 2^62 nanoseconds on (146 years)
+  /// is `UInt64.max`, which dispatch reads as never: with the top bits set, a value would be read
+  /// as another clock's time, already past, and the timer would fire at once, again and again.
   package static func deadline(after delay: TimeInterval, from start: UInt64) -> UInt64 {
+    let limit: UInt64 = 1 << 62
     let nanoseconds = max(0, delay) * 1e9
-    guard nanoseconds < Double(UInt64.max - start) else { return UInt64.max }
+    guard start < limit, nanoseconds < Double(limit - start) else { return UInt64.max }
     return start + UInt64(nanoseconds)
   }
 

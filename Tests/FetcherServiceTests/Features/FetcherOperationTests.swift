@@ -166,9 +166,11 @@ struct FetcherOperationTests {
     // then stopped like the running ones.)
     #expect(recorder.started >= 2)
     #expect(await eventually { recorder.stopped == recorder.started })
-    let requestsAtFinish = server.requestCount(path: "/hang")
+    // Each fetch that started sent at most its one request, and nothing was retried or restarted.
+    // (A fetch stopped just after it started may still reach the server a little later: the engine
+    // cancels on its own thread, and may already have sent the request.)
     await pause(0.3)
-    #expect(server.requestCount(path: "/hang") == requestsAtFinish)
+    #expect(server.requestCount(path: "/hang") <= recorder.started)
     #expect(completions.count == 4)
     #expect(operations.allSatisfy { ($0.error as? SessionFetcherError) == .cancelled })
   }

@@ -144,6 +144,12 @@ struct TimeoutClockTests {
       (1.5, 500, 1_500_000_500),
       (1e300, 500, .max),
       (.infinity, 500, .max),
+      (.nan, 500, 500),
+      // From 2^62 nanoseconds on, never (dispatch would read a larger value as another clock's).
+      (4.6e9, 500, 4_600_000_000_000_000_500),
+      (4.62e9, 500, .max),
+      (1.7e10, 500, .max),
+      (0.0, 1 << 62, .max),
     ])
   func deadlineArithmetic(delay: TimeInterval, start: UInt64, expected: UInt64) {
     #expect(TimeoutClock<Int>.deadline(after: delay, from: start) == expected)
@@ -154,18 +160,24 @@ struct TimeoutClockTests {
     init(_ name: String) { self.name = name }
   }
 
-  /// The clock's timer fires each target once, earliest deadline first, never a disarmed one, and
-  /// a target may arm again from its own firing.
+  /// The clock's timer fires each target once, earliest deadline first, never a disarmed one.
   @Test func theTimerFiresInDeadlineOrderAndNeverADisarmedTarget() async throws {
     let fired = Recorder<String>()
-    let clock = TimeoutClock<Target>(queue: DispatchQueue(label: "test.clock")) { target, _ in
+    let queue = DispatchQueue(label: "test.clock")
+    let clock = TimeoutClock<Target>(queue: queue) { target, _ in
       fired.append(target.name)
     }
-    _ = clock.arm(Target("third"), after: 0.6)
-    _ = clock.arm(Target("first"), after: 0.2)
-    let never = clock.arm(Target("never"), after: 0.3)
-    _ = clock.arm(Target("second"), after: 0.4)
+    // The clock's queue is held while the targets are armed (in deadline order, so that a stall of
+    // this thread cannot reorder them) and one is disarmed: its deadline passes before the queue
+    // runs again, however slow this thread is, and it must still not fire.
+    queue.suspend()
+    _ = clock.arm(Target("first"), after: 0.05)
+    let never = clock.arm(Target("never"), after: 0.06)
+    _ = clock.arm(Target("second"), after: 0.1)
+    _ = clock.arm(Target("third"), after: 0.15)
     clock.disarm(never)
+    try await Task.sleep(nanoseconds: 300_000_000)
+    queue.resume()
     #expect(await eventually(timeout: 20) { fired.count == 3 })
     #expect(fired.values == ["first", "second", "third"])
     #expect(clock.armedCount == 0)
