@@ -163,6 +163,34 @@ struct StreamingTests {
     #expect(await eventually { counter.started == 1 && counter.stopped == 1 })
   }
 
+  /// A paused transfer is not idle: a consumer that stops reading for longer than the idle timeout
+  /// (1 s here, the pause 3 s) gets the whole body afterwards, not a timeout.
+  @Test func aPauseLongerThanTheIdleTimeoutIsNotATimeout() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let size = 8 * 1024 * 1024
+    var request = URLRequest(url: server.url("/bytes/\(size)"))
+    request.timeoutInterval = 1
+    let fetcher = SessionFetcher(request: request)
+    fetcher.allowLocalhostRequest = true
+    let stream = try await bounded { try await fetcher.beginStreaming(highWaterMark: 256 * 1024) }
+    var iterator = stream.makeAsyncIterator()
+    var hash = FNV1a64()
+    var total = 0
+    if let first = try await iterator.next() {
+      hash.update(first)
+      total += first.count
+    }
+    try await Task.sleep(nanoseconds: 3_000_000_000)
+    while let chunk = try await iterator.next() {
+      hash.update(chunk)
+      total += chunk.count
+    }
+    #expect(total == size)
+    #expect(hash.hexDigest == TestServer.checksum(TestServer.patternBytes(count: size)))
+    #expect(fetcher.error == nil)
+  }
+
   @Test func breakingOutOfTheLoopStopsTheTransfer() async throws {
     let server = try TestServer()
     defer { server.stop() }
