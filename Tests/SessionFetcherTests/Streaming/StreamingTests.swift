@@ -18,6 +18,17 @@ func bounded<T: Sendable>(
   }
 }
 
+/// What a test has read of a streamed body: its length and its FNV-1a hash.
+struct ReadBody {
+  var hash = FNV1a64()
+  var total = 0
+
+  mutating func add(_ chunk: Data) {
+    hash.update(chunk)
+    total += chunk.count
+  }
+}
+
 @Suite("Streaming")
 struct StreamingTests {
   @Test func chunksArriveInOrderAfterTheHead() async throws {
@@ -119,12 +130,8 @@ struct StreamingTests {
     let counter = NotificationRecorder([fetcher])
     let stream = try await bounded { try await fetcher.beginStreaming(highWaterMark: 1 << 20) }
     var iterator = stream.makeAsyncIterator()
-    var hash = FNV1a64()
-    var total = 0
-    if let first = try await iterator.next() {
-      hash.update(first)
-      total += first.count
-    }
+    var body = ReadBody()
+    if let first = try await iterator.next() { body.add(first) }
     // Wait until the server's count settles while the consumer sleeps.
     var previous = -1
     var plateau = 0
@@ -139,12 +146,11 @@ struct StreamingTests {
     // work queue (the server then plateaus at the end); what must hold is the bounded buffer.
     #expect(stream.bufferedByteCount <= (1 << 20) + 256 * 1024)
     while let chunk = try await iterator.next() {
-      hash.update(chunk)
-      total += chunk.count
+      body.add(chunk)
       #expect(stream.bufferedByteCount <= (1 << 20) + 256 * 1024)
     }
-    #expect(total == size)
-    #expect(hash.hexDigest == TestServer.checksum(TestServer.patternBytes(count: size)))
+    #expect(body.total == size)
+    #expect(body.hash.hexDigest == TestServer.checksum(TestServer.patternBytes(count: size)))
     let requests = server.requests(path: "/bytes/\(size)")
     #if canImport(FoundationNetworking)
       if fetcher.engine == .libcurl {
@@ -175,19 +181,12 @@ struct StreamingTests {
     fetcher.allowLocalhostRequest = true
     let stream = try await bounded { try await fetcher.beginStreaming(highWaterMark: 256 * 1024) }
     var iterator = stream.makeAsyncIterator()
-    var hash = FNV1a64()
-    var total = 0
-    if let first = try await iterator.next() {
-      hash.update(first)
-      total += first.count
-    }
+    var body = ReadBody()
+    if let first = try await iterator.next() { body.add(first) }
     try await Task.sleep(nanoseconds: 3_000_000_000)
-    while let chunk = try await iterator.next() {
-      hash.update(chunk)
-      total += chunk.count
-    }
-    #expect(total == size)
-    #expect(hash.hexDigest == TestServer.checksum(TestServer.patternBytes(count: size)))
+    while let chunk = try await iterator.next() { body.add(chunk) }
+    #expect(body.total == size)
+    #expect(body.hash.hexDigest == TestServer.checksum(TestServer.patternBytes(count: size)))
     #expect(fetcher.error == nil)
   }
 
