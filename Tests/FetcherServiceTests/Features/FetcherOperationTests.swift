@@ -208,12 +208,19 @@ struct FetcherOperationTests {
   @Test func waitUntilFinishedAndStartOutsideAQueueWork() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let operation = FetcherOperation(fetcher: makeService().fetcher(url: server.url("/text?value=hi")))
+    // The server holds its answer until the gate opens, so the operation is still executing when
+    // it is looked at (a loopback answer can otherwise arrive before the next line runs).
+    let gate = Gate()
+    server.meteredRoute("/held", meter: ConcurrencyMeter(), gate: gate)
+    let operation = FetcherOperation(fetcher: makeService().fetcher(url: server.url("/held?i=hi")))
     operation.start()
-    #expect(operation.isExecuting)
+    #expect(operation.isExecuting && !operation.isFinished)
+    #expect(await eventually { server.requestCount(path: "/held") == 1 })
+    #expect(operation.isExecuting && !operation.isFinished)
+    gate.open()
     await Task.detached { blockUntilFinished(operation) }.value
     #expect(operation.isFinished && !operation.isExecuting)
-    #expect(operation.data == Data("hi".utf8))
+    #expect(operation.data == Data("body hi".utf8))
   }
 }
 
