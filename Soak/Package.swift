@@ -31,6 +31,7 @@ let package = Package(
     .executableTarget(
       name: "crash-resume",
       dependencies: [
+        "SoakSupport",
         .product(name: "SessionFetcher", package: rootPackage),
         .product(name: "SessionUploadFetcher", package: rootPackage),
         .product(name: "FetcherTesting", package: rootPackage),

@@ -1,6 +1,7 @@
 import Foundation
 import SessionFetcher
 import SessionUploadFetcher
+import SoakSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -19,19 +20,20 @@ enum Child {
     fetcher.callbackQueue = DispatchQueue(label: "crash-resume child")
     fetcher.destinationFileURL = destination
     fetcher.keepsPartialDownloadForResume = true
-    let saved = Box<Data?>(nil)
+    let saved = Guarded<Data?>(nil)
     fetcher.downloadProgressBlock = { [weak fetcher] _, written, _ in
-      if let token = fetcher?.partFileResumeData, token != saved.value {
+      let last = saved.with { $0 }
+      if let token = fetcher?.partFileResumeData, token != last {
         do {
           try writeAtomically(token, to: tokenFile)
         } catch {
           FileHandle.standardError.write(Data("child: cannot save the token: \(error)\n".utf8))
           exit(3)
         }
-        if saved.value == nil { say("ready") }
-        saved.value = token
+        if last == nil { say("ready") }
+        saved.with { $0 = token }
       }
-      if saved.value != nil { say("p \(written)") }
+      if saved.with({ $0 != nil }) { say("p \(written)") }
     }
     return finish(fetcher)
   }
@@ -57,7 +59,7 @@ enum Child {
     let fetcher = SessionUploadFetcher(
       request: request, uploadMIMEType: "application/octet-stream", chunkSize: chunkSize)
     configure(fetcher, file: file)
-    let saved = Box(false)
+    let saved = Guarded(false)
     let observer = NotificationCenter.default.addObserver(
       forName: .sessionUploadFetcherLocationObtained, object: fetcher, queue: nil
     ) { _ in
@@ -68,12 +70,12 @@ enum Child {
         FileHandle.standardError.write(Data("child: cannot save the upload URL: \(error)\n".utf8))
         exit(3)
       }
-      saved.value = true
+      saved.with { $0 = true }
       say("ready")
     }
     defer { NotificationCenter.default.removeObserver(observer) }
     fetcher.sendProgressBlock = { _, sent, _ in
-      if saved.value { say("p \(sent)") }
+      if saved.with({ $0 }) { say("p \(sent)") }
     }
     return finish(fetcher)
   }
@@ -115,20 +117,20 @@ enum Child {
   /// Begins a fetch through `begin` and waits for its completion.
   private static func finish(_ begin: (@escaping FetcherCompletionHandler) -> Void) -> Int32 {
     let done = DispatchSemaphore(value: 0)
-    let failure = Box<String?>(nil)
+    let failure = Guarded<String?>(nil)
     begin { _, error in
-      failure.value = error.map { "\($0)" }
+      failure.with { $0 = error.map { "\($0)" } }
       done.signal()
     }
     return ended(done, failure)
   }
 
-  private static func ended(_ done: DispatchSemaphore, _ failure: Box<String?>) -> Int32 {
+  private static func ended(_ done: DispatchSemaphore, _ failure: Guarded<String?>) -> Int32 {
     guard done.wait(timeout: .now() + 600) == .success else {
       FileHandle.standardError.write(Data("child: timed out\n".utf8))
       return 5
     }
-    if let message = failure.value {
+    if let message = failure.with({ $0 }) {
       FileHandle.standardError.write(Data("child: failed: \(message)\n".utf8))
       return 1
     }
@@ -140,19 +142,5 @@ enum Child {
   static func say(_ line: String) {
     let bytes = Array((line + "\n").utf8)
     _ = bytes.withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
-  }
-}
-
-/// A lock-protected value shared with callbacks.
-final class Box<Value>: @unchecked Sendable {
-  // `@unchecked Sendable`: `stored` is only touched under `lock`.
-  private let lock = NSLock()
-  private var stored: Value
-
-  init(_ value: Value) { stored = value }
-
-  var value: Value {
-    get { lock.withLock { stored } }
-    set { lock.withLock { stored = newValue } }
   }
 }

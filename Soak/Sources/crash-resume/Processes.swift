@@ -1,4 +1,5 @@
 import Foundation
+import SoakSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -128,20 +129,10 @@ struct CrashResumeError: Error, CustomStringConvertible {
   init(_ description: String) { self.description = description }
 }
 
-/// `sha256sum` of a file.
+/// The sha256 of a file (hex).
 func sha256(of url: URL) throws -> String {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-  process.arguments = [url.path]
-  let output = Pipe()
-  process.standardOutput = output
-  try process.run()
-  let data = output.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  guard process.terminationStatus == 0,
-    let digest = String(decoding: data, as: UTF8.self).split(separator: " ").first
-  else { throw CrashResumeError("sha256sum \(url.path) failed") }
-  return String(digest)
+  guard let digest = SHA256.hex(ofFile: url) else { throw CrashResumeError("cannot read \(url.path)") }
+  return digest
 }
 
 /// The size of the file at `url`, nil when there is none.
