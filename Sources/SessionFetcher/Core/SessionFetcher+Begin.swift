@@ -456,8 +456,9 @@ extension SessionFetcher {
       let deadlineLeft =
         plan.resourceTimeout.map { $0 - now.timeIntervalSince(storage.attemptStart) } ?? .infinity
       if idleLeft <= 0 || deadlineLeft <= 0 {
-        // A failure already decided (a body past the in-memory limit) stays the attempt's error.
-        if storage.cancelReason == nil { storage.cancelReason = .timedOut }
+        // Every other end of the attempt (a failure the fetcher decided, a pause, a stop) lets go
+        // of the task under the lock that decides it, so the task here has no other reason.
+        storage.cancelReason = .timedOut
         storage.task = nil
         return task
       }

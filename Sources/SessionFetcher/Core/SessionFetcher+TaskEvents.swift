@@ -124,7 +124,8 @@ extension SessionFetcher: SessionTaskHandler {
     var streamConsumer: (any FetcherStreamConsumer)?
     var streamHead: URLResponse?
     var windowRefetch: (task: (any EngineTask)?, hop: URLRequest)?
-    let outcome: (Restart, SessionCookieStorage?, URL?, Error?)? = storage.withLock { storage in
+    var failure: FailedAttempt?
+    let outcome: (Restart, SessionCookieStorage?, URL?)? = storage.withLock { storage in
       guard accepts(task, storage), let plan = storage.plan else { return nil }
       let now = Date()
       storage.lastActivity = now
@@ -135,10 +136,12 @@ extension SessionFetcher: SessionTaskHandler {
         storage.responseBodyLength = storage.stream.deliveredBytes
         storage.expectedContentLength = storage.stream.head?.expectedContentLength ?? -1
         storage.sink = storage.stream.isDownload ? .file : .stream
-        let error =
-          StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
+        if let error = StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
           ?? StreamWindows.continuationError(response, storage: storage)
-        return (.none, plan.cookieStorage, response.url ?? storage.currentRequest?.url, error)
+        {
+          failure = fail(&storage, with: error)
+        }
+        return (.none, plan.cookieStorage, response.url ?? storage.currentRequest?.url)
       }
       // The first Range window of a stream: the fetcher and the consumer see the whole resource.
       var wholeResource: URLResponse?
@@ -151,7 +154,7 @@ extension SessionFetcher: SessionTaskHandler {
         storage.cancelReason = .pausedForBackpressure
         if let hop = storage.hopRequest { windowRefetch = (storage.task, hop) }
         storage.task = nil
-        return (.none, plan.cookieStorage, response.url ?? storage.currentRequest?.url, nil)
+        return (.none, plan.cookieStorage, response.url ?? storage.currentRequest?.url)
       }
       let response = wholeResource ?? response
       if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
@@ -205,9 +208,10 @@ extension SessionFetcher: SessionTaskHandler {
         // Refuse before the first byte: the announced body would not fit.
         sinkError = SessionFetcherError.responseTooLarge(limit: limit)
       }
-      return (restart, plan.cookieStorage, response.url ?? storage.currentRequest?.url, sinkError)
+      if let sinkError { failure = fail(&storage, with: sinkError) }
+      return (restart, plan.cookieStorage, response.url ?? storage.currentRequest?.url)
     }
-    guard let (restart, cookieStorage, url, sinkError) = outcome else { return }
+    guard let (restart, cookieStorage, url) = outcome else { return }
     if let http, let cookieStorage, let url {
       cookieStorage.handleResponse(http, for: url)
     }
@@ -221,8 +225,8 @@ extension SessionFetcher: SessionTaskHandler {
       sendHop(windowRefetch.hop, body: .none)
       return
     }
-    if let sinkError {
-      cancelCurrentTask(failing: sinkError, from: task)
+    if let failure {
+      endAttempt(failure)
       return
     }
     streamConsumer?.fetcher(self, didReceiveStreamResponse: streamHead ?? response)
@@ -234,7 +238,7 @@ extension SessionFetcher: SessionTaskHandler {
       case accumulate(@Sendable (Data?) -> Void)
       case stream(any FetcherStreamConsumer)
     }
-    var writeError: Error?
+    var failure: FailedAttempt?
     let result:
       (
         queue: DispatchQueue, delivery: Delivery, received: (@Sendable (Int64, Int64) -> Void)?,
@@ -260,7 +264,8 @@ extension SessionFetcher: SessionTaskHandler {
           if let limit = plan.maximumInMemoryBodyLength, storage.responseBodyLength > limit {
             // Keep nothing more (and drop what was kept): the fetch fails with responseTooLarge.
             storage.responseData = Data()
-            writeError = SessionFetcherError.responseTooLarge(limit: limit)
+            failure = fail(&storage, with: SessionFetcherError.responseTooLarge(limit: limit))
+            return nil
           } else {
             storage.responseData.append(data)
           }
@@ -271,7 +276,9 @@ extension SessionFetcher: SessionTaskHandler {
           do {
             try storage.partFile?.write(data)
           } catch {
-            writeError = SessionFetcherError.downloadFailed(description: String(describing: error))
+            failure = fail(
+              &storage, with: SessionFetcherError.downloadFailed(description: String(describing: error)))
+            return nil
           }
           download = storage.config.downloadProgressBlock
           if storage.stream.windowLength != nil { storage.stream.deliveredBytes += count }
@@ -286,8 +293,8 @@ extension SessionFetcher: SessionTaskHandler {
           storage.responseBodyLength, expected
         )
       }
-    if let writeError {
-      cancelCurrentTask(failing: writeError, from: task)
+    if let failure {
+      endAttempt(failure)
       return
     }
     guard let result else { return }
@@ -309,21 +316,28 @@ extension SessionFetcher: SessionTaskHandler {
     for monitor in allMonitors() { monitor.fetcher(self, didReceiveData: data) }
   }
 
-  /// Ends the attempt because the fetcher cannot go on with it (a download that cannot be written,
-  /// a body past the in-memory limit): at once, as a timeout does, letting go of the task. `task` is
-  /// the one whose event showed it; nil for a test block's answer, whose end follows by itself.
-  func cancelCurrentTask(failing error: any Error, from task: (any EngineTask)?) {
-    let current = storage.withLock { storage -> (any EngineTask)? in
-      guard accepts(task, storage) else { return nil }
-      storage.cancelReason = .failed(error)
-      let current = storage.task
-      storage.task = nil
-      return current
-    }
-    // A test block's answer (no task) ends by itself, in `simulate`.
-    guard let current else { return }
+  /// An attempt the fetcher failed itself (see `fail`): the task it let go of, if any.
+  private struct FailedAttempt {
+    var task: (any EngineTask)?
+  }
+
+  /// Fails the attempt because the fetcher cannot go on with it (a download that cannot be written,
+  /// a body past the in-memory limit, a continuation that does not continue), under the lock that
+  /// decided it: the failure is recorded and the task let go of there, so that neither a timeout
+  /// nor a later event of the task can take its place. ``endAttempt(_:)`` follows, after the lock.
+  private func fail(_ storage: inout FetcherStorage, with error: any Error) -> FailedAttempt {
+    storage.cancelReason = .failed(error)
+    let task = storage.task
+    storage.task = nil
+    return FailedAttempt(task: task)
+  }
+
+  /// Ends an attempt ``fail(_:with:)`` failed: at once, as a timeout does. A test block's answer
+  /// (no task) ends by itself, in `simulate`.
+  private func endAttempt(_ failure: FailedAttempt) {
+    guard let task = failure.task else { return }
     completeHop(error: nil)
-    Self.letGo(current)
+    Self.letGo(task)
   }
 }
 

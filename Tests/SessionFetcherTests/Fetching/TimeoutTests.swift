@@ -43,6 +43,13 @@ struct TimeoutTests {
     }
   }
 
+  /// Holds the engine's event thread in every response head for 1.5 s.
+  final class SlowHeads: FetcherEventMonitor, @unchecked Sendable {
+    func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {
+      Thread.sleep(forTimeInterval: 1.5)
+    }
+  }
+
   /// A session whose engine thread is held by a fetch of 10 bytes, and that fetch's result.
   static func heldSession(_ server: TestServer) async
     -> (FetcherSession, EngineHold, Task<FetchResult, Never>)
@@ -138,5 +145,22 @@ struct TimeoutTests {
     #expect(
       !watch.attempts.values.isEmpty && !watch.attempts.values.contains("1"), "\(watch.attempts.values)")
     #expect(await blocked.value.data == TestServer.patternBytes(count: 10))
+  }
+
+  /// A failure the fetcher decides on a response head (a body announced past
+  /// `maximumResponseBodyLength`) stays the fetch's error when the idle timeout comes due before the
+  /// attempt has ended, here while a monitor holds the head for longer than the timeout: the attempt
+  /// is failed under the lock that decided it, so the timeout finds nothing left to end.
+  @Test func aFailureDecidedOnTheHeadIsNotTurnedIntoATimeout() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let session = FetcherSession(configuration: nil, engine: .default)
+    defer { session.invalidateAndCancel() }
+    let fetcher = Self.fetcher(server, "/bytes/100000", session: session, timeout: 0.5)
+    fetcher.maximumResponseBodyLength = 1000
+    fetcher.eventMonitors = [SlowHeads()]
+    let result = await fetcher.fetchResult(timeout: 30)
+    #expect(result.fetcherError == .responseTooLarge(limit: 1000), "\(String(describing: result.error))")
+    #expect(server.requestCount(path: "/bytes/100000") == 1)
   }
 }
