@@ -36,9 +36,10 @@ let package = Package(
     .executableTarget(
       name: "logging-exit-probe", dependencies: ["HTTPLogging", "SessionFetcher"],
       path: "Tests/LoggingExitProbe", swiftSettings: strictSettings),
-    // A child process of TimeoutTests: a timeout while the engine cannot take a cancellation.
+    // A child process of TimeoutTests: a timeout while the engine cannot take a cancellation, and a
+    // redirect's answer that comes after its task was cancelled.
     .executableTarget(
-      name: "timeout-probe", dependencies: ["SessionFetcher"], path: "Tests/TimeoutProbe",
+      name: "timeout-probe", dependencies: ["SessionFetcher", "FetcherTesting"], path: "Tests/TimeoutProbe",
       swiftSettings: strictSettings),
     .testTarget(
       name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],

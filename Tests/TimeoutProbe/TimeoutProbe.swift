@@ -11,6 +11,7 @@ import SessionFetcher
 /// task anywhere in the process can be made, cancelled, or report anything meanwhile.
 ///
 ///     timeout-probe        (the engine is the process's default: SESSIONFETCHER_ENGINE)
+///     timeout-probe redirect-cancel        (see `RedirectCancel`)
 ///
 /// A GET that gets no answer, with a 5 s timeout, goes on the wire; then an upload whose body
 /// stream's first read waits until released. The probe prints one line,
@@ -19,6 +20,7 @@ import SessionFetcher
 @main
 enum TimeoutProbe {
   static func main() {
+    if CommandLine.arguments.dropFirst().first == "redirect-cancel" { RedirectCancel.run() }
     let server = SilentServer()
     let queue = DispatchQueue(label: "timeout-probe")
     var request = URLRequest(url: server.url("/hang"))

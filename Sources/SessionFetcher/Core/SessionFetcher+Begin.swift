@@ -98,10 +98,14 @@ extension SessionFetcher {
     return own.isEmpty ? global : global + own
   }
 
-  /// Whether URLSession's own timeout for a request of `timeoutInterval` seconds fires no earlier
-  /// than the fetcher's: a whole number of seconds, at least one.
-  package static func isSafeTransportTimeout(_ timeoutInterval: TimeInterval) -> Bool {
-    timeoutInterval >= 1 && timeoutInterval.isFinite && timeoutInterval.rounded(.down) == timeoutInterval
+  /// URLSession's own timeout for a request whose fetcher times out after `idleTimeout` seconds: a
+  /// backstop at least 2 s later, in whole seconds (FoundationNetworking cuts a fraction, and fires
+  /// a timeout below one second at once), and at most 10^7 s (it turns the value into milliseconds
+  /// in an `Int`, so an infinite one would trap).
+  package static func transportTimeout(backing idleTimeout: TimeInterval) -> TimeInterval {
+    let limit: TimeInterval = 10_000_000
+    guard idleTimeout.isFinite else { return limit }
+    return min(limit, max(1, (idleTimeout + 2).rounded(.up)))
   }
 
   /// Validates the configuration and fixes what every attempt will do. Throws before any traffic
@@ -319,15 +323,14 @@ extension SessionFetcher {
     }
 
     var wireRequest = request
-    // The fetcher's own timer enforces the timeouts on every engine (see `checkTimeout`).
-    // URLSession's timer is whole seconds on Linux (a fractional value is cut, one below a second
-    // fires at once): a whole number of seconds (the default 60) is left as it is, since each
-    // URLRequest mutation copies the request, and fires with the fetcher's timer; any other value
-    // gets a later backstop.
-    if plan.session.enforcesRequestTimeout,
-      !SessionFetcher.isSafeTransportTimeout(wireRequest.timeoutInterval)
-    {
-      wireRequest.timeoutInterval = max(1, (plan.idleTimeout + 2).rounded(.up))
+    // The fetcher's own timer enforces the timeouts on every engine (see `checkTimeout`); URLSession's
+    // is only a backstop, at least 2 s later. Its timer is whole seconds on Linux (a fractional value
+    // is cut, one below a second fires at once), and where it fires while the task waits for the
+    // answer to a redirect, the answer kills the process (see `RedirectAnswerGate`): the fetcher's
+    // timer must always come first and let go of the task.
+    if plan.session.enforcesRequestTimeout {
+      let backstop = SessionFetcher.transportTimeout(backing: plan.idleTimeout)
+      if wireRequest.timeoutInterval != backstop { wireRequest.timeoutInterval = backstop }
     }
     let engineBody: EngineBody
     switch body {
@@ -389,7 +392,7 @@ extension SessionFetcher {
   /// `cancel()` and `invalidateAndCancel()` wait for its work queue (one for the whole process),
   /// which must hold up neither the fetch (it has ended), nor the timeouts of other fetches, nor a
   /// caller of ``stopFetching()``.
-  static let cancellationQueue = DispatchQueue(label: "SessionFetcher.cancellations")
+  package static let cancellationQueue = DispatchQueue(label: "SessionFetcher.cancellations")
 
   /// Cancels a task that the fetcher has let go of (it ignores whatever the task reports) and
   /// invalidates the session the fetch owned, if any, without the caller waiting for the engine:
@@ -397,7 +400,13 @@ extension SessionFetcher {
   /// `cancel()` only queues a command for its loop.
   static func letGo(_ task: (any EngineTask)?, invalidating session: FetcherSession? = nil) {
     guard task != nil || session != nil else { return }
-    if session?.engine == .urlSession || task.map({ $0 is URLSessionTask }) == true {
+    if let urlSessionTask = task as? URLSessionTask {
+      // Through the gate: no redirect answer may reach the task after its cancellation.
+      cancellationQueue.async {
+        RedirectAnswerGate.cancel(urlSessionTask)
+        session?.invalidateAndCancel()
+      }
+    } else if session?.engine == .urlSession {
       cancellationQueue.async {
         task?.cancel()
         session?.invalidateAndCancel()

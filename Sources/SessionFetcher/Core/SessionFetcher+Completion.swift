@@ -50,8 +50,8 @@ extension SessionFetcher {
             response: http, data: data))
       }
       if let transportError {
-        // URLSession's own timer (it may fire with the fetcher's) reads as the fetcher's would: on
-        // Linux its error comes without a description or the URL.
+        // URLSession's own timer (a backstop, should the fetcher's be held up) reads as the
+        // fetcher's would: on Linux its error comes without a description or the URL.
         let urlError = transportError as? URLError
         let bareTimeout = urlError?.code == .timedOut && urlError?.failingURL == nil
         let url = storage.currentRequest?.url

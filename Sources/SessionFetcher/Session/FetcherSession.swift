@@ -223,7 +223,7 @@ package final class FetcherSession: @unchecked Sendable {
   /// Cancels every task and invalidates the session.
   package func invalidateAndCancel() {
     let (session, curl) = invalidate()
-    session?.invalidateAndCancel()
+    if let session { RedirectAnswerGate.invalidateAndCancel(session, dispatcher: dispatcher) }
     #if canImport(FoundationNetworking)
       curl?.invalidateAndCancel()
     #endif

@@ -12,6 +12,10 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     self.onInvalidate = onInvalidate
   }
 
+  deinit {
+    RedirectAnswerGate.released(ObjectIdentifier(self))
+  }
+
   package func register(_ handler: any SessionTaskHandler, for task: URLSessionTask) {
     handlers.withLock { $0[task.taskIdentifier] = handler }
   }
@@ -54,8 +58,9 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
   ) {
-    guard let handler = handler(for: task) else { return completionHandler(nil) }
-    completionHandler(handler.task(task, willRedirect: response, to: request))
+    let answer = handler(for: task)?.task(task, willRedirect: response, to: request)
+    // Never to a task the library has cancelled meanwhile: that kills the process (see the gate).
+    RedirectAnswerGate.answer(task, dispatcher: self) { completionHandler(answer) }
   }
 
   package func urlSession(
@@ -79,6 +84,7 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
 
   package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
     let handler = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+    RedirectAnswerGate.completed(task)
     // FoundationNetworking reports every TLS failure as -1 with libcurl's text: give it Apple's code.
     let tlsError = (error as? URLError).flatMap(TLSErrorMapping.fromFoundationNetworking)
     handler?.task(task, didCompleteWithError: tlsError ?? error)

@@ -55,17 +55,17 @@ struct FoundationNetworkingWorkaroundTests {
     #expect(seconds >= 0.85)
   }
 
-  /// Which request timeouts URLSession may keep (whole seconds, at least one: they fire with the
-  /// fetcher's own timer) and which the fetcher replaces with a later backstop.
+  /// URLSession's timeout is a backstop behind the fetcher's: whole seconds, at least 2 s later,
+  /// never below one second, and finite.
   @Test(arguments: [
-    (60.0, true), (1.0, true), (3600.0, true), (0.9, false), (0.0, false), (-1.0, false), (2.5, false),
-    (59.999, false), (.infinity, false), (.nan, false),
+    (60.0, 62.0), (1.0, 3.0), (3600.0, 3602.0), (0.9, 3.0), (0.0, 2.0), (-1.0, 1.0), (-5.0, 1.0),
+    (2.5, 5.0), (59.999, 62.0), (1e12, 1e7), (.infinity, 1e7), (.nan, 1e7),
   ])
-  func transportTimeoutKeptOrReplaced(timeout: Double, kept: Bool) {
-    #expect(SessionFetcher.isSafeTransportTimeout(timeout) == kept)
+  func transportTimeoutIsALaterBackstop(idleTimeout: Double, backstop: Double) {
+    #expect(SessionFetcher.transportTimeout(backing: idleTimeout) == backstop)
   }
 
-  /// A whole-second timeout left to URLSession as it is still ends a stalled request with
+  /// A whole-second timeout (its URLSession backstop is 2 s later) ends a stalled request with
   /// `URLError(.timedOut)`, after about that long.
   @Test func wholeSecondTimeoutEndsAStalledRequest() async throws {
     let server = try TestServer()
@@ -75,9 +75,8 @@ struct FoundationNetworkingWorkaroundTests {
     #expect(seconds >= 0.95)
   }
 
-  /// A timeout error names the URL, whichever timer fired: for a whole number of seconds that the
-  /// request and the session agree on, URLSession's fires with the fetcher's (on Linux its error
-  /// comes without the URL).
+  /// A timeout error names the URL (the fetcher's timer fires; URLSession's, 2 s later, would come
+  /// without the URL on Linux), also where the request and the session agree on the timeout.
   @Test(arguments: [0.9, 1.0])
   func timeoutErrorNamesTheURL(timeout: TimeInterval) async throws {
     let server = try TestServer()

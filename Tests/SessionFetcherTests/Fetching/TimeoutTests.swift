@@ -43,10 +43,10 @@ struct TimeoutTests {
     }
   }
 
-  /// Holds the engine's event thread in every response head for 1.5 s.
+  /// Holds the engine's event thread in every response head for 4.5 s.
   final class SlowHeads: FetcherEventMonitor, @unchecked Sendable {
     func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {
-      Thread.sleep(forTimeInterval: 1.5)
+      Thread.sleep(forTimeInterval: 4.5)
     }
   }
 
@@ -116,6 +116,28 @@ struct TimeoutTests {
     #endif
   }
 
+  /// The answer to a redirect never reaches a task cancelled while it waited for it: that kills the
+  /// process in FoundationNetworking (`RedirectAnswerGate`). `timeout-probe redirect-cancel` holds
+  /// the session's delegate queue while a redirected fetch times out and its task is cancelled, then
+  /// lets the answer through; in a child process, on the URLSession engine whatever the tests run on.
+  @Test func aRedirectAnswerNeverReachesACancelledTask() throws {
+    #if os(Linux)
+      let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
+        .appendingPathComponent("timeout-probe")
+      try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
+      let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "redirect-cancel-\(UUID().uuidString).out")
+      defer { try? FileManager.default.removeItem(at: output) }
+      let pid = try ChildProcess.spawn(
+        [probe.path, "redirect-cancel"], environment: ProcessInfo.processInfo.environment, output: output)
+      let exit = ChildProcess.wait(pid, timeout: 120)
+      let lines = ChildProcess.readGrowingFile(output).split(separator: "\n").map(String.init)
+      #expect(exit.exitCode == 0, "\(exit): \(lines.suffix(20))")
+      #expect(
+        lines.last == "redirect error \(URLError.Code.timedOut.rawValue), survived", "\(lines.suffix(20))")
+    #endif
+  }
+
   /// An attempt that timed out while the engine was busy is let go of: what its task reports later
   /// (its response head, half a body, its cancellation) never reaches the retry, which gets the
   /// whole body of its own. URLSession engine only: a held libcurl loop thread sends no retry.
@@ -156,7 +178,9 @@ struct TimeoutTests {
     defer { server.stop() }
     let session = FetcherSession(configuration: nil, engine: .default)
     defer { session.invalidateAndCancel() }
-    let fetcher = Self.fetcher(server, "/bytes/100000", session: session, timeout: 0.5)
+    // The head has 3 s to arrive (a loaded machine), and the timeout comes due 1.5 s before the
+    // monitor lets go of it.
+    let fetcher = Self.fetcher(server, "/bytes/100000", session: session, timeout: 3)
     fetcher.maximumResponseBodyLength = 1000
     fetcher.eventMonitors = [SlowHeads()]
     let result = await fetcher.fetchResult(timeout: 30)
