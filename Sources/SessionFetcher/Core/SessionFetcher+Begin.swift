@@ -401,9 +401,11 @@ extension SessionFetcher {
   static func letGo(_ task: (any EngineTask)?, invalidating session: FetcherSession? = nil) {
     guard task != nil || session != nil else { return }
     if let urlSessionTask = task as? URLSessionTask {
-      // Through the gate: no redirect answer may reach the task after its cancellation.
+      // Marked at once: no redirect answer may reach the task from now on, even while its
+      // cancellation waits for FoundationNetworking (URLSession's own timer may end it meanwhile).
+      RedirectAnswerGate.mark(urlSessionTask)
       cancellationQueue.async {
-        RedirectAnswerGate.cancel(urlSessionTask)
+        urlSessionTask.cancel()
         session?.invalidateAndCancel()
       }
     } else if session?.engine == .urlSession {

@@ -14,12 +14,12 @@ import Foundation
 /// cancels tasks at any moment (a timeout, a stop, an unwritable download), and the delegate's
 /// answer can wait for seconds behind a busy delegate queue, so the two meet.
 ///
-/// Every cancellation of a URLSession task by the library goes through ``cancel(_:)``, which marks
-/// the task before cancelling it, and ``invalidateAndCancel(_:dispatcher:)``, which marks the whole
-/// session; the delegate gives its answer through ``answer(_:dispatcher:_:)``, only to a task that
-/// is not marked, under the same lock. So an answer is queued on the work queue before the
-/// cancellation, or not at all; a task left without an answer is ended by its cancellation.
-enum RedirectAnswerGate {
+/// Every URLSession task the library cancels is marked first (``mark(_:)``, then `cancel()`), and
+/// a session cancelled whole is marked through ``invalidateAndCancel(_:dispatcher:)``; the delegate
+/// gives its answer through ``answer(_:dispatcher:_:)``, only to a task that is not marked, under
+/// the same lock. So an answer is queued on the work queue before the cancellation, or not at all;
+/// a task left without an answer is ended by its cancellation.
+package enum RedirectAnswerGate {
   private struct MarkedTask {
     weak var task: URLSessionTask?
   }
@@ -35,19 +35,19 @@ enum RedirectAnswerGate {
 
   private static let state = Locked(State())
 
-  /// Cancels `task` so that no redirect answer can reach it afterwards.
-  static func cancel(_ task: URLSessionTask) {
+  /// Marks `task` as cancelled by the library: from now on no redirect answer reaches it. Its
+  /// `cancel()` must follow (it may come later, from a queue of the library's: marking at once
+  /// keeps an answer from slipping in while the cancellation waits for FoundationNetworking).
+  package static func mark(_ task: URLSessionTask) {
     state.withLock { state in
       if state.tasks.count >= 1024 { state.tasks = state.tasks.filter { $0.value.task != nil } }
       state.tasks[ObjectIdentifier(task)] = MarkedTask(task: task)
     }
-    // After the lock: FoundationNetworking's `cancel()` waits for its work queue.
-    task.cancel()
   }
 
   /// Cancels every task of `session` (whose delegate is `dispatcher`) and invalidates it, so that no
   /// redirect answer can reach its tasks afterwards.
-  static func invalidateAndCancel(_ session: URLSession, dispatcher: SessionDispatcher) {
+  package static func invalidateAndCancel(_ session: URLSession, dispatcher: SessionDispatcher) {
     state.withLock { _ = $0.cancelledSessions.insert(ObjectIdentifier(dispatcher)) }
     session.invalidateAndCancel()
   }
@@ -55,7 +55,9 @@ enum RedirectAnswerGate {
   /// Calls `give` (which hands the answer to FoundationNetworking) unless the library has cancelled
   /// `task` or its session. Returns whether it did.
   @discardableResult
-  static func answer(_ task: URLSessionTask, dispatcher: SessionDispatcher, _ give: () -> Void) -> Bool {
+  package static func answer(_ task: URLSessionTask, dispatcher: SessionDispatcher, _ give: () -> Void)
+    -> Bool
+  {
     state.withLock { state in
       guard !state.cancelledSessions.contains(ObjectIdentifier(dispatcher)),
         state.tasks[ObjectIdentifier(task)]?.task !== task
@@ -68,17 +70,17 @@ enum RedirectAnswerGate {
   }
 
   /// `task` reported its completion: it needs no mark any more.
-  static func completed(_ task: URLSessionTask) {
+  package static func completed(_ task: URLSessionTask) {
     state.withLock { state in
       if state.tasks[ObjectIdentifier(task)]?.task === task { state.tasks[ObjectIdentifier(task)] = nil }
     }
   }
 
   /// `dispatcher` is being released.
-  static func released(_ dispatcher: ObjectIdentifier) {
+  package static func released(_ dispatcher: ObjectIdentifier) {
     state.withLock { _ = $0.cancelledSessions.remove(dispatcher) }
   }
 
   /// The number of tasks marked (for tests).
-  static var markedCount: Int { state.withLock { $0.tasks.count } }
+  package static var markedCount: Int { state.withLock { $0.tasks.count } }
 }
