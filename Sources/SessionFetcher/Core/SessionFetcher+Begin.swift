@@ -403,7 +403,7 @@ extension SessionFetcher {
     if let urlSessionTask = task as? URLSessionTask {
       // Marked at once: no redirect answer may reach the task from now on, even while its
       // cancellation waits for FoundationNetworking (URLSession's own timer may end it meanwhile).
-      RedirectAnswerGate.mark(urlSessionTask)
+      SessionDispatcher.redirectGate.mark(urlSessionTask)
       cancellationQueue.async {
         urlSessionTask.cancel()
         session?.invalidateAndCancel()

@@ -223,7 +223,11 @@ package final class FetcherSession: @unchecked Sendable {
   /// Cancels every task and invalidates the session.
   package func invalidateAndCancel() {
     let (session, curl) = invalidate()
-    if let session { RedirectAnswerGate.invalidateAndCancel(session, dispatcher: dispatcher) }
+    if let session {
+      // No redirect answer may reach its tasks from now on (see `RedirectAnswerGate`).
+      SessionDispatcher.redirectGate.markSession(dispatcher)
+      session.invalidateAndCancel()
+    }
     #if canImport(FoundationNetworking)
       curl?.invalidateAndCancel()
     #endif

@@ -15,51 +15,59 @@ import Foundation
 /// answer can wait for seconds behind a busy delegate queue, so the two meet.
 ///
 /// Every URLSession task the library cancels is marked first (``mark(_:)``, then `cancel()`), and
-/// a session cancelled whole is marked through ``invalidateAndCancel(_:dispatcher:)``; the delegate
-/// gives its answer through ``answer(_:dispatcher:_:)``, only to a task that is not marked, under
-/// the same lock. So an answer is queued on the work queue before the cancellation, or not at all;
+/// a session cancelled whole is marked (``markSession(_:)``, then `invalidateAndCancel()`); the
+/// delegate gives its answer through ``answer(_:session:_:)``, only to a task that is not marked,
+/// under the same lock. So an answer is queued on the work queue before the cancellation, or not at all;
 /// a task left without an answer is ended by its cancellation.
-package enum RedirectAnswerGate {
+///
+/// One gate serves the process (``SessionDispatcher/redirectGate``); it is generic over the task's
+/// type so that its bookkeeping can be tested without URLSession.
+package final class RedirectAnswerGate<Task: AnyObject>: @unchecked Sendable {
+  // `@unchecked Sendable`: `state` is only touched under its lock; `sweepAt` is immutable.
   private struct MarkedTask {
-    weak var task: URLSessionTask?
+    weak var task: Task?
   }
 
   private struct State {
     /// Tasks cancelled by the library, until their completion is reported. Weak, and checked by
     /// identity: an identifier is never mistaken for a later task's.
     var tasks: [ObjectIdentifier: MarkedTask] = [:]
-    /// Dispatchers whose sessions were invalidated with their tasks cancelled (a dispatcher
-    /// removes itself when it is released, so an identifier is never a later one's).
+    /// Sessions (by their delegates) invalidated with their tasks cancelled; a delegate is removed
+    /// when it is released, so an identifier is never a later one's.
     var cancelledSessions: Set<ObjectIdentifier> = []
   }
 
-  private static let state = Locked(State())
+  private let state = Locked(State())
+  private let sweepAt: Int
+
+  /// A gate that sweeps the marks of released tasks whenever it holds `sweepAt` marks (a task marked
+  /// after its completion was reported keeps its mark until then).
+  package init(sweepAt: Int = 1024) {
+    self.sweepAt = sweepAt
+  }
 
   /// Marks `task` as cancelled by the library: from now on no redirect answer reaches it. Its
   /// `cancel()` must follow (it may come later, from a queue of the library's: marking at once
   /// keeps an answer from slipping in while the cancellation waits for FoundationNetworking).
-  package static func mark(_ task: URLSessionTask) {
+  package func mark(_ task: Task) {
     state.withLock { state in
-      if state.tasks.count >= 1024 { state.tasks = state.tasks.filter { $0.value.task != nil } }
+      if state.tasks.count >= sweepAt { state.tasks = state.tasks.filter { $0.value.task != nil } }
       state.tasks[ObjectIdentifier(task)] = MarkedTask(task: task)
     }
   }
 
-  /// Cancels every task of `session` (whose delegate is `dispatcher`) and invalidates it, so that no
-  /// redirect answer can reach its tasks afterwards.
-  package static func invalidateAndCancel(_ session: URLSession, dispatcher: SessionDispatcher) {
-    state.withLock { _ = $0.cancelledSessions.insert(ObjectIdentifier(dispatcher)) }
-    session.invalidateAndCancel()
+  /// Marks every task of the session whose delegate is `session`: its `invalidateAndCancel()` must
+  /// follow.
+  package func markSession(_ session: AnyObject) {
+    state.withLock { _ = $0.cancelledSessions.insert(ObjectIdentifier(session)) }
   }
 
   /// Calls `give` (which hands the answer to FoundationNetworking) unless the library has cancelled
-  /// `task` or its session. Returns whether it did.
+  /// `task` or its session (named by its delegate). Returns whether it did.
   @discardableResult
-  package static func answer(_ task: URLSessionTask, dispatcher: SessionDispatcher, _ give: () -> Void)
-    -> Bool
-  {
+  package func answer(_ task: Task, session: AnyObject, _ give: () -> Void) -> Bool {
     state.withLock { state in
-      guard !state.cancelledSessions.contains(ObjectIdentifier(dispatcher)),
+      guard !state.cancelledSessions.contains(ObjectIdentifier(session)),
         state.tasks[ObjectIdentifier(task)]?.task !== task
       else { return false }
       // Under the lock: a cancellation marked after this waits, and reaches the work queue after the
@@ -70,17 +78,17 @@ package enum RedirectAnswerGate {
   }
 
   /// `task` reported its completion: it needs no mark any more.
-  package static func completed(_ task: URLSessionTask) {
+  package func completed(_ task: Task) {
     state.withLock { state in
       if state.tasks[ObjectIdentifier(task)]?.task === task { state.tasks[ObjectIdentifier(task)] = nil }
     }
   }
 
-  /// `dispatcher` is being released.
-  package static func released(_ dispatcher: ObjectIdentifier) {
-    state.withLock { _ = $0.cancelledSessions.remove(dispatcher) }
+  /// The session whose delegate is `session` is gone (called from the delegate's `deinit`).
+  package func released(_ session: ObjectIdentifier) {
+    state.withLock { _ = $0.cancelledSessions.remove(session) }
   }
 
-  /// The number of tasks marked (for tests).
-  package static var markedCount: Int { state.withLock { $0.tasks.count } }
+  /// The number of tasks marked.
+  package var markedCount: Int { state.withLock { $0.tasks.count } }
 }

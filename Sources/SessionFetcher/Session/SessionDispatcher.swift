@@ -8,12 +8,16 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
   private let handlers = Locked<[Int: any SessionTaskHandler]>([:])
   private let onInvalidate: @Sendable () -> Void
 
+  /// The process's ``RedirectAnswerGate``: every URLSession task the library cancels is marked in it
+  /// first, and every redirect answer goes through it.
+  package static let redirectGate = RedirectAnswerGate<URLSessionTask>()
+
   package init(onInvalidate: @escaping @Sendable () -> Void) {
     self.onInvalidate = onInvalidate
   }
 
   deinit {
-    RedirectAnswerGate.released(ObjectIdentifier(self))
+    Self.redirectGate.released(ObjectIdentifier(self))
   }
 
   package func register(_ handler: any SessionTaskHandler, for task: URLSessionTask) {
@@ -60,7 +64,7 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
   ) {
     let answer = handler(for: task)?.task(task, willRedirect: response, to: request)
     // Never to a task the library has cancelled meanwhile: that kills the process (see the gate).
-    RedirectAnswerGate.answer(task, dispatcher: self) { completionHandler(answer) }
+    Self.redirectGate.answer(task, session: self) { completionHandler(answer) }
   }
 
   package func urlSession(
@@ -84,7 +88,7 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
 
   package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
     let handler = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-    RedirectAnswerGate.completed(task)
+    Self.redirectGate.completed(task)
     // FoundationNetworking reports every TLS failure as -1 with libcurl's text: give it Apple's code.
     let tlsError = (error as? URLError).flatMap(TLSErrorMapping.fromFoundationNetworking)
     handler?.task(task, didCompleteWithError: tlsError ?? error)
