@@ -101,6 +101,16 @@ struct TimeoutTests {
   /// `timeout-probe` (built beside the tests), on the engine the tests run on.
   @Test func aTimeoutEndsTheFetchWhileTheEngineCannotCancel() throws {
     #if os(Linux)
+      let (exit, lines) = try Self.runTimeoutProbe([])
+      #expect(exit.exitCode == 0, "\(exit): \(lines)")
+      #expect(lines.last == "error \(URLError.Code.timedOut.rawValue) while held: true", "\(lines)")
+    #endif
+  }
+
+  #if os(Linux)
+    /// Runs `timeout-probe` (built beside the tests) with `arguments` in the tests' environment, and
+    /// returns how it ended and the lines it printed.
+    static func runTimeoutProbe(_ arguments: [String]) throws -> (exit: ChildProcess.Exit, lines: [String]) {
       let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
         .appendingPathComponent("timeout-probe")
       try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
@@ -108,13 +118,11 @@ struct TimeoutTests {
         "timeout-probe-\(UUID().uuidString).out")
       defer { try? FileManager.default.removeItem(at: output) }
       let pid = try ChildProcess.spawn(
-        [probe.path], environment: ProcessInfo.processInfo.environment, output: output)
+        [probe.path] + arguments, environment: ProcessInfo.processInfo.environment, output: output)
       let exit = ChildProcess.wait(pid, timeout: 120)
-      let lines = ChildProcess.readGrowingFile(output).split(separator: "\n").map(String.init)
-      #expect(exit.exitCode == 0, "\(exit): \(lines)")
-      #expect(lines.last == "error \(URLError.Code.timedOut.rawValue) while held: true", "\(lines)")
-    #endif
-  }
+      return (exit, ChildProcess.readGrowingFile(output).split(separator: "\n").map(String.init))
+    }
+  #endif
 
   /// The answer to a redirect never reaches a task cancelled while it waited for it: that kills the
   /// process in FoundationNetworking (`RedirectAnswerGate`). `timeout-probe redirect-cancel` holds
@@ -122,16 +130,7 @@ struct TimeoutTests {
   /// lets the answer through; in a child process, on the URLSession engine whatever the tests run on.
   @Test func aRedirectAnswerNeverReachesACancelledTask() throws {
     #if os(Linux)
-      let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
-        .appendingPathComponent("timeout-probe")
-      try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
-      let output = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "redirect-cancel-\(UUID().uuidString).out")
-      defer { try? FileManager.default.removeItem(at: output) }
-      let pid = try ChildProcess.spawn(
-        [probe.path, "redirect-cancel"], environment: ProcessInfo.processInfo.environment, output: output)
-      let exit = ChildProcess.wait(pid, timeout: 120)
-      let lines = ChildProcess.readGrowingFile(output).split(separator: "\n").map(String.init)
+      let (exit, lines) = try Self.runTimeoutProbe(["redirect-cancel"])
       #expect(exit.exitCode == 0, "\(exit): \(lines.suffix(20))")
       #expect(
         lines.last == "redirect error \(URLError.Code.timedOut.rawValue), survived", "\(lines.suffix(20))")
