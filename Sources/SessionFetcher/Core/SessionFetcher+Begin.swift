@@ -398,17 +398,13 @@ extension SessionFetcher {
   /// invalidates the session the fetch owned, if any, without the caller waiting for the engine:
   /// on ``cancellationQueue`` for the URLSession engine, at once for the libcurl engine, whose
   /// `cancel()` only queues a command for its loop.
-  static func letGo(_ task: (any EngineTask)?, invalidating session: FetcherSession? = nil) {
+  package static func letGo(_ task: (any EngineTask)?, invalidating session: FetcherSession? = nil) {
     guard task != nil || session != nil else { return }
-    if let urlSessionTask = task as? URLSessionTask {
-      // Marked at once: no redirect answer may reach the task from now on, even while its
-      // cancellation waits for FoundationNetworking (URLSession's own timer may end it meanwhile).
-      SessionDispatcher.redirectGate.mark(urlSessionTask)
-      cancellationQueue.async {
-        urlSessionTask.cancel()
-        session?.invalidateAndCancel()
-      }
-    } else if session?.engine == .urlSession {
+    let urlSessionTask = task as? URLSessionTask
+    // Marked at once: no redirect answer may reach the task from now on, even while its
+    // cancellation waits for FoundationNetworking (URLSession's own timer may end it meanwhile).
+    if let urlSessionTask { SessionDispatcher.redirectGate.mark(urlSessionTask) }
+    if urlSessionTask != nil || session?.engine == .urlSession {
       cancellationQueue.async {
         task?.cancel()
         session?.invalidateAndCancel()

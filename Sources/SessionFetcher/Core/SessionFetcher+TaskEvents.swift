@@ -248,7 +248,7 @@ extension SessionFetcher: SessionTaskHandler {
         // Bytes still arriving from a task cancelled for a pause come again with the continuation.
         if case .pausedForBackpressure? = storage.cancelReason { return nil }
         // The rest of a test block's answer after the fetcher failed it (past the in-memory limit,
-        // or an unwritable download). A real task is let go of at once (`cancelCurrentTask`).
+        // or an unwritable download). A real task is let go of at once (`fail`).
         if case .failed? = storage.cancelReason { return nil }
         let count = Int64(data.count)
         let now = Date()

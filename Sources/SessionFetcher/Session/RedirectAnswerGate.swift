@@ -17,8 +17,8 @@ import Foundation
 /// Every URLSession task the library cancels is marked first (``mark(_:)``, then `cancel()`), and
 /// a session cancelled whole is marked (``markSession(_:)``, then `invalidateAndCancel()`); the
 /// delegate gives its answer through ``answer(_:session:_:)``, only to a task that is not marked,
-/// under the same lock. So an answer is queued on the work queue before the cancellation, or not at all;
-/// a task left without an answer is ended by its cancellation.
+/// under the same lock. So an answer is queued on the work queue before the cancellation, or not at
+/// all; a task left without an answer is ended by its cancellation.
 ///
 /// One gate serves the process (``SessionDispatcher/redirectGate``); it is generic over the task's
 /// type so that its bookkeeping can be tested without URLSession.
@@ -63,17 +63,15 @@ package final class RedirectAnswerGate<Task: AnyObject>: @unchecked Sendable {
   }
 
   /// Calls `give` (which hands the answer to FoundationNetworking) unless the library has cancelled
-  /// `task` or its session (named by its delegate). Returns whether it did.
-  @discardableResult
-  package func answer(_ task: Task, session: AnyObject, _ give: () -> Void) -> Bool {
+  /// `task` or its session (named by its delegate).
+  package func answer(_ task: Task, session: AnyObject, _ give: () -> Void) {
     state.withLock { state in
       guard !state.cancelledSessions.contains(ObjectIdentifier(session)),
         state.tasks[ObjectIdentifier(task)]?.task !== task
-      else { return false }
+      else { return }
       // Under the lock: a cancellation marked after this waits, and reaches the work queue after the
       // answer (`give` only queues it there).
       give()
-      return true
     }
   }
 

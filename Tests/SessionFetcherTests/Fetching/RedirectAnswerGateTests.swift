@@ -2,6 +2,10 @@ import Foundation
 import SessionFetcher
 import Testing
 
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
 /// Which redirect answers a `RedirectAnswerGate` lets through: none to a task the library marked
 /// as cancelled, or to any task of a session it cancelled whole; a completed task's mark is
 /// dropped, and marks that outlive their tasks are swept. Plain objects stand for the tasks and
@@ -69,5 +73,29 @@ struct RedirectAnswerGateTests {
     for _ in 0..<100 { gate.mark(Task()) }
     // New objects often reuse the addresses of the ones just released.
     for _ in 0..<100 { #expect(Self.answered(gate, Task(), session)) }
+  }
+
+  /// A URLSession task the fetcher lets go of is marked in the process's gate at once, before its
+  /// `cancel()` has its turn on the cancellation queue (held here): an answer may not slip in while
+  /// the cancellation waits.
+  @Test func aTaskLetGoOfIsMarkedBeforeItsCancellationRuns() throws {
+    let dispatcher = SessionDispatcher(onInvalidate: {})
+    let session = URLSession(configuration: .ephemeral, delegate: dispatcher, delegateQueue: nil)
+    defer { session.invalidateAndCancel() }
+    let task = session.dataTask(with: URL(string: "http://127.0.0.1:9/")!)
+    let release = DispatchSemaphore(value: 0)
+    let held = DispatchSemaphore(value: 0)
+    SessionFetcher.cancellationQueue.async {
+      held.signal()
+      _ = release.wait(timeout: .now() + 10)
+    }
+    // Other tests' cancellations may be ahead on the queue.
+    try #require(held.wait(timeout: .now() + 30) == .success)
+    SessionFetcher.letGo(task)
+    var given = false
+    SessionDispatcher.redirectGate.answer(task, session: dispatcher) { given = true }
+    release.signal()
+    #expect(!given)
+    SessionDispatcher.redirectGate.completed(task)
   }
 }
