@@ -115,8 +115,9 @@ extension SessionFetcher: SessionTaskHandler {
 
   func receive(response: URLResponse, from task: (any EngineTask)?) {
     let http = response as? HTTPURLResponse
-    // FoundationNetworking hands interim 1xx responses (a fake 100 for streamed uploads) to the delegate.
-    if let http, http.statusCode < 200 { return }
+    // FoundationNetworking hands interim 1xx responses (a fake 100 for streamed uploads) to the
+    // delegate; a 101 is looked at below (switching protocols is never asked for).
+    if let http, http.statusCode < 200, http.statusCode != 101 { return }
     enum Restart {
       case none
       case accumulate(DispatchQueue, @Sendable (Data?) -> Void)
@@ -129,6 +130,13 @@ extension SessionFetcher: SessionTaskHandler {
       guard accepts(task, storage), let plan = storage.plan else { return nil }
       let now = Date()
       storage.lastActivity = now
+      if let http, let error = ResponseSanity.error(status: http.statusCode, request: storage.currentRequest)
+      {
+        storage.response = response
+        failure = fail(&storage, with: error)
+        return (.none, nil, nil)
+      }
+      if let http, http.statusCode < 200 { return nil }
       if storage.stream.isContinuation, !StreamWindows.downloadRestarts(response, storage: &storage) {
         // A paused stream (or the next window of a download) goes on from the head it has.
         storage.stream.isContinuation = false

@@ -149,7 +149,10 @@
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
       guard let transfer, !isCancelled else { return 0 }
       guard !transfer.deliveredFinalHead, transfer.resend == nil else { return bytes.count }  // trailers
-      guard let head = transfer.headParser.consume(bytes: bytes), !head.isInterim else { return bytes.count }
+      guard let head = transfer.headParser.consume(bytes: bytes) else { return bytes.count }
+      // libcurl takes a 101 it did not ask for as the final head (the bytes after it become the
+      // body): hand it over, and the fetcher refuses it (`ResponseSanity`).
+      if head.isInterim && head.statusCode != 101 { return bytes.count }
       guard let url = originalRequest.url, let response = head.response(url: url) else { return 0 }
       let handler = state.withLock { $0.handler }
       guard let handler else { return 0 }
