@@ -66,6 +66,9 @@ extension SessionUploadFetcher {
       } catch {
         return .fail(error)
       }
+      if let location = state.location, !UploadLocation.isAcceptable(location) {
+        return .fail(SessionUploadFetcherError.invalidUploadLocation(location.absoluteString))
+      }
       state.planner = ChunkPlanner(
         requestedChunkSize: state.chunkSize, totalLength: state.totalLength, granularity: nil,
         wholeFileByURL: source.isFileURL)
@@ -103,6 +106,11 @@ extension SessionUploadFetcher {
         case .uploadFrom(_, let location?, let granularity) = UploadResponse.start(self.response(of: fetcher))
       else {
         self.finish(data: data, error: Self.protocolError(data))
+        return
+      }
+      guard UploadLocation.isAcceptable(location) else {
+        self.finish(
+          data: data, error: SessionUploadFetcherError.invalidUploadLocation(location.absoluteString))
         return
       }
       let queue: DispatchQueue = self.state.withLock { state in

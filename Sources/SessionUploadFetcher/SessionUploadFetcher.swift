@@ -91,6 +91,12 @@ public final class SessionUploadFetcher: @unchecked Sendable {
   /// Resumes an upload created earlier, perhaps by another process, at its upload URL: the fetch
   /// begins with a `query` and sends the bytes the server does not hold yet. Set the same source
   /// as the original upload.
+  ///
+  /// `location` usually comes back from storage, so it is checked when the fetch begins: anything
+  /// but an absolute `http` or `https` URL with a host and without user information fails it with
+  /// ``SessionUploadFetcherError/invalidUploadLocation(_:)`` before any traffic. An upload URL the
+  /// server's `start` answers is held to the same rule. With `fetcherService`, the commands carry
+  /// the service's defaults (its authorizer only for `start`: the upload URL is the credential).
   public init(
     location: URL, uploadMIMEType: String, chunkSize: Int64 = SessionUploadFetcher.standardChunkSize,
     fetcherService: FetcherService? = nil

@@ -13,9 +13,15 @@ public enum SessionUploadFetcherError: Error, Sendable, Equatable, CustomStringC
   /// A chunk of the upload could not be read: the file shrank or could not be read at an offset,
   /// or a data provider gave fewer bytes than the known length promised.
   case chunkUnavailable(description: String)
+  /// The upload URL (given to ``SessionUploadFetcher/init(location:uploadMIMEType:chunkSize:fetcherService:)``,
+  /// perhaps restored from disk, or answered by the server's `start`) is not an absolute `http` or
+  /// `https` URL with a host and without user information: nothing is sent to it.
+  case invalidUploadLocation(String)
 
   public var description: String {
     switch self {
+    case .invalidUploadLocation(let location):
+      return "The upload URL \(location) is not an http or https URL"
     case .retryLimitReached(let underlying):
       return "Retry Limit Reached (last failure: \(underlying))"
     case .chunkUnavailable(let description):

@@ -95,3 +95,16 @@ package enum UploadResponse {
     }
   }
 }
+
+/// The upload URLs commands may go to. An upload URL comes from outside the process (a server's
+/// answer, or a file an app stored it in): only an absolute `http` or `https` URL with a host and
+/// without user information is used, never a `file:` or other scheme the engines could read or
+/// write locally.
+package enum UploadLocation {
+  package static func isAcceptable(_ url: URL) -> Bool {
+    guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+      let host = url.host, !host.isEmpty, url.user == nil, url.password == nil
+    else { return false }
+    return true
+  }
+}
