@@ -77,6 +77,26 @@ public final class FetcherService: @unchecked Sendable {
     configure(SessionFetcher.fetcher(urlString: urlString))
   }
 
+  /// A fetcher that continues the download of a resume token (see
+  /// `SessionFetcher.downloadResumeData` and `SessionFetcher.partFileResumeData`), carrying the
+  /// service's defaults as ``fetcher(request:)`` does: callback queue, allowed schemes, localhost
+  /// rule, authorizer, credentials, user agent, retry settings, cookies and throttling.
+  ///
+  /// The request is the token's: the same URL, method and headers, except the credentials a token
+  /// never keeps (`Authorization`, `Proxy-Authorization`, `Cookie`, headers named like a token or
+  /// key), which the service's authorizer and cookie jar add again. Nil when `resumeData` is not a
+  /// resume token or names anything but one of the fetcher's own part files (see
+  /// `SessionFetcher.init(resumeData:)`).
+  ///
+  /// ```swift
+  /// if let token = try? Data(contentsOf: tokenURL), let resumed = service.fetcher(resumeData: token) {
+  ///   try await resumed.beginFetch()   // the destination appears once complete
+  /// }
+  /// ```
+  public func fetcher(resumeData: Data) -> SessionFetcher? {
+    SessionFetcher(resumeData: resumeData).map { configure($0) }
+  }
+
   private func configure(_ fetcher: SessionFetcher) -> SessionFetcher {
     let defaults = state.withLock { $0.defaults }
     let id = ObjectIdentifier(fetcher)

@@ -36,20 +36,6 @@ struct DownloadValidator: Codable, Equatable, Sendable {
   }
 }
 
-/// A part file kept for a later attempt or fetcher: the resume token's content.
-struct ParkedDownload: Codable, Equatable, Sendable {
-  static let currentVersion = 1
-  var version = ParkedDownload.currentVersion
-  /// The part file beside the destination.
-  var partFileURL: URL
-  var destination: URL
-  /// The URL the bytes came from.
-  var sourceURL: URL
-  var validator: DownloadValidator
-  /// Bytes in the part file.
-  var length: Int64
-}
-
 /// The resume state of a fetcher (in its storage).
 struct DownloadResumeState {
   /// Keep the part file and make ``SessionFetcher/downloadResumeData`` when the fetch fails or stops.
@@ -60,6 +46,8 @@ struct DownloadResumeState {
   var parked: ParkedDownload?
   /// The token made when the fetch ended with a parked part file.
   var token: Data?
+  /// Why the token given to ``SessionFetcher/resumeData`` was refused: the fetch fails with it.
+  var refusal: String?
 }
 
 enum DownloadResume {
@@ -85,7 +73,7 @@ enum DownloadResume {
       if let http, http.statusCode == 206, parked.destination == destination {
         let range = http.value(forHTTPHeaderField: "Content-Range").flatMap(contentRange)
         guard range?.start == parked.length else {
-          try? FileManager.default.removeItem(at: parked.partFileURL)
+          PartFile.remove(parked.partFileURL)
           throw SessionFetcherError.downloadFailed(
             description: "the server's Content-Range does not continue the \(parked.length) bytes kept")
         }
@@ -95,7 +83,7 @@ enum DownloadResume {
         storage.expectedContentLength = range?.total ?? -1
         return part
       }
-      try? FileManager.default.removeItem(at: parked.partFileURL)
+      PartFile.remove(parked.partFileURL)
     }
     if let existing = storage.partFile {
       try existing.truncate()
@@ -136,7 +124,8 @@ enum DownloadResume {
     else { return nil }
     return ParkedDownload(
       partFileURL: partFile.url, destination: partFile.destination, sourceURL: source, validator: validator,
-      length: partFile.length)
+      length: partFile.length, requestURL: plan.baseRequest.url, method: "GET",
+      headers: ResumeToken.storedHeaders(of: plan.baseRequest))
   }
 
   /// The token of the part file being written, for a fetcher that keeps partial downloads: it
@@ -146,7 +135,7 @@ enum DownloadResume {
     guard storage.downloadResume.keepsPartialDownload, let partFile = storage.partFile,
       let parked = continuation(of: partFile, in: storage)
     else { return nil }
-    return try? JSONEncoder().encode(parked)
+    return ResumeToken.encode(parked)
   }
 
   /// A 416 answered the range that continued the parked part file: forgets the part so the request
@@ -168,18 +157,27 @@ enum DownloadResume {
     guard let parked = storage.downloadResume.parked else { return current }
     storage.downloadResume.parked = nil
     if !succeeded, storage.downloadResume.keepsPartialDownload {
-      storage.downloadResume.token = try? JSONEncoder().encode(parked)
+      storage.downloadResume.token = ResumeToken.encode(parked)
     } else {
-      try? FileManager.default.removeItem(at: parked.partFileURL)
+      PartFile.remove(parked.partFileURL)
     }
     return current
   }
 }
 
 extension SessionFetcher {
-  /// Creates a fetcher that continues the download that `resumeData` describes (see
-  /// ``downloadResumeData``): a GET of the same URL to the same ``destinationFileURL``, continued
-  /// with `Range` and `If-Range`. Nil when `resumeData` is not a resume token.
+  /// Creates a standalone fetcher that continues the download that `resumeData` describes (see
+  /// ``downloadResumeData``): a GET of the same URL with the same headers (credentials excepted) to
+  /// the same ``destinationFileURL``, continued with `Range` and `If-Range`.
+  ///
+  /// Nil when `resumeData` is not a resume token, or names anything but one of the fetcher's own
+  /// part files: a `.<name>.<UUID>.part` regular file in the destination's folder (not a symlink,
+  /// a folder nor a hard link; no `..` in its path). Nothing a refused token names is touched.
+  ///
+  /// A token keeps no credentials (`Authorization`, `Proxy-Authorization`, `Cookie`, and headers
+  /// named like a token, key, secret or session), nor the configuration of the fetcher that made
+  /// it: set them again (its callback queue, authorizer, allowed schemes...), or let a service do
+  /// it with `FetcherService.fetcher(resumeData:)`.
   ///
   /// ```swift
   /// guard let token = failed.downloadResumeData,
@@ -187,9 +185,29 @@ extension SessionFetcher {
   /// try await resumed.beginFetch()   // the destination appears once complete
   /// ```
   public convenience init?(resumeData: Data) {
-    guard let parked = try? JSONDecoder().decode(ParkedDownload.self, from: resumeData) else { return nil }
-    self.init(request: URLRequest(url: parked.sourceURL))
-    self.resumeData = resumeData
+    guard case .success(let parked) = ResumeToken.decode(resumeData) else { return nil }
+    self.init(request: ResumeToken.request(for: parked))
+    storage.withLock { Self.apply(.success(parked), to: &$0) }
+  }
+
+  /// Sets the resume state of an idle fetcher from a decoded token (nil clears it).
+  private static func apply(
+    _ decoded: Result<ParkedDownload, ResumeToken.Refusal>?, to storage: inout FetcherStorage
+  ) {
+    guard storage.lifecycle.state == .idle else { return }
+    storage.downloadResume.parked = nil
+    storage.downloadResume.refusal = nil
+    switch decoded {
+    case nil:
+      return
+    case .failure(let refusal)?:
+      storage.downloadResume.refusal = refusal.description
+    case .success(let parked)?:
+      storage.config.destinationFileURL = parked.destination
+      storage.downloadResume.keepsPartialDownload = true
+      guard parked.length > 0 else { return }
+      storage.downloadResume.parked = parked
+    }
   }
 
   /// Whether a download to ``destinationFileURL`` that fails or is stopped keeps its part file
@@ -225,9 +243,8 @@ extension SessionFetcher {
   /// ```swift
   /// fetcher.keepsPartialDownloadForResume = true
   /// fetcher.downloadProgressBlock = { [weak fetcher] _, _, _ in
-  ///   guard let token = fetcher?.partFileResumeData, token != saved else { return }
-  ///   try? token.write(to: tokenURL, options: .atomic)
-  ///   saved = token
+  ///   // `tokenFile` writes a token it has not written yet (see the Uploads and Downloads article).
+  ///   if let token = fetcher?.partFileResumeData { tokenFile.save(token) }
   /// }
   /// // In a later process, after a crash:
   /// let resumed = SessionFetcher(resumeData: try Data(contentsOf: tokenURL))
@@ -245,23 +262,22 @@ extension SessionFetcher {
   /// token whose part file is gone starts over; a resource whose validator changed is downloaded
   /// again whole (the server answers the `If-Range` with 200), and so is one that can no longer
   /// satisfy the range (a 416 answer: the part file is dropped and the request sent once more
-  /// without a range). Set before beginning; reads back the token given.
+  /// without a range). Set before beginning; reads back the token given (nil when it had no part
+  /// file left to continue).
+  ///
+  /// The fetcher keeps its own request: the token only continues it. The fetch fails before any
+  /// traffic with `SessionFetcherError.invalidConfiguration(_:)` when the data given is not a
+  /// token, names anything but one of the fetcher's own part files (see ``init(resumeData:)``), or
+  /// continues a download of another URL than the request's; the part file it names is left as is.
   public var resumeData: Data? {
     get {
       storage.withLock { storage in
-        storage.downloadResume.parked.flatMap { try? JSONEncoder().encode($0) }
+        storage.downloadResume.parked.flatMap { ResumeToken.encode($0) }
       }
     }
     set {
-      let parked = newValue.flatMap { try? JSONDecoder().decode(ParkedDownload.self, from: $0) }
-      storage.withLock { storage in
-        guard storage.lifecycle.state == .idle, var parked else { return }
-        storage.config.destinationFileURL = parked.destination
-        storage.downloadResume.keepsPartialDownload = true
-        guard let size = PartFile.size(of: parked.partFileURL), size > 0 else { return }
-        parked.length = size
-        storage.downloadResume.parked = parked
-      }
+      let decoded = newValue.map { ResumeToken.decode($0) }
+      storage.withLock { Self.apply(decoded, to: &$0) }
     }
   }
 }

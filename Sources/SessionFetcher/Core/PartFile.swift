@@ -1,5 +1,13 @@
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A download in progress: a hidden file beside the destination, renamed into place only when the
 /// fetch succeeds, deleted on every other path.
 ///
@@ -11,6 +19,8 @@ final class PartFile {
   let destination: URL
   private var handle: FileHandle?
   private(set) var length: Int64 = 0
+  /// The device and inode of the file opened: ``commit()`` renames only that file.
+  private var identity: (device: UInt64, inode: UInt64)?
 
   /// Creates the destination's folder (and parents) and an empty part file in it.
   init(destination: URL) throws {
@@ -21,19 +31,67 @@ final class PartFile {
     guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
       throw SessionFetcherError.downloadFailed(description: "cannot create a file in \(folder.path)")
     }
-    handle = try FileHandle(forWritingTo: url)
+    let (handle, identity) = try Self.openRegularFile(url)
+    self.handle = handle
+    self.identity = identity
   }
 
   /// Opens a part file kept by an earlier attempt or fetcher, to append after its first `length`
-  /// bytes (anything beyond them is cut).
+  /// bytes (anything beyond them is cut). Throws unless `url` is a regular file with one link
+  /// (never following a symlink).
   init(resuming url: URL, destination: URL, length: Int64) throws {
     self.url = url
     self.destination = destination
-    let handle = try FileHandle(forWritingTo: url)
-    try handle.truncate(atOffset: UInt64(length))
-    try handle.seek(toOffset: UInt64(length))
+    let (handle, identity) = try Self.openRegularFile(url)
+    do {
+      try handle.truncate(atOffset: UInt64(length))
+      try handle.seek(toOffset: UInt64(length))
+    } catch {
+      try? handle.close()
+      throw error
+    }
     self.handle = handle
+    self.identity = identity
     self.length = length
+  }
+
+  /// Opens `url` for writing without following a symlink, and checks that it is a regular file
+  /// with one link: a part file is never a way to write somewhere else.
+  private static func openRegularFile(_ url: URL) throws -> (FileHandle, (device: UInt64, inode: UInt64)) {
+    let descriptor = open(url.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      let reason = String(cString: strerror(errno))
+      throw SessionFetcherError.downloadFailed(description: "cannot open \(url.path): \(reason)")
+    }
+    let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    var status = stat()
+    guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_nlink == 1 else {
+      try? handle.close()
+      throw SessionFetcherError.downloadFailed(description: "\(url.path) is not a part file of its own")
+    }
+    return (handle, (UInt64(status.st_dev), UInt64(status.st_ino)))
+  }
+
+  /// What is at `url`, without following a symlink.
+  enum Kind: Equatable {
+    case absent
+    /// A regular file with one link, of `size` bytes.
+    case regular(size: Int64)
+    /// A folder, a symlink, a hard link to another name, a device...
+    case other
+  }
+
+  static func kind(of url: URL) -> Kind {
+    var status = stat()
+    guard lstat(url.path, &status) == 0 else { return errno == ENOENT ? .absent : .other }
+    guard (status.st_mode & S_IFMT) == S_IFREG, status.st_nlink == 1 else { return .other }
+    return .regular(size: Int64(status.st_size))
+  }
+
+  /// Deletes the part file at `url`: unlinks that name only (never a folder's contents, never what
+  /// a symlink points to).
+  static func remove(_ url: URL) {
+    _ = unlink(url.path)
   }
 
   /// The size of the file at `url`, nil when there is none.
@@ -59,6 +117,12 @@ final class PartFile {
   func commit() throws {
     try handle?.close()
     handle = nil
+    var status = stat()
+    guard let identity, lstat(url.path, &status) == 0, UInt64(status.st_dev) == identity.device,
+      UInt64(status.st_ino) == identity.inode
+    else {
+      throw SessionFetcherError.downloadFailed(description: "the part file \(url.path) was replaced")
+    }
     if rename(url.path, destination.path) != 0 {
       let reason = String(cString: strerror(errno))
       discard()
@@ -76,7 +140,7 @@ final class PartFile {
   func discard() {
     try? handle?.close()
     handle = nil
-    try? FileManager.default.removeItem(at: url)
+    Self.remove(url)
   }
 
   /// Checks, before any traffic, that the destination's folder exists or can be made and is writable.

@@ -111,11 +111,19 @@ extension SessionFetcher {
   /// Validates the configuration and fixes what every attempt will do. Throws before any traffic
   /// (and before any notification).
   private func makePlan(monitors: [any FetcherEventMonitor]) throws -> FetchPlan {
-    let (config, urlString, streams) = storage.withLock {
-      ($0.config, $0.urlString, $0.stream.isStreaming)
+    let (config, urlString, streams, resume) = storage.withLock {
+      ($0.config, $0.urlString, $0.stream.isStreaming, $0.downloadResume)
     }
     guard var request = config.request, let url = request.url, SessionFetcher.isFetchable(url) else {
       throw SessionFetcherError.invalidURL(urlString)
+    }
+    if let refusal = resume.refusal {
+      throw SessionFetcherError.invalidConfiguration(refusal)
+    }
+    if let parked = resume.parked, url != parked.sourceURL, url != parked.requestURL {
+      throw SessionFetcherError.invalidConfiguration(
+        "the resume token continues a download of \(parked.sourceURL.absoluteString), not \(url.absoluteString)"
+      )
     }
     let bodies = [config.bodyData != nil, config.bodyFileURL != nil, config.bodyStreamProvider != nil]
     if bodies.filter({ $0 }).count > 1 {

@@ -134,7 +134,7 @@ extension SessionFetcher {
       return (hop, partFile)
     }
     guard let restart else { return false }
-    try? FileManager.default.removeItem(at: restart.partFile)
+    PartFile.remove(restart.partFile)
     sendHop(restart.hop, body: .none)
     return true
   }
