@@ -36,12 +36,14 @@ struct ResumeTokenTests {
     }
   }
 
-  /// Checks that `forged` is refused both ways: `init(resumeData:)` gives nil, and a fetcher given
-  /// it fails before any traffic; the server would have answered `status`.
+  /// Checks that `forged` (a token of `/r`) is refused both ways: `init(resumeData:)` gives nil,
+  /// and a fetcher of `/r` given it fails before any traffic, where the server would have
+  /// answered `status` (200: the whole body; 206: the range asked for).
   static func expectRefused(_ forged: Data, server: TestServer, status: Int) async throws {
     #expect(SessionFetcher(resumeData: forged) == nil)
-    answerRoute(server, "/answer", status: status)
-    let fetcher = server.fetcher("/answer")
+    answerRoute(server, "/r", status: status)
+    let sent = server.requests(path: "/r").count
+    let fetcher = server.fetcher("/r")
     fetcher.resumeData = forged
     let result = await fetcher.fetchResult()
     guard case .invalidConfiguration(let reason)? = result.error as? SessionFetcherError else {
@@ -49,7 +51,7 @@ struct ResumeTokenTests {
       return
     }
     #expect(reason.contains("resume token"))
-    #expect(server.requests(path: "/answer").isEmpty)
+    #expect(server.requests(path: "/r").count == sent)
   }
 
   @Test("A token naming a folder outside is refused, and the folder survives", arguments: [200, 206])
