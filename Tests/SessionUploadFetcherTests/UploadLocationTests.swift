@@ -87,3 +87,42 @@ func makeUploadTestFolder() throws -> URL {
   try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   return url
 }
+
+@Suite("Upload locations through the service")
+struct UploadLocationServiceTests {
+  @Test(
+    "The service resumes an upload by its location with its defaults, and refuses a location that is not http"
+  )
+  func serviceResumesByLocation() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let first = makeUploadFetcher(server, "/again.location")
+    first.uploadData = bigData
+    first.willBeginCommandFetcher = { [weak first] commandFetcher in
+      if isChunk(commandFetcher, at: 75_000) { first?.pauseFetching() }
+    }
+    first.beginFetch { _, _ in Issue.record("the first fetcher never completes") }
+    #expect(await eventually { first.isPaused })
+    let location = try #require(first.uploadLocationURL)
+
+    let service = FetcherService()
+    service.allowLocalhostRequest = true
+    service.callbackQueue = DispatchQueue(label: "upload service callbacks")
+    #expect(
+      service.uploadFetcher(location: URL(fileURLWithPath: "/etc/hostname"), uploadMIMEType: "text/plain")
+        == nil)
+    #expect(
+      service.uploadFetcher(location: URL(string: "ftp://127.0.0.1/x")!, uploadMIMEType: "text/plain") == nil)
+    let resumed = try #require(
+      service.uploadFetcher(
+        location: location, uploadMIMEType: "application/octet-stream", chunkSize: bigChunkSize))
+    #expect(resumed.fetcherService === service)
+    #expect(resumed.callbackQueue === service.callbackQueue)
+    #expect(resumed.allowLocalhostRequest)
+    resumed.uploadData = bigData
+    let (data, error) = await run(resumed)
+    #expect(error == nil)
+    #expect(data.map { String(decoding: $0, as: UTF8.self).contains(TestServer.checksum(bigData)) } == true)
+    #expect(server.commands("/again.upload").map(\.command).contains("query"))
+  }
+}
