@@ -7,15 +7,22 @@ enum BodyKind: Sendable, Equatable {
   case text
   case binary
 
-  /// The extension of the body's file in the run folder.
+  /// The extension of the body's file in the run folder: always one that no browser runs.
+  ///
+  /// A body file opened from the viewer page, or straight from the folder, must show its bytes, not
+  /// run them: HTML, XML, SVG and XHTML can all carry scripts. So a text body is `.txt` (with the
+  /// kind of text before it: `.html.txt`, `.xml.txt`, `.svg.txt`), JSON is `.json`, and a binary body
+  /// is one of a few image and archive extensions or `.bin`. Whatever the content type says, the
+  /// name ends in one of ``inertExtensions``.
   func fileExtension(contentType: String?) -> String {
     let type = LowercasedASCII(contentType)
     switch self {
     case .json: return "json"
     case .form: return "txt"
     case .text:
+      if type.contains("svg") { return "svg.txt" }
       if type.contains("html") { return "html.txt" }
-      if type.contains("xml") { return "xml" }
+      if type.contains("xml") { return "xml.txt" }
       return "txt"
     case .binary:
       if type.contains("image/png") { return "png" }
@@ -29,10 +36,17 @@ enum BodyKind: Sendable, Equatable {
     }
   }
 
+  /// The only last extensions a body file may have: browsers show these files (text, JSON, images)
+  /// or offer to save them; none runs a script from them.
+  static let inertExtensions: Set<String> = [
+    "txt", "json", "png", "jpg", "gif", "webp", "pdf", "zip", "gz", "bin",
+  ]
+
   static func classify(_ data: Data, contentType: String?) -> BodyKind {
     let type = LowercasedASCII(contentType)
     if type.contains("x-www-form-urlencoded") { return .form }
-    if type.contains("image/") || type.contains("audio/") || type.contains("video/")
+    if (type.contains("image/") && !type.contains("xml")) || type.contains("audio/")
+      || type.contains("video/")
       || type.contains("octet-stream") || type.contains("application/pdf") || type.contains("zip")
       || type.contains("gzip") || type.contains("protobuf")
     {
