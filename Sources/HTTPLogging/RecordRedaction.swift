@@ -205,6 +205,10 @@ struct RecordPreparer {
 
   /// Classifies the body, redacts it by name and pretty-prints JSON.
   private func render(_ body: inout LoggedBody, contentType: String?, secrets: inout SecretSet) -> BodyKind {
+    if let redactor, let boundary = LogRedactor.multipartBoundary(contentType: contentType) {
+      // By bytes: a multipart body with a file part is binary, and its secret fields still are not.
+      body.data = redactor.redactMultipart(body.data, boundary: boundary, secrets: &secrets)
+    }
     let kind =
       body.isTruncated
       ? BodyKind.classifyTruncated(body.data, contentType: contentType)
@@ -237,7 +241,10 @@ struct RecordPreparer {
         body.data = Data(redactor.redactFormEncoded(text, secrets: &secrets).utf8)
       }
     case .text:
-      if let redactor, let text = body.text {
+      if let redactor, var text = body.text {
+        if LogRedactor.isXML(body.data, contentType: contentType) {
+          text = redactor.redactXML(text, secrets: &secrets)
+        }
         body.data = Data(redactor.redactFreeText(text, secrets: &secrets).utf8)
       }
     case .binary:
