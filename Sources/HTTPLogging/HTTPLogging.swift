@@ -21,7 +21,8 @@ extension SessionFetcher {
   /// (`DEBUG` defined) then logs; a release build logs only when
   /// ``isLoggingAllowedInReleaseBuilds`` is also true. Fetches that began while logging was off
   /// are not logged. The run folder's path is printed on standard error when the first fetch is
-  /// logged to files.
+  /// logged to files. In a release build without the opt-in, the first fetch prints instead, once
+  /// per process, that logging is off in release builds and which property turns it on.
   public static var isLoggingEnabled: Bool {
     get { LoggingSettings.shared.withLock { $0.isEnabled } }
     set {
