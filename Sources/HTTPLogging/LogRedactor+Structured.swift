@@ -139,16 +139,23 @@ extension LogRedactor {
 
   /// Where `needle` (not empty) first occurs in `haystack` at or after `start`.
   static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
-    guard let first = needle.first, start >= 0, haystack.count - start >= needle.count else { return nil }
+    firstIndex(of: needle, in: haystack[...], from: start)
+  }
+
+  /// Where `needle` (not empty) first occurs in `haystack` at or after `start` (indices of the
+  /// slice's base).
+  static func firstIndex(of needle: [UInt8], in haystack: ArraySlice<UInt8>, from start: Int) -> Int? {
+    guard let first = needle.first, start >= haystack.startIndex, haystack.endIndex - start >= needle.count
+    else { return nil }
     return haystack.withUnsafeBufferPointer { buffer -> Int? in
       let base = buffer.baseAddress!
-      var position = start
+      var position = start - haystack.startIndex
       let last = buffer.count - needle.count
       while position <= last {
         guard let hit = memchr(base + position, Int32(first), last - position + 1) else { return nil }
         let index = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
         if needle.withUnsafeBufferPointer({ memcmp(base + index, $0.baseAddress!, needle.count) }) == 0 {
-          return index
+          return index + haystack.startIndex
         }
         position = index + 1
       }
@@ -179,6 +186,8 @@ extension LogRedactor {
     let bytes = Array(text.utf8)
     var ranges: [Range<Int>] = []
     var open: [(name: ArraySlice<UInt8>, contentStart: Int, isSecret: Bool)] = []
+    /// The index in `open` of the outermost secret element open: what it holds is replaced whole.
+    var outermostSecret: Int?
     var index = 0
     let count = bytes.count
     func find(_ pattern: String, from start: Int) -> Int? {
@@ -197,10 +206,14 @@ extension LogRedactor {
       } else if next == UInt8(ascii: "/") {
         let nameEnd = Self.xmlNameEnd(bytes, from: tag + 2)
         let name = bytes[(tag + 2)..<nameEnd]
-        if let opened = open.lastIndex(where: { $0.name == name }) {
-          let element = open[opened]
-          if element.isSecret, !open[..<opened].contains(where: \.isSecret) {
-            ranges.append(element.contentStart..<tag)
+        // Among the innermost open elements only: bad markup (end tags that match nothing, deep
+        // nesting) must not cost a walk of every open element per tag.
+        let window = open.indices.suffix(Self.xmlEndTagWindow)
+        if let opened = window.last(where: { open[$0].name == name }) {
+          // The secret element ends here, or is left unclosed inside the element that does.
+          if let secret = outermostSecret, secret >= opened {
+            ranges.append(open[secret].contentStart..<tag)
+            outermostSecret = nil
           }
           open.removeSubrange(opened...)
         }
@@ -222,14 +235,16 @@ extension LogRedactor {
           break
         }
         if !selfClosing {
-          open.append((name, end, isSensitiveName(Self.localName(name))))
+          let isSecret = isSensitiveName(Self.localName(name))
+          if isSecret, outermostSecret == nil { outermostSecret = open.count }
+          open.append((name, end, isSecret))
         }
         index = end
       }
     }
     // An element still open at the end: the rest is its content.
-    if let unclosed = open.first(where: \.isSecret), unclosed.contentStart < count {
-      ranges.append(unclosed.contentStart..<count)
+    if let unclosed = outermostSecret, open[unclosed].contentStart < count {
+      ranges.append(open[unclosed].contentStart..<count)
     }
     guard !ranges.isEmpty else { return text }
     var output: [UInt8] = []
@@ -246,6 +261,9 @@ extension LogRedactor {
     output += bytes[copied...]
     return String(decoding: output, as: UTF8.self)
   }
+
+  /// How many of the innermost open elements an end tag is matched against.
+  static let xmlEndTagWindow = 64
 
   /// Scans a start tag's attributes from `start`; adds the value ranges of secret-looking ones to
   /// `ranges`. Returns the index after the tag's `>` and whether it ended with `/>`; nil when the
@@ -291,24 +309,28 @@ extension LogRedactor {
     return nil
   }
 
-  /// The texts of replaced XML: character data and CDATA contents, entities decoded, trimmed.
+  /// The texts of replaced XML: character data between tags and CDATA contents, each trimmed, and
+  /// each also with its entities decoded.
   static func xmlTexts(_ bytes: ArraySlice<UInt8>) -> [String] {
-    let text = String(decoding: bytes, as: UTF8.self)
-    var texts: [String] = []
-    if !text.contains("<") {
-      texts.append(text)
-    } else {
-      for match in text.matches(of: /<!\[CDATA\[((?:(?!\]\]>)[\s\S])*)\]\]>|>([^<]+)</) {
-        if let data = match.output.1 { texts.append(String(data)) }
-        if let data = match.output.2 { texts.append(String(data)) }
+    var texts: [ArraySlice<UInt8>] = []
+    var index = bytes.startIndex
+    var textStart = index
+    while let tag = firstIndex(of: [UInt8(ascii: "<")], in: bytes, from: index) {
+      texts.append(bytes[textStart..<tag])
+      if bytes[tag...].starts(with: "<![CDATA[".utf8) {
+        let start = tag + 9
+        let end = firstIndex(of: Array("]]>".utf8), in: bytes, from: start) ?? bytes.endIndex
+        texts.append(bytes[start..<end])
+        index = min(end + 3, bytes.endIndex)
+      } else {
+        index = firstIndex(of: [UInt8(ascii: ">")], in: bytes, from: tag + 1).map { $0 + 1 } ?? bytes.endIndex
       }
-      // Text before the first tag and after the last one.
-      if let first = text.firstIndex(of: "<") { texts.append(String(text[..<first])) }
-      if let last = text.lastIndex(of: ">") { texts.append(String(text[text.index(after: last)...])) }
+      textStart = index
     }
+    texts.append(bytes[textStart...])
     var result: [String] = []
     for text in texts {
-      let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+      let trimmed = String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
       guard !trimmed.isEmpty else { continue }
       result.append(trimmed)
       let decoded = xmlDecoded(trimmed)

@@ -129,11 +129,29 @@ struct StructuredRedactionTests {
       ("<token>T<b>unclosed", "<token>_snip_"),
       ("<password></password><pwd/>", "<password></password><pwd/>"),
       ("a < b and <token>z</token>", "a < b and <token>_snip_</token>"),
+      ("<a><token>left open</a><b>1</b>", "<a><token>_snip_</a><b>1</b>"),
+      ("<r></x><token>t</token></r>", "<r></x><token>_snip_</token></r>"),
       ("<token attr=\"unterminated>x</token>", "<token attr=\"unterminated>_snip_</token>"),
     ])
   func xml(_ input: String, _ expected: String) {
     var secrets = SecretSet()
     #expect(redactor.redactXML(input, secrets: &secrets) == expected)
+  }
+
+  @Test("XML: deep nesting and end tags that match nothing are scanned in one pass")
+  func xmlBadMarkup() {
+    let depth = 20_000
+    let xml =
+      String(repeating: "<a>", count: depth) + "<token>Deep-1</token>"
+      + String(repeating: "</b>", count: depth)
+    var secrets = SecretSet()
+    let output = redactor.redactXML(xml, secrets: &secrets)
+    #expect(!output.contains("Deep-1"))
+    #expect(output.contains("<token>_snip_</token>"))
+    #expect(secrets.values == ["Deep-1"])
+    // A secret element whose content is deeper than the end-tag window is replaced to the end.
+    let deep = "<token>" + String(repeating: "<a>", count: 100) + "T-2</token><x>after</x>"
+    #expect(redactor.redactXML(deep, secrets: &secrets) == "<token>_snip_")
   }
 
   @Test("XML: replaced texts become secrets, entities decoded")
