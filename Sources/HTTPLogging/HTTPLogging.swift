@@ -21,7 +21,8 @@ extension SessionFetcher {
   /// (`DEBUG` defined) then logs; a release build logs only when
   /// ``isLoggingAllowedInReleaseBuilds`` is also true. Fetches that began while logging was off
   /// are not logged. The run folder's path is printed on standard error when the first fetch is
-  /// logged to files.
+  /// logged to files. In a release build without the opt-in, the first fetch prints instead, once
+  /// per process, that logging is off in release builds and which property turns it on.
   public static var isLoggingEnabled: Bool {
     get { LoggingSettings.shared.withLock { $0.isEnabled } }
     set {
@@ -57,8 +58,10 @@ extension SessionFetcher {
   /// `fetch_<N>_request.<ext>` and `fetch_<N>_response.<ext>` (bodies longer than 256 bytes, and
   /// binary request bodies; earlier redirect hops and attempts `fetch_<N>_<K>_response.<ext>`;
   /// shorter bodies are in the text log or as base64 in the HAR file) and `log.har` (HAR 1.2, one entry per attempt and
-  /// redirect hop, valid JSON after every fetch). `<process>_log_newest.html` beside the run
-  /// folders links to the newest run's index.
+  /// redirect hop, valid JSON after every fetch). `<ext>` is never one a browser runs: HTML, XML
+  /// and SVG bodies are `.html.txt`, `.xml.txt` and `.svg.txt`. `<process>_log_newest.html` beside
+  /// the run folders links to the newest run's index. Run folders are created 0700 (and this
+  /// folder too, when logging creates it), log files 0600.
   public static var loggingDirectory: URL {
     get { LoggingSettings.shared.withLock { $0.effectiveDirectory } }
     set {

@@ -66,6 +66,11 @@ final class LogFileWriter: @unchecked Sendable {
     }
   }
 
+  /// The mode of every log file (owner read and write): logs hold URLs, headers and bodies.
+  static let filePermissions: mode_t = 0o600
+  /// The mode of every run folder, and of a logging directory the writer creates (owner only).
+  static let folderPermissions: mode_t = 0o700
+
   static let indexFileName = "index.html"
   static let harFileName = "log.har"
 
@@ -194,21 +199,20 @@ final class LogFileWriter: @unchecked Sendable {
   private func currentRun(for key: RunKey) throws -> LogRun {
     if let run, run.key == key { return run }
     run = nil
-    let manager = FileManager.default
-    try manager.createDirectory(at: key.directory, withIntermediateDirectories: true)
+    // A logging directory this creates is the owner's only; one that exists is left as it is.
+    try FileManager.default.createDirectory(
+      at: key.directory, withIntermediateDirectories: true,
+      attributes: [.posixPermissions: NSNumber(value: Self.folderPermissions)])
     let base = "\(key.processName)_log_\(LogDates.runStamp(Date()))"
     var folder = key.directory.appendingPathComponent(base, isDirectory: true)
     var suffix = 1
-    while true {
-      do {
-        // Creation fails when the name exists: claiming the folder is atomic, also across processes.
-        try manager.createDirectory(at: folder, withIntermediateDirectories: false)
-        break
-      } catch {
-        suffix += 1
-        guard manager.fileExists(atPath: folder.path), suffix < 10_000 else { throw error }
-        folder = key.directory.appendingPathComponent("\(base)_\(suffix)", isDirectory: true)
-      }
+    // `mkdir` fails when the name exists: claiming the folder is atomic, also across processes. It
+    // is created 0700 at once (`FileManager` creates it 0777 less the umask, then changes it).
+    while !Self.makeDirectory(folder) {
+      let code = errno
+      suffix += 1
+      guard code == EEXIST, suffix < 10_000 else { throw writeError(folder, errno: code) }
+      folder = key.directory.appendingPathComponent("\(base)_\(suffix)", isDirectory: true)
     }
     let htmlURL = folder.appendingPathComponent(Self.indexFileName)
     let harURL = folder.appendingPathComponent(Self.harFileName)
@@ -216,13 +220,14 @@ final class LogFileWriter: @unchecked Sendable {
     let htmlDescriptor: Int32
     let harDescriptor: Int32
     do {
-      htmlDescriptor = try Self.open(htmlURL, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, mode: 0o644)
+      htmlDescriptor = try Self.open(
+        htmlURL, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, mode: Self.filePermissions)
     } catch {
       close(folderDescriptor)
       throw error
     }
     do {
-      harDescriptor = try Self.open(harURL, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+      harDescriptor = try Self.open(harURL, O_WRONLY | O_CREAT | O_TRUNC, mode: Self.filePermissions)
     } catch {
       close(folderDescriptor)
       close(htmlDescriptor)
@@ -270,7 +275,7 @@ final class LogFileWriter: @unchecked Sendable {
   /// temporary file and a rename): two `fsync` calls per logged fetch, which on a laptop's disk
   /// can cost more than the fetch.
   static func writeFile(_ data: Data, to url: URL) throws {
-    let descriptor = try open(url, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
+    let descriptor = try open(url, O_WRONLY | O_CREAT | O_TRUNC, mode: filePermissions)
     defer { close(descriptor) }
     try writeAll(data, to: descriptor, at: nil) { url }
   }
@@ -278,13 +283,25 @@ final class LogFileWriter: @unchecked Sendable {
   /// ``writeFile(_:to:)`` for a file of the run's folder, created relative to the folder's
   /// descriptor (the kernel resolves one name instead of the whole path).
   private static func writeFile(_ data: Data, named name: String, in run: LogRun) throws {
-    let descriptor = openat(run.folderDescriptor, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    let descriptor = openat(
+      run.folderDescriptor, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, filePermissions)
     guard descriptor >= 0 else {
       throw writeError(run.folder.appendingPathComponent(name, isDirectory: false))
     }
     defer { close(descriptor) }
     try writeAll(data, to: descriptor, at: nil) {
       run.folder.appendingPathComponent(name, isDirectory: false)
+    }
+  }
+
+  /// Creates the folder at `url` with ``folderPermissions``; false with `errno` set when it cannot.
+  private static func makeDirectory(_ url: URL) -> Bool {
+    url.withUnsafeFileSystemRepresentation { path in
+      guard let path else {
+        errno = EINVAL
+        return false
+      }
+      return mkdir(path, folderPermissions) == 0
     }
   }
 

@@ -13,8 +13,9 @@ struct BodyFileNames: Sendable, Equatable {
   /// The largest body, in bytes, that gets no file of its own (see ``needsFile(_:kind:isRequest:)``).
   static let inlineLimit = 256
 
-  /// `fetch_N_request.json`, `fetch_N_response.png`…; exchanges before the last one get
-  /// `fetch_N_K_response.txt` (K from 1). Bodies that need no file have no name.
+  /// `fetch_N_request.json`, `fetch_N_response.png`, `fetch_N_response.xml.txt`…; exchanges before
+  /// the last one get `fetch_N_K_response.txt` (K from 1). Bodies that need no file have no name.
+  /// Every name ends in one of ``BodyKind/inertExtensions`` (see ``inertExtension(_:)``).
   static func make(number: Int, prepared: PreparedRecord) -> BodyFileNames {
     var names = BodyFileNames()
     let exchanges = prepared.record.exchanges
@@ -23,17 +24,24 @@ struct BodyFileNames: Sendable, Equatable {
       if let kind = prepared.requestKinds[index], let body = exchange.requestBody,
         needsFile(body, kind: kind, isRequest: true)
       {
-        let ext = kind.fileExtension(contentType: exchange.requestContentType)
+        let ext = inertExtension(kind.fileExtension(contentType: exchange.requestContentType))
         names.request[index] = "fetch_\(number)\(infix)_request.\(ext)"
       }
       if let kind = prepared.responseKinds[index],
         needsFile(exchange.responseBody, kind: kind, isRequest: false)
       {
-        let ext = kind.fileExtension(contentType: exchange.responseContentType)
+        let ext = inertExtension(kind.fileExtension(contentType: exchange.responseContentType))
         names.response[index] = "fetch_\(number)\(infix)_response.\(ext)"
       }
     }
     return names
+  }
+
+  /// `ext`, or `ext.txt` when its last part is not one of ``BodyKind/inertExtensions``: a name
+  /// that a browser would run (`.html`, `.xml`, `.svg`, `.js`…) never reaches the folder.
+  static func inertExtension(_ ext: String) -> String {
+    let last = ext.split(separator: ".").last.map(String.init) ?? ""
+    return BodyKind.inertExtensions.contains(last) ? ext : ext + ".txt"
   }
 
   /// Whether a prepared fetch has a body that gets a file of its own.

@@ -5,7 +5,8 @@ import Foundation
 /// Redaction works in two passes over one fetch:
 /// 1. **Find and replace by name**: values of sensitive headers (``sensitiveHeaderNames``, and any
 ///    header whose name looks like a secret), query items, `application/x-www-form-urlencoded`
-///    fields and JSON keys (at any depth) whose names look like secrets (see ``isSensitiveName(_:)``).
+///    fields, JSON keys (at any depth), `multipart/…` parts (by their `Content-Disposition` name), XML
+///    elements and XML attributes whose names look like secrets (see ``isSensitiveName(_:)``).
 ///    `Authorization` keeps its scheme (`Bearer _snip_`), `Cookie` and `Set-Cookie` keep cookie
 ///    names and attributes.
 /// 2. **Scrub**: every secret value found in pass 1 (at least ``minimumScrubbedLength`` characters)
@@ -25,7 +26,8 @@ public struct LogRedactor: Sendable, Equatable {
     "x-access-token", "x-csrf-token", "x-xsrf-token", "x-goog-api-key", "x-amz-security-token", "api-key",
   ]
 
-  /// Name parts that mark a query item, form field, JSON key or header as secret (lowercase).
+  /// Name parts that mark a query item, form field, JSON key, multipart part, XML element or
+  /// attribute, or header as secret (lowercase).
   ///
   /// An entry of five or more characters matches anywhere in the name with separators removed
   /// (`token` matches `access_token` and `idToken`); a shorter entry must be a whole word of the

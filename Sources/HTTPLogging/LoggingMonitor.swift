@@ -38,7 +38,11 @@ final class LoggingMonitor: FetcherEventMonitor {
 
   func fetcherDidBegin(_ fetcher: SessionFetcher) {
     let settings = LoggingSettings.shared.current
-    guard settings.isActive, settings.filter?(fetcher) ?? true else { return }
+    guard settings.isActive else {
+      LoggingSettings.noteWhenLoggingIsOffInThisBuild(settings)
+      return
+    }
+    guard settings.filter?(fetcher) ?? true else { return }
     let request = fetcher.request
     let cap = max(0, settings.maximumBodySize)
     var requestBody: LoggedBody?

@@ -25,6 +25,36 @@ struct LoggingSettings: Sendable {
     enabled && (isDebugBuild || allowedInReleaseBuilds)
   }
 
+  /// Whether the notice that this build does not log was printed.
+  static let notedLoggingOffInThisBuild = Locked(false)
+
+  /// The line for a process that enabled logging in a release build without the opt-in: nil when
+  /// fetches are logged, or when logging is not enabled.
+  static func loggingOffNotice(enabled: Bool, allowedInReleaseBuilds: Bool, isDebugBuild: Bool) -> String? {
+    guard enabled, !isDebugBuild, !allowedInReleaseBuilds else { return nil }
+    return "SessionFetcher.isLoggingEnabled is true, but logging is off in release builds and no fetch "
+      + "is logged. To log in this build, also set SessionFetcher.isLoggingAllowedInReleaseBuilds = true."
+  }
+
+  /// Prints ``loggingOffNotice(enabled:allowedInReleaseBuilds:isDebugBuild:)`` when one is due, the
+  /// first time only (`printed` remembers it). Asked when a fetch begins, not when logging is
+  /// enabled: the opt-in may be set just after ``SessionFetcher/isLoggingEnabled``.
+  static func noteWhenLoggingIsOffInThisBuild(
+    _ settings: LoggingSettings, isDebugBuild: Bool = isDebugBuild,
+    printed: Locked<Bool> = notedLoggingOffInThisBuild, print: (String) -> Void = { printLoggingNotice($0) }
+  ) {
+    guard
+      let notice = loggingOffNotice(
+        enabled: settings.isEnabled, allowedInReleaseBuilds: settings.isAllowedInReleaseBuilds,
+        isDebugBuild: isDebugBuild)
+    else { return }
+    let first = printed.withLock { printed -> Bool in
+      defer { printed = true }
+      return !printed
+    }
+    if first { print(notice) }
+  }
+
   static var isDebugBuild: Bool {
     #if DEBUG
       return true

@@ -7,15 +7,22 @@ enum BodyKind: Sendable, Equatable {
   case text
   case binary
 
-  /// The extension of the body's file in the run folder.
+  /// The extension of the body's file in the run folder: always one that no browser runs.
+  ///
+  /// A body file opened from the viewer page, or straight from the folder, must show its bytes, not
+  /// run them: HTML, XML, SVG and XHTML can all carry scripts. So a text body is `.txt` (with the
+  /// kind of text before it: `.html.txt`, `.xml.txt`, `.svg.txt`), JSON is `.json`, and a binary body
+  /// is one of a few image and archive extensions or `.bin`. Whatever the content type says, the
+  /// name ends in one of ``inertExtensions``.
   func fileExtension(contentType: String?) -> String {
     let type = LowercasedASCII(contentType)
     switch self {
     case .json: return "json"
     case .form: return "txt"
     case .text:
+      if type.contains("svg") { return "svg.txt" }
       if type.contains("html") { return "html.txt" }
-      if type.contains("xml") { return "xml" }
+      if type.contains("xml") { return "xml.txt" }
       return "txt"
     case .binary:
       if type.contains("image/png") { return "png" }
@@ -29,10 +36,17 @@ enum BodyKind: Sendable, Equatable {
     }
   }
 
+  /// The only last extensions a body file may have: browsers show these files (text, JSON, images)
+  /// or offer to save them; none runs a script from them.
+  static let inertExtensions: Set<String> = [
+    "txt", "json", "png", "jpg", "gif", "webp", "pdf", "zip", "gz", "bin",
+  ]
+
   static func classify(_ data: Data, contentType: String?) -> BodyKind {
     let type = LowercasedASCII(contentType)
     if type.contains("x-www-form-urlencoded") { return .form }
-    if type.contains("image/") || type.contains("audio/") || type.contains("video/")
+    if (type.contains("image/") && !type.contains("xml")) || type.contains("audio/")
+      || type.contains("video/")
       || type.contains("octet-stream") || type.contains("application/pdf") || type.contains("zip")
       || type.contains("gzip") || type.contains("protobuf")
     {
@@ -191,6 +205,10 @@ struct RecordPreparer {
 
   /// Classifies the body, redacts it by name and pretty-prints JSON.
   private func render(_ body: inout LoggedBody, contentType: String?, secrets: inout SecretSet) -> BodyKind {
+    if let redactor, let boundary = LogRedactor.multipartBoundary(contentType: contentType) {
+      // By bytes: a multipart body with a file part is binary, and its secret fields still are not.
+      body.data = redactor.redactMultipart(body.data, boundary: boundary, secrets: &secrets)
+    }
     let kind =
       body.isTruncated
       ? BodyKind.classifyTruncated(body.data, contentType: contentType)
@@ -223,7 +241,10 @@ struct RecordPreparer {
         body.data = Data(redactor.redactFormEncoded(text, secrets: &secrets).utf8)
       }
     case .text:
-      if let redactor, let text = body.text {
+      if let redactor, var text = body.text {
+        if LogRedactor.isXML(body.data, contentType: contentType) {
+          text = redactor.redactXML(text, secrets: &secrets)
+        }
         body.data = Data(redactor.redactFreeText(text, secrets: &secrets).utf8)
       }
     case .binary:

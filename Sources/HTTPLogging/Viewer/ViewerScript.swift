@@ -308,7 +308,8 @@ extension ViewerPage {
         mime = (mime || '').toLowerCase();
         // A short binary body is in the HAR as base64 instead of a file of its own.
         var b64 = encoding === 'base64' && typeof text === 'string' && /^[A-Za-z0-9+\/]*={0,2}$/.test(text) ? text : null;
-        if (/^image\//.test(mime) && (file || (b64 && /^image\/[a-z0-9.+-]+$/.test(mime)))) {
+        // SVG is text: it is shown as text, never loaded as an image (its file is .svg.txt).
+        if (/^image\//.test(mime) && !/xml|svg/.test(mime) && (file || (b64 && /^image\/[a-z0-9.+-]+$/.test(mime)))) {
           var img = el('img', 'preview'); img.alt = 'response image';
           img.src = file || 'data:' + mime + ';base64,' + b64; box.appendChild(img);
           box.appendChild(el('div', 'note', bytes(size) + ' · ' + mime));
