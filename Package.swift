@@ -17,9 +17,11 @@ let package = Package(
     .library(name: "SessionUploadFetcher", targets: ["SessionUploadFetcher"]),
   ],
   targets: [
-    .target(name: "SessionFetcher", dependencies: ["CCurl"], swiftSettings: strictSettings),
+    .target(name: "SessionFetcher", dependencies: ["CCurl", "CPublicSuffix"], swiftSettings: strictSettings),
     // The libcurl engine's bridge: loads libcurl.so.4 at run time (dlopen), no curl headers needed.
     .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+    // The cookie jar's Public Suffix List: loads libpsl.so.5 at run time (dlopen), no libpsl headers.
+    .target(name: "CPublicSuffix", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
     .target(
       name: "FetcherService", dependencies: ["SessionFetcher", "MIMEDocument"], swiftSettings: strictSettings),
     .target(name: "MIMEDocument", swiftSettings: strictSettings),

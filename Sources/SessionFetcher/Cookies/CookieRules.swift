@@ -96,56 +96,26 @@ enum CookieRules {
       == UInt8(ascii: "/")
   }
 
-  /// True for a domain that cookies must not be scoped to because many unrelated sites share it:
-  /// any single-label name ("com", "localhost") and the multi-label public suffixes of
-  /// ``commonPublicSuffixes``.
+  /// True when a `Domain` attribute that domain-matches `host` names no single site: the host's
+  /// public suffix under `list` or a name above it, as `amazonaws.com` and `s3.amazonaws.com` are
+  /// for `b1.s3.amazonaws.com` (`s3.amazonaws.com` is a listed suffix), and every domain is for a
+  /// host that is itself a public suffix. Such a domain may only be the host itself, and the
+  /// cookie is then host-only (RFC 6265 §5.3 step 5); libpsl's `psl_is_cookie_domain_acceptable`
+  /// draws the same line.
   ///
-  /// This is not the full Public Suffix List, which is large and changes often; it stops the
-  /// common cases (`co.uk`, `com.au`, `github.io`, …). A response from the suffix itself may still
-  /// set a host-only cookie for it.
-  static func isPublicSuffixLike(_ domain: String) -> Bool {
-    !domain.utf8.contains(UInt8(ascii: ".")) || commonPublicSuffixes.contains(domain)
+  /// Both names must be canonical and `host` not an IP address.
+  static func isPublicSuffix(_ domain: String, forHost host: String, in list: PublicSuffixList = .current)
+    -> Bool
+  {
+    guard let registrable = list.registrableDomain(host) else { return true }
+    return !domainMatches(host: domain, domain: registrable)
   }
 
-  /// The part of a host that a site owns: the last two labels, or the last three when the last two
-  /// are a known public suffix; an IP address is its own. Used to bound the cookies per site and
-  /// for the `onlyFromMainDocumentDomain` policy.
-  static func registrableDomain(of host: String) -> String {
+  /// The part of a host that a site owns: its registrable domain under `list` (the public suffix
+  /// plus one label); a host that is itself a public suffix, or an IP address, is its own. Used to
+  /// bound the cookies per site and for the `onlyFromMainDocumentDomain` policy.
+  static func registrableDomain(of host: String, in list: PublicSuffixList = .current) -> String {
     if isIPAddress(host) { return host }
-    let labels = host.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-    guard labels.count > 2 else { return host }
-    func lastLabels(_ count: Int) -> String {
-      let start = labels[labels.count - count].startIndex
-      return String(decoding: host.utf8[start...], as: UTF8.self)
-    }
-    return commonPublicSuffixes.contains(lastLabels(2)) ? lastLabels(3) : lastLabels(2)
+    return list.registrableDomain(host) ?? host
   }
-
-  /// Multi-label public suffixes under which unrelated parties register names: country-code
-  /// second-level domains in wide use and popular hosting platforms. Deliberately small; see
-  /// ``isPublicSuffixLike(_:)``.
-  static let commonPublicSuffixes: Set<String> = [
-    // United Kingdom
-    "co.uk", "org.uk", "me.uk", "ltd.uk", "plc.uk", "net.uk", "ac.uk", "gov.uk", "sch.uk",
-    // Japan
-    "co.jp", "ne.jp", "or.jp", "ac.jp", "go.jp", "ad.jp", "ed.jp", "gr.jp", "lg.jp",
-    // Australia, New Zealand
-    "com.au", "net.au", "org.au", "edu.au", "gov.au", "asn.au", "id.au",
-    "co.nz", "net.nz", "org.nz", "ac.nz", "govt.nz", "geek.nz",
-    // Asia
-    "com.cn", "net.cn", "org.cn", "gov.cn", "edu.cn", "com.hk", "org.hk", "com.tw", "org.tw",
-    "co.kr", "or.kr", "ne.kr", "co.in", "net.in", "org.in", "firm.in", "gen.in", "ind.in",
-    "com.sg", "com.my", "co.id", "or.id", "com.ph", "co.th", "in.th", "com.vn", "com.pk",
-    // Americas
-    "com.br", "net.br", "org.br", "gov.br", "com.mx", "org.mx", "com.ar", "com.co", "com.pe",
-    "com.ve", "com.uy",
-    // Europe, Middle East, Africa
-    "com.tr", "gen.tr", "co.il", "org.il", "ac.il", "com.ua", "com.pl", "net.pl", "org.pl",
-    "co.za", "org.za", "com.eg", "com.sa", "co.ke", "com.ng",
-    // Hosting platforms
-    "github.io", "gitlab.io", "herokuapp.com", "appspot.com", "blogspot.com", "cloudfront.net",
-    "azurewebsites.net", "netlify.app", "vercel.app", "pages.dev", "workers.dev", "web.app",
-    "firebaseapp.com", "fly.dev", "onrender.com", "glitch.me", "s3.amazonaws.com",
-    "readthedocs.io", "ngrok.io", "ngrok-free.app",
-  ]
 }

@@ -28,10 +28,12 @@ import Foundation
 ///   `http://127.0.0.1:8080` is sent to `http://127.0.0.1:9090`. Secure cookies are sent over https
 ///   only — not even to `http://localhost`, since nothing proves a loopback port is the intended
 ///   server.
-/// - The jar is bounded: at most ``maximumCookiesPerSite`` cookies per site (the last two labels of
-///   the cookie's domain, or three under a suffix of ``SetCookieParser/knownPublicSuffixes``, so
-///   `a.example.com` and `b.example.com` are one site) and ``maximumCookieCount`` in all. Past
-///   either bound, expired cookies go first, then the least recently stored or sent.
+/// - The jar is bounded: at most ``maximumCookiesPerSite`` cookies per site (the registrable domain
+///   of the cookie's domain under the Public Suffix List, so `a.example.com` and `b.example.com`
+///   are one site, `a.github.io` and `b.github.io` two) and ``maximumCookieCount`` in all. Past
+///   either bound, expired cookies go first, then the least recently stored or sent. The bounds
+///   are applied after each call, so the cookies of one response cost time in proportion to their
+///   number, not its square.
 ///
 /// Thread safety: an `NSLock` protects all mutable state, hence `@unchecked Sendable`.
 public final class SessionCookieStorage: @unchecked Sendable {
@@ -58,6 +60,8 @@ public final class SessionCookieStorage: @unchecked Sendable {
 
   private struct Entry {
     var cookie: SessionCookie
+    /// The registrable domain of the cookie's domain (see the size bounds above).
+    var site: String
     /// Order of first storage: ties between equal creation dates keep insertion order.
     var insertionOrder: UInt64
     /// Bumped whenever the cookie is stored or sent; the lowest is evicted first.
@@ -66,9 +70,14 @@ public final class SessionCookieStorage: @unchecked Sendable {
 
   private let lock = NSLock()
   private let now: @Sendable () -> Date
+  private let publicSuffixes: PublicSuffixList
   // All of the following are protected by `lock`.
   private var entries: [Key: Entry] = [:]
   private var countsBySite: [String: Int] = [:]
+  /// The keys of the Secure cookies by name: the only ones "leave secure cookies alone" looks at.
+  private var secureKeysByName: [String: Set<Key>] = [:]
+  /// No cookie expires before this date, so reading the jar purges nothing until then.
+  private var earliestExpiry = Date.distantFuture
   private var useCounter: UInt64 = 0
   private var _acceptPolicy: AcceptPolicy = .always
   private var _maximumCookieCount = 3000
@@ -79,9 +88,10 @@ public final class SessionCookieStorage: @unchecked Sendable {
     self.init(now: { Date() })
   }
 
-  /// Creates an empty jar with a custom clock (for tests).
-  init(now: @escaping @Sendable () -> Date) {
+  /// Creates an empty jar with a custom clock and public suffix list (for tests).
+  init(now: @escaping @Sendable () -> Date, publicSuffixes: PublicSuffixList = .current) {
     self.now = now
+    self.publicSuffixes = publicSuffixes
   }
 
   /// Which cookies the jar accepts; ``AcceptPolicy/always`` by default.
@@ -120,7 +130,9 @@ public final class SessionCookieStorage: @unchecked Sendable {
   public func setCookie(_ cookie: SessionCookie) {
     withLock {
       guard _acceptPolicy != .never else { return }
-      store(cookie)
+      var touchedSites: Set<String> = []
+      store(cookie, touchedSites: &touchedSites)
+      enforceBounds(sites: touchedSites)
     }
   }
 
@@ -129,9 +141,11 @@ public final class SessionCookieStorage: @unchecked Sendable {
     withLock {
       purgeExpired()
       guard _acceptPolicy != .never else { return }
+      var touchedSites: Set<String> = []
       for cookie in cookies {
-        store(cookie)
+        store(cookie, touchedSites: &touchedSites)
       }
+      enforceBounds(sites: touchedSites)
     }
   }
 
@@ -179,12 +193,14 @@ public final class SessionCookieStorage: @unchecked Sendable {
   public func handleSetCookieHeaders(_ values: [String], for url: URL, mainDocumentURL: URL? = nil) {
     guard !values.isEmpty else { return }
     let date = now()
-    let parsed = values.compactMap { SetCookieParser.parse($0, from: url, now: date) }
+    let parsed = values.compactMap {
+      SetCookieParser.parse($0, from: url, now: date, publicSuffixes: publicSuffixes)
+    }
     guard !parsed.isEmpty else { return }
     let isSecureOrigin = url.scheme?.lowercased() == "https"
     let requestPath = CookieRules.requestPath(of: url)
     let documentSite = CookieRules.canonicalHost(of: mainDocumentURL ?? url).map {
-      CookieRules.registrableDomain(of: $0)
+      CookieRules.registrableDomain(of: $0, in: publicSuffixes)
     }
     withLock {
       switch _acceptPolicy {
@@ -193,9 +209,10 @@ public final class SessionCookieStorage: @unchecked Sendable {
       case .always, .onlyFromMainDocumentDomain:
         break
       }
+      var touchedSites: Set<String> = []
       for cookie in parsed {
         if _acceptPolicy == .onlyFromMainDocumentDomain,
-          CookieRules.registrableDomain(of: cookie.domain) != documentSite
+          CookieRules.registrableDomain(of: cookie.domain, in: publicSuffixes) != documentSite
         {
           continue
         }
@@ -204,8 +221,9 @@ public final class SessionCookieStorage: @unchecked Sendable {
         {
           continue
         }
-        store(cookie)
+        store(cookie, touchedSites: &touchedSites)
       }
+      enforceBounds(sites: touchedSites)
     }
   }
 
@@ -247,6 +265,8 @@ public final class SessionCookieStorage: @unchecked Sendable {
     withLock {
       entries.removeAll()
       countsBySite.removeAll()
+      secureKeysByName.removeAll()
+      earliestExpiry = .distantFuture
     }
   }
 
@@ -281,7 +301,9 @@ public final class SessionCookieStorage: @unchecked Sendable {
     return lhs.insertionOrder < rhs.insertionOrder
   }
 
-  private func store(_ newCookie: SessionCookie) {
+  /// Stores or deletes one cookie without applying the size bounds; adds the site of a newly
+  /// stored cookie to `touchedSites`, for ``enforceBounds(sites:)`` once the caller is done.
+  private func store(_ newCookie: SessionCookie, touchedSites: inout Set<String>) {
     var cookie = newCookie
     cookie.domain = CookieRules.canonicalDomain(cookie.domain)
     guard !cookie.domain.isEmpty, cookie.path.utf8.first == UInt8(ascii: "/"),
@@ -294,41 +316,74 @@ public final class SessionCookieStorage: @unchecked Sendable {
       return
     }
     useCounter += 1
+    if let expiry = cookie.expiresDate, expiry < earliestExpiry {
+      earliestExpiry = expiry
+    }
+    if cookie.isSecure {
+      secureKeysByName[key.name, default: []].insert(key)
+    }
     if let existing = entries[key] {
+      if existing.cookie.isSecure, !cookie.isSecure {
+        forgetSecureKey(key)
+      }
       cookie.creationDate = existing.cookie.creationDate
-      entries[key] = Entry(cookie: cookie, insertionOrder: existing.insertionOrder, lastUse: useCounter)
+      entries[key] = Entry(
+        cookie: cookie, site: existing.site, insertionOrder: existing.insertionOrder, lastUse: useCounter)
       return
     }
-    entries[key] = Entry(cookie: cookie, insertionOrder: useCounter, lastUse: useCounter)
-    let site = CookieRules.registrableDomain(of: key.domain)
+    let site = CookieRules.registrableDomain(of: key.domain, in: publicSuffixes)
+    entries[key] = Entry(cookie: cookie, site: site, insertionOrder: useCounter, lastUse: useCounter)
     countsBySite[site, default: 0] += 1
-    enforceBounds(site: site)
+    touchedSites.insert(site)
   }
 
   private func remove(_ key: Key) {
-    guard entries.removeValue(forKey: key) != nil else { return }
-    let site = CookieRules.registrableDomain(of: key.domain)
-    countsBySite[site, default: 1] -= 1
-    if countsBySite[site] == 0 {
-      countsBySite[site] = nil
+    guard let entry = entries.removeValue(forKey: key) else { return }
+    countsBySite[entry.site, default: 1] -= 1
+    if countsBySite[entry.site] == 0 {
+      countsBySite[entry.site] = nil
+    }
+    if entry.cookie.isSecure {
+      forgetSecureKey(key)
     }
   }
 
+  private func forgetSecureKey(_ key: Key) {
+    secureKeysByName[key.name]?.remove(key)
+    if secureKeysByName[key.name]?.isEmpty == true {
+      secureKeysByName[key.name] = nil
+    }
+  }
+
+  /// Removes the expired cookies; a no-op (no pass over the jar) until the earliest expiry.
   private func purgeExpired() {
     let date = now()
-    for (key, entry) in entries where entry.cookie.isExpired(at: date) {
-      remove(key)
+    guard earliestExpiry <= date else { return }
+    var nextExpiry = Date.distantFuture
+    for (key, entry) in entries {
+      guard let expiry = entry.cookie.expiresDate else { continue }
+      if expiry <= date {
+        remove(key)
+      } else if expiry < nextExpiry {
+        nextExpiry = expiry
+      }
     }
+    earliestExpiry = nextExpiry
   }
 
-  private func enforceBounds(site: String) {
-    if countsBySite[site, default: 0] > _maximumCookiesPerSite {
+  /// Applies the per-site bound to `sites` (the sites that gained cookies) and the total bound:
+  /// one pass over the jar per site over its bound, however many cookies were stored.
+  private func enforceBounds(sites: Set<String>) {
+    let oversizedSites = sites.filter { countsBySite[$0, default: 0] > _maximumCookiesPerSite }
+    if !oversizedSites.isEmpty || entries.count > _maximumCookieCount {
       purgeExpired()
-      let siteKeys = entries.filter { CookieRules.registrableDomain(of: $0.key.domain) == site }
-      evictLeastRecentlyUsed(from: siteKeys, count: countsBySite[site, default: 0] - _maximumCookiesPerSite)
+    }
+    for site in oversizedSites {
+      let excess = countsBySite[site, default: 0] - _maximumCookiesPerSite
+      guard excess > 0 else { continue }
+      evictLeastRecentlyUsed(from: entries.filter { $0.value.site == site }, count: excess)
     }
     if entries.count > _maximumCookieCount {
-      purgeExpired()
       evictLeastRecentlyUsed(from: entries, count: entries.count - _maximumCookieCount)
     }
   }
@@ -348,9 +403,10 @@ public final class SessionCookieStorage: @unchecked Sendable {
   /// "Leave secure cookies alone": whether a non-secure `cookie` from a non-secure origin would
   /// overwrite or shadow a stored Secure cookie of the same name.
   private func shadowsSecureCookie(_ cookie: SessionCookie, requestPath: String) -> Bool {
-    entries.values.contains { entry in
-      let existing = entry.cookie
-      return existing.isSecure && existing.name == cookie.name
+    guard let secureKeys = secureKeysByName[cookie.name] else { return false }
+    return secureKeys.contains { key in
+      guard let existing = entries[key]?.cookie else { return false }
+      return existing.isSecure
         && (CookieRules.domainMatches(host: existing.domain, domain: cookie.domain)
           || CookieRules.domainMatches(host: cookie.domain, domain: existing.domain))
         && CookieRules.pathMatches(requestPath: requestPath, cookiePath: existing.path)

@@ -21,10 +21,12 @@ import Foundation
 /// - Without `Domain` the cookie is host-only for the request host. With `Domain` (a leading dot
 ///   ignored) the request host must domain-match it, else the header is rejected; on an IP-address
 ///   host only the identical address is accepted (and the cookie stays host-only). A `Domain` that
-///   is a single label ("com", "localhost") or a common multi-label public suffix
-///   (``knownPublicSuffixes``, a small built-in list such as `co.uk`, `com.au`, `github.io`, not
-///   the full Public Suffix List) is rejected unless it equals the request host, in which case the
-///   cookie is host-only.
+///   is a public suffix of the Public Suffix List (`com`, `co.uk`, `s3.amazonaws.com`,
+///   `myshopify.com`, and any single label such as `localhost`), or lies above the host's public
+///   suffix (`amazonaws.com` from `b1.s3.amazonaws.com`), is rejected unless it equals the request
+///   host, in which case the cookie is host-only (RFC 6265 §5.3 step 5). The list is the system's
+///   libpsl (`libpsl.so.5`, ICANN and private rules), or ``knownPublicSuffixes`` when libpsl is
+///   missing; ``publicSuffixListSource`` says which.
 /// - Without a `Path` starting with "/", the path is the default path of §5.1.4.
 /// - `Secure` cookies are accepted only from https URLs. The `__Secure-` name prefix needs
 ///   `Secure`; `__Host-` needs `Secure`, no `Domain` and `Path=/`.
@@ -36,13 +38,18 @@ public enum SetCookieParser {
   /// How far in the future an expiry may lie (400 days); a later one is brought back to it.
   public static let maximumLifetime: TimeInterval = 400 * 86_400
 
-  /// The multi-label public suffixes that a `Domain` attribute may not name (besides any
-  /// single-label name): common country-code second-level domains (`co.uk`, `com.au`, `co.jp`, …)
-  /// and hosting platforms (`github.io`, `herokuapp.com`, `vercel.app`, …).
+  /// The multi-label public suffixes that a `Domain` attribute may not name when the system's
+  /// libpsl cannot be loaded (besides any single-label name): common country-code second-level
+  /// domains (`co.uk`, `com.au`, `co.jp`, …) and hosting platforms (`github.io`,
+  /// `s3.amazonaws.com`, `myshopify.com`, …).
   ///
-  /// A deliberately small stand-in for the Public Suffix List, which is large and changes often:
-  /// it stops the common cases of one site setting cookies for unrelated sites.
-  public static var knownPublicSuffixes: Set<String> { CookieRules.commonPublicSuffixes }
+  /// A small fallback only: with libpsl (Debian's `libpsl5`, which libcurl depends on) the whole
+  /// Public Suffix List applies. See ``publicSuffixListSource``.
+  public static var knownPublicSuffixes: Set<String> { PublicSuffixList.builtInSuffixes }
+
+  /// Which public suffix list cookie domains are checked against: `"libpsl 0.21.2 (…)"` when the
+  /// system's libpsl was loaded, `"built-in list"` (``knownPublicSuffixes``) when it was not.
+  public static var publicSuffixListSource: String { PublicSuffixList.current.source }
 
   /// Parses one Set-Cookie header value as received from `url`.
   ///
@@ -54,6 +61,13 @@ public enum SetCookieParser {
   /// - Returns: The cookie, possibly already expired (so that storing it deletes an existing one),
   ///   or nil for malformed input or a cookie that `url` may not set.
   public static func parse(_ headerValue: String, from url: URL, now: Date = Date()) -> SessionCookie? {
+    parse(headerValue, from: url, now: now, publicSuffixes: .current)
+  }
+
+  /// ``parse(_:from:now:)`` with the public suffix list given (tests use the built-in one).
+  static func parse(
+    _ headerValue: String, from url: URL, now: Date, publicSuffixes: PublicSuffixList
+  ) -> SessionCookie? {
     guard let host = CookieRules.canonicalHost(of: url) else { return nil }
     // RFC 6265bis ignores a Set-Cookie with a control character, which also keeps CR/LF out of
     // the Cookie header we send back.
@@ -79,11 +93,14 @@ public enum SetCookieParser {
     let isHostOnly: Bool
     let domain: String
     if let domainAttribute = attributes.domain {
-      if CookieRules.isIPAddress(host) || CookieRules.isPublicSuffixLike(domainAttribute) {
+      // An IP-address host domain-matches only itself.
+      guard CookieRules.domainMatches(host: host, domain: domainAttribute) else { return nil }
+      if CookieRules.isIPAddress(host)
+        || CookieRules.isPublicSuffix(domainAttribute, forHost: host, in: publicSuffixes)
+      {
         guard domainAttribute == host else { return nil }
         isHostOnly = true
       } else {
-        guard CookieRules.domainMatches(host: host, domain: domainAttribute) else { return nil }
         isHostOnly = false
       }
       domain = domainAttribute

@@ -60,16 +60,6 @@ struct CookieRulesTests {
     #expect(CookieRules.canonicalDomain(".[::1]") == "::1")
   }
 
-  static let suffixCases: [(String, Bool)] = [
-    ("com", true), ("localhost", true), ("co.uk", true), ("com.au", true), ("github.io", true),
-    ("example.com", false), ("example.co.uk", false), ("uk.com", false),
-  ]
-
-  @Test("public-suffix-like domains", arguments: suffixCases)
-  func publicSuffix(domain: String, isSuffix: Bool) {
-    #expect(CookieRules.isPublicSuffixLike(domain) == isSuffix)
-  }
-
   static let siteCases: [(String, String)] = [
     ("example.com", "example.com"), ("a.b.example.com", "example.com"),
     ("www.example.co.uk", "example.co.uk"), ("x.someone.github.io", "someone.github.io"),

@@ -65,7 +65,7 @@ struct AttackTableTests {
   }
 
   @Test(
-    "public-suffix-like and single-label Domain attributes are rejected (stubbed https origin)",
+    "public-suffix and single-label Domain attributes are rejected (stubbed https origin)",
     arguments: [
       ("https://www.example.co.uk/", "Domain=co.uk", false),
       ("https://www.example.co.uk/", "Domain=uk", false),
@@ -73,6 +73,14 @@ struct AttackTableTests {
       ("https://shop.example.com.au/", "Domain=com.au", false),
       ("https://www.example.com/", "Domain=com", false),
       ("https://www.example.com/", "Domain=evil.com", false),
+      // Public Suffix List entries (private ones included) and a name above a listed suffix.
+      ("https://b1.s3.amazonaws.com/", "Domain=amazonaws.com", false),
+      ("https://b1.s3.amazonaws.com/", "Domain=s3.amazonaws.com", false),
+      ("https://shop.myshopify.com/", "Domain=myshopify.com", false),
+      ("https://me.duckdns.org/", "Domain=duckdns.org", false),
+      ("https://www.example.com.es/", "Domain=com.es", false),
+      ("https://school.k12.ca.us/", "Domain=k12.ca.us", false),
+      ("https://myshopify.com/", "Domain=myshopify.com", true),
       ("https://www.example.co.uk/", "Domain=example.co.uk", true),
       ("https://www.example.com/", "Domain=.example.com", true),
     ])
