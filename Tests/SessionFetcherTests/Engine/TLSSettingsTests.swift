@@ -8,8 +8,19 @@ import Testing
 @Suite("TLS settings")
 struct TLSSettingsTests {
   static let body = Data((0..<48).map { UInt8($0) }).base64EncodedString()
-  static func block(_ label: String, headers: [String] = [], body: String = TLSSettingsTests.body) -> String {
-    (["-----BEGIN \(label)-----"] + headers + [body, "-----END \(label)-----"]).joined(separator: "\n") + "\n"
+  /// The smallest DER of a certificate's shape: SEQUENCE { SEQUENCE {}, SEQUENCE {}, BIT STRING }.
+  static let certificateDER = Data([0x30, 0x07, 0x30, 0x00, 0x30, 0x00, 0x03, 0x01, 0x00])
+  /// The DER of a PKCS #8 key's shape: SEQUENCE { INTEGER 0, SEQUENCE {}, OCTET STRING }.
+  static let keyDER = Data([0x30, 0x08, 0x02, 0x01, 0x00, 0x30, 0x00, 0x04, 0x01, 0x00])
+  /// The DER of an encrypted PKCS #8 key's shape: SEQUENCE { SEQUENCE {}, OCTET STRING }.
+  static let encryptedKeyDER = Data([0x30, 0x05, 0x30, 0x00, 0x04, 0x01, 0x00])
+  /// A PEM block of `label`; its body is `body`, else DER of the shape the label names.
+  static func block(_ label: String, headers: [String] = [], body: String? = nil) -> String {
+    let der =
+      label == "ENCRYPTED PRIVATE KEY" ? encryptedKeyDER : label.contains("KEY") ? keyDER : certificateDER
+    let text = body ?? der.base64EncodedString()
+    return (["-----BEGIN \(label)-----"] + headers + [text, "-----END \(label)-----"]).joined(separator: "\n")
+      + "\n"
   }
 
   @Test(
@@ -26,6 +37,18 @@ struct TLSSettingsTests {
         [.privateKey(encrypted: true)]
       ),
       (block("CERTIFICATE") + block("PRIVATE KEY"), [.certificate, .privateKey(encrypted: false)]),
+      // A legacy encrypted key's body is ciphertext: not DER, and not checked as DER.
+      (
+        block(
+          "RSA PRIVATE KEY", headers: ["Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-128-CBC,00", ""], body: body),
+        [.privateKey(encrypted: true)]
+      ),
+      // A TRUSTED CERTIFICATE carries its trust settings after the certificate.
+      (
+        block("TRUSTED CERTIFICATE", body: (certificateDER + Data([0x30, 0x00])).base64EncodedString()),
+        [.certificate]
+      ),
+      (block("PUBLIC KEY", body: body), [.other]),
       (block("PUBLIC KEY"), [.other]),
       ("", []),
       ("no pem here", []),
@@ -38,6 +61,19 @@ struct TLSSettingsTests {
     "-----BEGIN CERTIFICATE-----\n" + body + "\n",  // no end line
     block("CERTIFICATE", body: "not base64 !!"),
     block("CERTIFICATE", body: ""),
+    // Base64 that decodes, to bytes that are not the DER of a certificate or key.
+    block("CERTIFICATE", body: body),
+    block("CERTIFICATE", body: certificateDER.dropLast().base64EncodedString()),  // truncated
+    // A cut element after the certificate.
+    block("CERTIFICATE", body: (certificateDER + Data([0x30])).base64EncodedString()),
+    block("CERTIFICATE", body: keyDER.base64EncodedString()),  // a key's shape
+    // An indefinite length (BER, not DER).
+    block("CERTIFICATE", body: Data([0x30, 0x80, 0x30, 0x00, 0x00, 0x00]).base64EncodedString()),
+    block("PRIVATE KEY", body: Data([0x02, 0x01, 0x00]).base64EncodedString()),  // not a SEQUENCE
+    // A SEQUENCE whose length runs past its end.
+    block("EC PRIVATE KEY", body: Data([0x30, 0x05, 0x02, 0x01, 0x00]).base64EncodedString()),
+    block("PRIVATE KEY", body: Data([0x30, 0x00]).base64EncodedString()),  // an empty SEQUENCE
+    block("ENCRYPTED PRIVATE KEY", body: keyDER.base64EncodedString()),  // not the encrypted shape
     "-----BEGIN CERTIFICATE-----\n" + body + "\n-----END PRIVATE KEY-----\n",  // mismatched end
   ])
   func malformedPEM(text: String) {
@@ -140,14 +176,17 @@ struct TLSSettingsTests {
   @Test func theURLSessionEngineRefusesWhatItCannotHonour() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let folder = try Self.folder(["ca.pem": Self.block("CERTIFICATE")])
+    let folder = try Self.folder([
+      "ca.pem": Self.block("CERTIFICATE"), "both.pem": Self.block("CERTIFICATE") + Self.block("PRIVATE KEY"),
+    ])
     defer { try? FileManager.default.removeItem(at: folder) }
     var changes: [(String, (inout TLSSettings) -> Void)] = [
       ("additionalTrustRoots", { $0.additionalTrustRoots = [folder.appendingPathComponent("ca.pem")] }),
       ("pinnedPublicKeys", { $0.pinnedPublicKeys = ["sha256//" + Self.digest] }),
       ("minimumVersion = TLS 1.3", { $0.minimumVersion = .tls13 }),
     ]
-    changes.append(("clientCertificate", { $0.clientCertificate = folder.appendingPathComponent("ca.pem") }))
+    changes.append(
+      ("clientCertificate", { $0.clientCertificate = folder.appendingPathComponent("both.pem") }))
     for (name, change) in changes {
       let fetcher = server.fetcher("/text?value=x")
       fetcher.engine = .urlSession
