@@ -79,7 +79,9 @@ enum TLSValidation {
   /// Whether `der` holds a well-formed DER encoding of `kind`, a SEQUENCE of the kind's shape
   /// followed only by other well-formed elements (a `TRUSTED CERTIFICATE` carries its trust
   /// settings after it):
-  /// - a certificate: SEQUENCE, SEQUENCE, BIT STRING (X.509);
+  /// - a certificate: SEQUENCE, SEQUENCE, BIT STRING (X.509), the first (TBSCertificate) an
+  ///   optional `[0]` version, then INTEGER and six SEQUENCEs (signature algorithm, issuer,
+  ///   validity, subject, public key), the second starting with an OBJECT IDENTIFIER;
   /// - a private key: an INTEGER version and more (PKCS #8, PKCS #1, SEC 1, DSA);
   /// - an encrypted private key: SEQUENCE, OCTET STRING (PKCS #8).
   ///
@@ -92,7 +94,12 @@ enum TLSValidation {
     else { return false }
     let tags = children.map(\.tag)
     switch kind {
-    case .certificate: return tags == [0x30, 0x30, 0x03]
+    case .certificate:
+      guard tags == [0x30, 0x30, 0x03], let tbs = derElements(children[0].content, depth: 2),
+        derElements(children[1].content, depth: 2)?.first?.tag == 0x06
+      else { return false }
+      let fields = tbs.map(\.tag).drop { $0 == 0xA0 }
+      return fields.prefix(6).elementsEqual([0x02, 0x30, 0x30, 0x30, 0x30, 0x30])
     case .privateKey(encrypted: false): return tags.count >= 2 && tags[0] == 0x02
     case .privateKey(encrypted: true): return tags == [0x30, 0x04]
     case .other: return true

@@ -8,8 +8,25 @@ import Testing
 @Suite("TLS settings")
 struct TLSSettingsTests {
   static let body = Data((0..<48).map { UInt8($0) }).base64EncodedString()
-  /// The smallest DER of a certificate's shape: SEQUENCE { SEQUENCE {}, SEQUENCE {}, BIT STRING }.
-  static let certificateDER = Data([0x30, 0x07, 0x30, 0x00, 0x30, 0x00, 0x03, 0x01, 0x00])
+  /// `tag`, the DER length of `content`, and `content`.
+  static func der(_ tag: UInt8, _ content: Data) -> Data {
+    let count = content.count
+    let length = count < 128 ? Data([UInt8(count)]) : Data([0x82, UInt8(count >> 8), UInt8(count & 0xFF)])
+    return Data([tag]) + length + content
+  }
+  /// DER of a certificate's shape (what is checked, not a certificate a TLS library would load):
+  /// SEQUENCE { TBSCertificate { [0] version, serial, algorithm, issuer, validity, subject, key },
+  /// algorithm, BIT STRING }; `padding` bytes in the subject.
+  static func certificateDER(padding: Int) -> Data {
+    let algorithm = der(0x30, der(0x06, Data([0x2A, 0x86, 0x48])))
+    let subject = der(0x30, padding > 0 ? der(0x04, Data(repeating: 0x41, count: padding)) : Data())
+    let tbs = der(
+      0x30,
+      der(0xA0, der(0x02, Data([2]))) + der(0x02, Data([1])) + algorithm + der(0x30, Data())
+        + der(0x30, Data()) + subject + der(0x30, algorithm + der(0x03, Data([0]))))
+    return der(0x30, tbs + algorithm + der(0x03, Data([0])))
+  }
+  static let certificateDER = certificateDER(padding: 0)
   /// The DER of a PKCS #8 key's shape: SEQUENCE { INTEGER 0, SEQUENCE {}, OCTET STRING }.
   static let keyDER = Data([0x30, 0x08, 0x02, 0x01, 0x00, 0x30, 0x00, 0x04, 0x01, 0x00])
   /// The DER of an encrypted PKCS #8 key's shape: SEQUENCE { SEQUENCE {}, OCTET STRING }.
@@ -67,6 +84,8 @@ struct TLSSettingsTests {
     // A cut element after the certificate.
     block("CERTIFICATE", body: (certificateDER + Data([0x30])).base64EncodedString()),
     block("CERTIFICATE", body: keyDER.base64EncodedString()),  // a key's shape
+    // The outer shape of a certificate, with an empty TBSCertificate.
+    block("CERTIFICATE", body: Data([0x30, 7, 0x30, 0, 0x30, 0, 0x03, 1, 0]).base64EncodedString()),
     // An indefinite length (BER, not DER).
     block("CERTIFICATE", body: Data([0x30, 0x80, 0x30, 0x00, 0x00, 0x00]).base64EncodedString()),
     block("PRIVATE KEY", body: Data([0x02, 0x01, 0x00]).base64EncodedString()),  // not a SEQUENCE

@@ -311,14 +311,9 @@ struct HostileTLSFileTests {
     case empty, garbage, truncated, damaged, directory, fifo, oversized
   }
 
-  /// A certificate-shaped DER with a 300-byte field, so that its PEM body spans several lines.
-  static let certificateDER: Data = {
-    let field = Data([0x04, 0x82, 0x01, 0x2C]) + Data(repeating: 0x41, count: 300)
-    let tbs = Data([0x30, 0x82, 0x01, 0x30]) + field
-    let content = tbs + Data([0x30, 0x00, 0x03, 0x01, 0x00])
-    return Data([0x30, 0x82, 0x01, 0x39]) + content
-  }()
-  static let keyDER = Data([0x30, 0x08, 0x02, 0x01, 0x00, 0x30, 0x00, 0x04, 0x01, 0x00])
+  /// Certificate-shaped DER with 300 bytes in its subject, so that its PEM body spans lines.
+  static let certificateDER = TLSSettingsTests.certificateDER(padding: 300)
+  static let keyDER = TLSSettingsTests.keyDER
 
   static func pem(_ label: String, _ der: Data) -> String {
     let body = der.base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
