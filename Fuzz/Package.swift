@@ -31,7 +31,7 @@ var targets: [Target] = [
 // Fuzzers of other modules join when their sources are present.
 let optionalFuzzers = [
   ("ResponseHeadersFuzzer", "FetcherService"), ("CookieParserFuzzer", "SessionFetcher"),
-  ("SSEParserFuzzer", "SessionFetcher"),
+  ("SSEParserFuzzer", "SessionFetcher"), ("RequestBuildingFuzzer", "SessionFetcher"),
 ]
 for (name, product) in optionalFuzzers
 where FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/Sources/\(name)") {

@@ -212,14 +212,12 @@ public final class FetcherService: @unchecked Sendable {
   /// The User-Agent of the fetchers' requests. When nil (the default), ``standardUserAgent``.
   /// A User-Agent already set on a request, or in the session configuration's
   /// `httpAdditionalHeaders`, wins. A fetcher made with ``fetcher(url:)`` gets it when it is made;
-  /// other requests without one get it before each attempt.
+  /// other requests without one get it before each attempt. One with a control character (CR,
+  /// LF…) fails each fetch with `SessionFetcherError.invalidConfiguration`, with nothing sent.
   public var userAgent: String? {
     get { self[defaults: \.userAgent] }
     set {
-      state.withLock { state in
-        state.defaults.userAgent = newValue
-        state.defaults.userAgentIsPlain = newValue.map(HeaderValue.isPlain) ?? true
-      }
+      state.withLock { $0.defaults.userAgent = newValue }
     }
   }
 

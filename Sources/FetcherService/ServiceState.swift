@@ -16,8 +16,6 @@ struct FetcherDefaults {
   var proxyCredential: URLCredential?
   var authorizer: (any FetcherAuthorizer)?
   var userAgent: String?
-  /// Whether ``userAgent`` has no control character (checked once, not per request); true for nil.
-  var userAgentIsPlain = true
   var stopFetchingTriggersCompletionHandler = false
   var testBlock: SessionFetcher.TestBlock?
   var configuration: URLSessionConfiguration?

@@ -19,9 +19,6 @@ enum StandardUserAgent {
       ?? Bundle.main.object(forInfoDictionaryKey: "CFBundleVersion") as? String,
     processName: ProcessInfo.processInfo.processName, system: systemNameAndRelease())
 
-  /// Whether ``value`` has no control character (``cleaned(_:)`` makes it so; checked once).
-  static let isPlain = HeaderValue.isPlain(value)
-
   /// `app/version system/release`: app is the bundle identifier or `proc_` + the process name;
   /// version is the bundle's, else `unknown`; release is the leading numeric part of the kernel
   /// release (`6.1.0-18-amd64` → `6.1.0`). Each part is cleaned with ``cleaned(_:)``.

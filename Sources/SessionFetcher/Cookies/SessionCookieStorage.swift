@@ -126,7 +126,7 @@ public final class SessionCookieStorage: @unchecked Sendable {
   /// Stores a cookie, replacing the one with the same name, domain and path (whose creation date is
   /// kept). An expired cookie deletes the matching one instead. Ignored under the
   /// ``AcceptPolicy/never`` policy, and for a cookie with an empty domain, a path not starting with
-  /// "/", or neither name nor value.
+  /// "/", neither name nor value, or a control character (CR, LF, NUL…) in its name or value.
   public func setCookie(_ cookie: SessionCookie) {
     withLock {
       guard _acceptPolicy != .never else { return }
@@ -306,8 +306,10 @@ public final class SessionCookieStorage: @unchecked Sendable {
   private func store(_ newCookie: SessionCookie, touchedSites: inout Set<String>) {
     var cookie = newCookie
     cookie.domain = CookieRules.canonicalDomain(cookie.domain)
+    // A control character (CR, LF, NUL…) in a cookie made in code would reach the Cookie header.
     guard !cookie.domain.isEmpty, cookie.path.utf8.first == UInt8(ascii: "/"),
-      !(cookie.name.isEmpty && cookie.value.isEmpty)
+      !(cookie.name.isEmpty && cookie.value.isEmpty),
+      RequestValidation.isValidHeaderValue(cookie.name), RequestValidation.isValidHeaderValue(cookie.value)
     else { return }
 
     let key = Self.key(of: cookie)

@@ -141,6 +141,9 @@ extension SessionFetcher {
     else {
       throw SessionFetcherError.insecureRequest(url)
     }
+    // The request as the caller made it (`request`, `setRequestValue`); what an authorizer, a
+    // service or a redirect adds is checked again before each request is sent (see `sendHop`).
+    try RequestValidation.check(request)
 
     var body = BodySource.none
     var bodyLength = config.bodyLength
@@ -194,6 +197,14 @@ extension SessionFetcher {
       }
       ownsSession = streams && shared.engine == .urlSession
     }
+    // Headers the session adds to every request (`httpAdditionalHeaders`) pass the same rule.
+    if let extra = session.configuration.httpAdditionalHeaders, !extra.isEmpty {
+      var probe = URLRequest(url: url)
+      probe.allHTTPHeaderFields = Dictionary(
+        extra.compactMap { key, value in (key as? String).map { ($0, String(describing: value)) } },
+        uniquingKeysWith: { first, _ in first })
+      try RequestValidation.check(probe)
+    }
     try SessionFetcher.checkTLS(config.tlsSettings, engine: session.engine)
     let idleTimeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
     var resourceTimeout = config.resourceTimeoutInterval
@@ -221,15 +232,18 @@ extension SessionFetcher {
 
   /// Throws when `engine` cannot honour `settings` (``SessionFetcherError/unsupportedByEngine(_:)``)
   /// or the settings cannot be used (``SessionFetcherError/invalidTLSSettings(_:)``).
+  ///
+  /// The settings themselves are checked first, on every engine, so that a bad file is reported
+  /// the same way whichever engine the fetch uses.
   static func checkTLS(_ settings: TLSSettings, engine: FetcherEngine) throws {
     let unsupported = settings.nonDefaultSettingNames
     guard !unsupported.isEmpty else { return }
+    try TLSValidation.check(settings)
     if engine == .urlSession {
       throw SessionFetcherError.unsupportedByEngine(
         "TLSSettings \(unsupported.joined(separator: ", ")) on the URLSession engine, which has no TLS "
           + "configuration; the libcurl engine honours them (set engine = .libcurl)")
     }
-    try TLSValidation.check(settings)
   }
 
   /// A fresh stream of the file for every attempt (a retry or redirect sends it again).
@@ -266,20 +280,30 @@ extension SessionFetcher {
       Task {
         do {
           let authorized = try await authorizer.authorizeRequest(request)
-          self.launchAttempt(authorized)
+          self.launchAttempt(authorized, authorized: true)
         } catch {
           self.finish(
             data: nil, error: SessionFetcherError.authorizationFailed(description: String(describing: error)))
         }
       }
     } else {
-      launchAttempt(request)
+      launchAttempt(request, authorized: false)
     }
   }
 
-  private func launchAttempt(_ authorizedRequest: URLRequest) {
+  /// - Parameter authorized: whether an authorizer made `authorizedRequest`.
+  private func launchAttempt(_ authorizedRequest: URLRequest, authorized: Bool) {
     var request = authorizedRequest
-    serviceHooks?.fetcher(self, willSend: &request)
+    let hooks = serviceHooks
+    hooks?.fetcher(self, willSend: &request)
+    // An authorizer or a service may have added headers: refused before Started is posted, as a
+    // bad request of the caller's own is at begin.
+    if authorized || hooks != nil,
+      let problem = RequestValidation.problem(in: request)
+    {
+      finish(data: nil, error: SessionFetcherError.invalidConfiguration(problem))
+      return
+    }
     let started: (queue: DispatchQueue, body: BodySource)? = storage.withLock { storage in
       guard storage.lifecycle.attemptStarted(), let plan = storage.plan else { return nil }
       storage.attemptStart = Date()
@@ -301,6 +325,12 @@ extension SessionFetcher {
     }
     storage.withLock { DownloadResume.addRangeHeaders(to: &request, from: $0) }
     storage.withLock { StreamWindows.addRangeHeaders(to: &request, storage: &$0) }
+    // The last gate before the engine, whatever set the headers (a redirect block, the jar): no
+    // engine sends a request that breaks the rule.
+    if let problem = RequestValidation.problem(in: request) {
+      finish(data: nil, error: SessionFetcherError.invalidConfiguration(problem))
+      return
+    }
     let proceed = storage.withLock { storage -> Bool in
       guard storage.lifecycle.state == .running else { return false }
       storage.hopRequest = hopRequest

@@ -206,7 +206,7 @@ extension SessionFetcher {
             return
           }
           // The block may point anywhere: the insecure-scheme gate still applies.
-          if let url = chosen.url, !self.isAllowed(url) {
+          if let url = chosen.url, !self.isAllowedRedirect(url) {
             self.finish(data: nil, error: SessionFetcherError.insecureRequest(url))
             return
           }
@@ -216,11 +216,13 @@ extension SessionFetcher {
     }
   }
 
-  private func isAllowed(_ url: URL) -> Bool {
+  /// Whether a redirect may lead to `url` (see ``SecurityPolicy/allowsRedirect(to:allowedInsecureSchemes:allowLocalhostRequest:)``).
+  private func isAllowedRedirect(_ url: URL) -> Bool {
     let (schemes, localhost) = storage.withLock {
       ($0.config.allowedInsecureSchemes, $0.config.allowLocalhostRequest)
     }
-    return SecurityPolicy.allows(url, allowedInsecureSchemes: schemes, allowLocalhostRequest: localhost)
+    return SecurityPolicy.allowsRedirect(
+      to: url, allowedInsecureSchemes: schemes, allowLocalhostRequest: localhost)
   }
 
   private func proceedWithRedirect(from response: HTTPURLResponse, to request: URLRequest, body: BodySource) {

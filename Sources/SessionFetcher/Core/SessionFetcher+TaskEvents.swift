@@ -41,9 +41,12 @@ extension SessionFetcher: SessionTaskHandler {
     // Every redirect is refused here and re-issued by the fetcher once the 3xx completes: one path
     // applies the method/body rules (307/308 lose the body on Linux), credential stripping, cookies,
     // the https → http rule, the redirect limit and `willRedirectBlock`.
+    // The target is the response's own Location: FoundationNetworking's request for a `data:` or
+    // `file:` Location keeps the scheme, host and port of the response and takes only the path
+    // (`file:///etc/x` from http://h:1 becomes http://h:1/etc/x), a request nobody meant.
     storage.withLock { storage in
       guard accepts(task, storage) else { return }
-      storage.redirectTarget = request.url ?? RedirectPolicy.location(of: response)
+      storage.redirectTarget = RedirectPolicy.location(of: response) ?? request.url
     }
     return nil
   }

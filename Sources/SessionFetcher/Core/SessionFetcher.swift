@@ -111,10 +111,24 @@ public final class SessionFetcher: @unchecked Sendable {
   }
 
   /// Sets a header of ``request`` (nil removes it). Ignored once the fetch began.
+  ///
+  /// A name that is not a token, or a value with a control character (CR, LF, NUL…), is kept as
+  /// given, and the fetch then fails at begin with ``SessionFetcherError/invalidConfiguration(_:)``
+  /// naming the header (see ``RequestValidation``), with nothing sent.
   public func setRequestValue(_ value: String?, forHTTPHeaderField field: String) {
     storage.withLock {
-      guard $0.lifecycle.state == .idle else { return }
-      $0.config.request?.setValue(value, forHTTPHeaderField: field)
+      guard $0.lifecycle.state == .idle, $0.config.request != nil else { return }
+      guard let value, !RequestValidation.isToken(field) || !RequestValidation.isValidHeaderValue(value)
+      else {
+        $0.config.request?.setValue(value, forHTTPHeaderField: field)
+        return
+      }
+      // `URLRequest.setValue` drops a value with a CR or LF without a word, and rewrites the case
+      // of the name: the fetch would go out without the header the caller set.
+      var fields = $0.config.request?.allHTTPHeaderFields ?? [:]
+      for name in fields.keys where name.equalsIgnoringASCIICase(field) { fields[name] = nil }
+      fields[field] = value
+      $0.config.request?.allHTTPHeaderFields = fields
     }
   }
 
@@ -252,7 +266,8 @@ public final class SessionFetcher: @unchecked Sendable {
   /// service's fetchers get the service's `tlsSettings`. Read when the fetch begins, where its
   /// files are checked. Default: `TLSSettings()`, the platform's defaults. Settings other than the
   /// defaults need the libcurl engine on Linux: on the URLSession engine the fetch fails at begin
-  /// with ``SessionFetcherError/unsupportedByEngine(_:)``.
+  /// with ``SessionFetcherError/unsupportedByEngine(_:)`` (after the files are checked, so that an
+  /// unusable file is ``SessionFetcherError/invalidTLSSettings(_:)`` on every engine).
   public var tlsSettings: TLSSettings {
     get { self[config: \.tlsSettings] }
     set { self[config: \.tlsSettings] = newValue }
@@ -332,12 +347,18 @@ public final class SessionFetcher: @unchecked Sendable {
   // MARK: - Security
 
   /// Schemes allowed besides https (for example `["http"]`). Default: none.
+  ///
+  /// For the URLs the caller fetches: a redirect never leads to a scheme other than http or https,
+  /// even one listed here (a server's `Location` does not switch the fetch to `ftp:` or `file:`).
   public var allowedInsecureSchemes: [String] {
     get { self[config: \.allowedInsecureSchemes] }
     set { self[config: \.allowedInsecureSchemes] = newValue }
   }
 
-  /// Whether http (or any scheme) to localhost, 127.0.0.1 and ::1 is allowed. Default false.
+  /// Whether plain http to localhost, 127.0.0.1 and ::1 is allowed. Default false.
+  ///
+  /// Only http: another scheme (`ftp:`, `file:`) needs to be listed in ``allowedInsecureSchemes``
+  /// even for localhost. Whatever is allowed, a redirect may only lead to http or https.
   public var allowLocalhostRequest: Bool {
     get { self[config: \.allowLocalhostRequest] }
     set { self[config: \.allowLocalhostRequest] = newValue }

@@ -10,8 +10,9 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   /// `data` is the response body (also passed as the completion's data), or `nil` when it was empty.
   case status(code: Int, data: Data?)
   /// The URL's scheme is not allowed: only https passes unless the scheme is listed in
-  /// ``SessionFetcher/allowedInsecureSchemes`` or the host is localhost and
-  /// ``SessionFetcher/allowLocalhostRequest`` is set. Also reported for an https → http redirect.
+  /// ``SessionFetcher/allowedInsecureSchemes`` or the URL is http to localhost and
+  /// ``SessionFetcher/allowLocalhostRequest`` is set. Also reported for an https → http redirect
+  /// and for a redirect to any scheme but http and https.
   case insecureRequest(URL)
   /// The fetcher was made from a string that is not a valid URL (or has no request at all).
   case invalidURL(String)
@@ -24,7 +25,10 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   /// The download could not be written to ``SessionFetcher/destinationFileURL`` (for example, the
   /// folder cannot be created).
   case downloadFailed(description: String)
-  /// The fetcher was configured inconsistently (for example, both `bodyData` and `bodyFileURL`).
+  /// The fetcher was configured inconsistently (for example, both `bodyData` and `bodyFileURL`), or
+  /// its request would not be sent as made: a method or header name that is not a token, or a
+  /// header value with a control character (see ``RequestValidation``; the text names the field,
+  /// never the value). Reported before any byte is sent.
   case invalidConfiguration(String)
   /// The ``FetcherAuthorizer`` failed to authorize the request.
   case authorizationFailed(description: String)

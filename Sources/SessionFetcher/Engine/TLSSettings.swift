@@ -19,8 +19,10 @@ import Foundation
 /// service.tlsSettings = tls
 /// ```
 ///
-/// Files are read when a fetch begins; a missing or unreadable file, or PEM that does not parse,
-/// fails the fetch at begin with ``SessionFetcherError/invalidTLSSettings(_:)`` naming the file.
+/// Files are read when a fetch begins, on every engine; a missing or unreadable file, one that is
+/// not a regular file (a directory, a FIFO) or is over 10 MiB, or PEM that does not parse or whose
+/// certificate or key is damaged, fails the fetch at begin with
+/// ``SessionFetcherError/invalidTLSSettings(_:)`` naming the file, before any connection.
 /// ``clientKeyPassword`` never appears in ``description``, logs or HAR.
 public struct TLSSettings: Sendable, Equatable, CustomStringConvertible {
   /// PEM files of certificates to trust as roots, each holding one or more certificates, in

@@ -1,8 +1,22 @@
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Checks ``TLSSettings`` when a fetch begins, before any traffic: files readable and holding the
 /// PEM they should, pins well formed, something left to trust.
+///
+/// A file must be a regular file of at most ``maximumFileSize`` bytes (a directory, a FIFO or a
+/// device is refused without being read, so a FIFO cannot hang the fetch), and each certificate or
+/// private key block must hold well-formed DER of the right shape, so that a truncated or damaged
+/// file fails here, naming it, rather than in the TLS library when the first connection is made.
 enum TLSValidation {
+  /// The largest TLS file read: 10 MiB (a bundle of every public root is about 200 KiB).
+  static let maximumFileSize = 10 * 1024 * 1024
+
   /// The kinds of PEM block the settings' files hold.
   enum PEMKind: Equatable {
     case certificate
@@ -39,8 +53,11 @@ enum TLSValidation {
         if line.starts(with: "-----END ".utf8), line.count == current.count + 14,
           line.dropFirst(9).prefix(current.count).elementsEqual(current), line.suffix(5).elementsEqual(dashes)
         {
-          guard !body.isEmpty, Data(base64Encoded: Data(body)) != nil else { return nil }
-          kinds.append(kind(of: String(decoding: current, as: UTF8.self), encryptedHeader: headers))
+          guard !body.isEmpty, let der = Data(base64Encoded: Data(body)) else { return nil }
+          let kind = kind(of: String(decoding: current, as: UTF8.self), encryptedHeader: headers)
+          // A legacy encrypted key's body is ciphertext; every other certificate or key is DER.
+          guard headers || isWellFormed(der: Array(der), as: kind) else { return nil }
+          kinds.append(kind)
           label = nil
         } else if line.starts(with: dashes) {
           return nil
@@ -57,6 +74,72 @@ enum TLSValidation {
       }
     }
     return label == nil ? kinds : nil
+  }
+
+  /// Whether `der` holds a well-formed DER encoding of `kind`, a SEQUENCE of the kind's shape
+  /// followed only by other well-formed elements (a `TRUSTED CERTIFICATE` carries its trust
+  /// settings after it):
+  /// - a certificate: SEQUENCE, SEQUENCE, BIT STRING (X.509), the first (TBSCertificate) an
+  ///   optional `[0]` version, then INTEGER and six SEQUENCEs (signature algorithm, issuer,
+  ///   validity, subject, public key), the second starting with an OBJECT IDENTIFIER;
+  /// - a private key: an INTEGER version and more (PKCS #8, PKCS #1, SEC 1, DSA);
+  /// - an encrypted private key: SEQUENCE, OCTET STRING (PKCS #8).
+  ///
+  /// Every constructed element, at any depth, must hold exactly its children: a truncated or cut
+  /// body fails. `.other` blocks are not checked.
+  static func isWellFormed(der: [UInt8], as kind: PEMKind) -> Bool {
+    guard kind != .other else { return true }
+    guard let elements = derElements(der[...], depth: 0), let first = elements.first,
+      first.tag == 0x30, let children = derElements(first.content, depth: 1)
+    else { return false }
+    let tags = children.map(\.tag)
+    switch kind {
+    case .certificate:
+      guard tags == [0x30, 0x30, 0x03], let tbs = derElements(children[0].content, depth: 2),
+        derElements(children[1].content, depth: 2)?.first?.tag == 0x06
+      else { return false }
+      let fields = tbs.map(\.tag).drop { $0 == 0xA0 }
+      return fields.prefix(6).elementsEqual([0x02, 0x30, 0x30, 0x30, 0x30, 0x30])
+    case .privateKey(encrypted: false): return tags.count >= 2 && tags[0] == 0x02
+    case .privateKey(encrypted: true): return tags == [0x30, 0x04]
+    case .other: return true
+    }
+  }
+
+  private struct DERElement {
+    var tag: UInt8
+    var content: ArraySlice<UInt8>
+  }
+
+  /// The DER elements that fill `bytes` exactly, with every constructed one checked the same way
+  /// down to a depth of 32; nil when anything is malformed or `bytes` is empty.
+  private static func derElements(_ bytes: ArraySlice<UInt8>, depth: Int) -> [DERElement]? {
+    guard depth < 32, !bytes.isEmpty else { return nil }
+    var elements: [DERElement] = []
+    var index = bytes.startIndex
+    while index < bytes.endIndex {
+      let tag = bytes[index]
+      index += 1
+      // High tag numbers (never in certificates or keys) and indefinite lengths are refused.
+      guard tag & 0x1F != 0x1F, index < bytes.endIndex else { return nil }
+      var length = Int(bytes[index])
+      index += 1
+      if length & 0x80 != 0 {
+        let count = length & 0x7F
+        guard (1...4).contains(count), bytes.endIndex - index >= count else { return nil }
+        length = 0
+        for _ in 0..<count {
+          length = length << 8 | Int(bytes[index])
+          index += 1
+        }
+      }
+      guard bytes.endIndex - index >= length else { return nil }
+      let content = bytes[index..<index + length]
+      index += length
+      if tag & 0x20 != 0, !content.isEmpty, derElements(content, depth: depth + 1) == nil { return nil }
+      elements.append(DERElement(tag: tag, content: content))
+    }
+    return elements
   }
 
   private static func kind(of label: String, encryptedHeader: Bool) -> PEMKind {
@@ -83,11 +166,13 @@ enum TLSValidation {
   static func check(_ settings: TLSSettings) throws {
     func fail(_ text: String) -> SessionFetcherError { .invalidTLSSettings(text) }
     func blocks(_ url: URL, _ role: String) throws -> [PEMKind] {
-      guard url.isFileURL, let data = FileManager.default.contents(atPath: url.path) else {
-        throw fail("\(role) \(url.path) is missing or unreadable")
+      let bytes: [UInt8]
+      switch readFile(url) {
+      case .success(let read): bytes = read
+      case .failure(let problem): throw fail("\(role) \(url.path) \(problem.text)")
       }
-      guard let kinds = pemBlocks(bytes: Array(data)), !kinds.isEmpty else {
-        throw fail("\(role) \(url.path) is not PEM")
+      guard let kinds = pemBlocks(bytes: bytes), !kinds.isEmpty else {
+        throw fail("\(role) \(url.path) is not PEM (or holds a damaged certificate or key)")
       }
       return kinds
     }
@@ -121,5 +206,47 @@ enum TLSValidation {
     if let pin = settings.pinnedPublicKeys.first(where: { !isWellFormedPin($0) }) {
       throw fail("pinned key \"\(pin)\" is not sha256// and the base64 of a 32-byte SHA-256 digest")
     }
+  }
+
+  /// Why a TLS file could not be read.
+  struct ReadProblem: Error, Equatable {
+    /// What is wrong, to follow the file's path in a message ("is a directory").
+    var text: String
+  }
+
+  /// The bytes of the regular file at `url`, at most ``maximumFileSize`` of them. Opened without
+  /// blocking, and its type checked on the open descriptor: a FIFO, a device or a directory is
+  /// refused without a read (a FIFO would block a plain open or read until a writer came).
+  static func readFile(_ url: URL) -> Result<[UInt8], ReadProblem> {
+    guard url.isFileURL else { return .failure(ReadProblem(text: "is not a file URL")) }
+    let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      return .failure(ReadProblem(text: "is missing or unreadable"))
+    }
+    defer { close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0 else { return .failure(ReadProblem(text: "is unreadable")) }
+    switch info.st_mode & S_IFMT {
+    case S_IFREG: break
+    case S_IFDIR: return .failure(ReadProblem(text: "is a directory, not a file"))
+    default: return .failure(ReadProblem(text: "is not a regular file (a FIFO, socket or device)"))
+    }
+    guard info.st_size <= maximumFileSize else {
+      return .failure(ReadProblem(text: "is larger than \(maximumFileSize / 1024 / 1024) MiB"))
+    }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count >= 0 else { return .failure(ReadProblem(text: "is unreadable")) }
+      if count == 0 { break }
+      bytes.append(contentsOf: chunk[0..<count])
+      // The file may have grown since `fstat`.
+      guard bytes.count <= maximumFileSize else {
+        return .failure(ReadProblem(text: "is larger than \(maximumFileSize / 1024 / 1024) MiB"))
+      }
+    }
+    return .success(bytes)
   }
 }

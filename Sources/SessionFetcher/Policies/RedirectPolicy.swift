@@ -15,7 +15,8 @@ package enum RedirectPolicy {
   }
 
   package enum Refusal: Error, Equatable, Sendable {
-    /// https → http, or a target that fails the insecure-scheme gate.
+    /// https → http, a scheme other than http and https, or a target that fails the
+    /// insecure-scheme gate.
     case insecure(URL)
     /// The response has no usable Location.
     case noLocation
@@ -39,7 +40,8 @@ package enum RedirectPolicy {
   /// - 303 (and 301/302 for anything but GET/HEAD) become GET without a body, as browsers do;
   /// - 307 and 308 keep the method and the body;
   /// - another origin (scheme, host or port) loses `Authorization`, `Proxy-Authorization` and `Cookie`;
-  /// - https → http is refused, and so is any target the insecure-scheme gate refuses.
+  /// - https → http is refused, and so is any target the insecure-scheme gate refuses, and any
+  ///   scheme but http and https.
   package static func nextHop(
     from request: URLRequest, response: HTTPURLResponse, target: URL,
     allowedInsecureSchemes: [String], allowLocalhostRequest: Bool
@@ -47,9 +49,9 @@ package enum RedirectPolicy {
     let fromScheme = request.url?.scheme?.lowercased()
     let toScheme = target.scheme?.lowercased()
     if fromScheme == "https" && toScheme != "https" { return .failure(.insecure(target)) }
-    if !SecurityPolicy.allows(
-      target, allowedInsecureSchemes: allowedInsecureSchemes, allowLocalhostRequest: allowLocalhostRequest)
-    {
+    if !SecurityPolicy.allowsRedirect(
+      to: target, allowedInsecureSchemes: allowedInsecureSchemes, allowLocalhostRequest: allowLocalhostRequest
+    ) {
       return .failure(.insecure(target))
     }
     var next = request

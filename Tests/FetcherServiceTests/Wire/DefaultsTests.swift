@@ -129,21 +129,40 @@ struct DefaultsTests {
     #expect(agent.wholeMatch(of: try Regex("^.+?/[0-9.a-z]+ .+?/[0-9.]+$")) != nil, "\(agent)")
   }
 
-  /// The service's agent is sent; one that would start another header line is not sent as it is.
-  @Test(arguments: [("MyApp/2.0", "MyApp/2.0"), ("MyApp/2.0\r\nX-Injected: 1", nil)] as [(String, String?)])
-  func serviceUserAgentIsSent(agent: String, sent: String?) async throws {
+  /// The service's agent is sent.
+  @Test func serviceUserAgentIsSent() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.userAgent = "MyApp/2.0"
+    #expect(await service.fetcher(url: server.url("/headers")).fetchResult().error == nil)
+    let request = try #require(server.requests(path: "/headers").first)
+    #expect(request.header("User-Agent") == "MyApp/2.0")
+  }
+
+  /// An agent that would start another header line fails the fetch, naming the header, with
+  /// nothing sent: for a fetcher made from a URL (the agent is set at once) and one made from a
+  /// request (it is added before each attempt).
+  @Test(arguments: ["MyApp/2.0\r\nX-Injected: 1", "MyApp/2.0\u{0B}", "MyApp\u{0}"])
+  func serviceUserAgentWithAControlIsRefused(agent: String) async throws {
     let server = try TestServer()
     defer { server.stop() }
     let service = makeService()
     service.userAgent = agent
-    #expect(await service.fetcher(url: server.url("/headers")).fetchResult().error == nil)
-    let request = try #require(server.requests(path: "/headers").first)
-    #expect(request.header("X-Injected") == nil)
-    if let sent {
-      #expect(request.header("User-Agent") == sent)
-    } else {
-      #expect(request.header("User-Agent")?.contains("X-Injected") != true)
+    let fromURL = service.fetcher(url: server.url("/headers"))
+    let fromRequest = service.fetcher(request: URLRequest(url: server.url("/headers")))
+    for fetcher in [fromURL, fromRequest] {
+      let recorder = NotificationRecorder([fetcher])
+      let result = await fetcher.fetchResult()
+      guard case .invalidConfiguration(let text)? = result.error as? SessionFetcherError else {
+        Issue.record("not refused: \(String(describing: result.error))")
+        continue
+      }
+      #expect(text.contains("\"User-Agent\""), "\(text)")
+      await drain(fetcher.callbackQueue)
+      #expect(recorder.started == recorder.stopped)
     }
+    #expect(server.requests(path: "/headers").isEmpty)
   }
 
   /// The original's testUserAgentFromRequest.

@@ -8,8 +8,36 @@ import Testing
 @Suite("TLS settings")
 struct TLSSettingsTests {
   static let body = Data((0..<48).map { UInt8($0) }).base64EncodedString()
-  static func block(_ label: String, headers: [String] = [], body: String = TLSSettingsTests.body) -> String {
-    (["-----BEGIN \(label)-----"] + headers + [body, "-----END \(label)-----"]).joined(separator: "\n") + "\n"
+  /// `tag`, the DER length of `content`, and `content`.
+  static func der(_ tag: UInt8, _ content: Data) -> Data {
+    let count = content.count
+    let length = count < 128 ? Data([UInt8(count)]) : Data([0x82, UInt8(count >> 8), UInt8(count & 0xFF)])
+    return Data([tag]) + length + content
+  }
+  /// DER of a certificate's shape (what is checked, not a certificate a TLS library would load):
+  /// SEQUENCE { TBSCertificate { [0] version, serial, algorithm, issuer, validity, subject, key },
+  /// algorithm, BIT STRING }; `padding` bytes in the subject.
+  static func certificateDER(padding: Int) -> Data {
+    let algorithm = der(0x30, der(0x06, Data([0x2A, 0x86, 0x48])))
+    let subject = der(0x30, padding > 0 ? der(0x04, Data(repeating: 0x41, count: padding)) : Data())
+    let tbs = der(
+      0x30,
+      der(0xA0, der(0x02, Data([2]))) + der(0x02, Data([1])) + algorithm + der(0x30, Data())
+        + der(0x30, Data()) + subject + der(0x30, algorithm + der(0x03, Data([0]))))
+    return der(0x30, tbs + algorithm + der(0x03, Data([0])))
+  }
+  static let certificateDER = certificateDER(padding: 0)
+  /// The DER of a PKCS #8 key's shape: SEQUENCE { INTEGER 0, SEQUENCE {}, OCTET STRING }.
+  static let keyDER = Data([0x30, 0x08, 0x02, 0x01, 0x00, 0x30, 0x00, 0x04, 0x01, 0x00])
+  /// The DER of an encrypted PKCS #8 key's shape: SEQUENCE { SEQUENCE {}, OCTET STRING }.
+  static let encryptedKeyDER = Data([0x30, 0x05, 0x30, 0x00, 0x04, 0x01, 0x00])
+  /// A PEM block of `label`; its body is `body`, else DER of the shape the label names.
+  static func block(_ label: String, headers: [String] = [], body: String? = nil) -> String {
+    let der =
+      label == "ENCRYPTED PRIVATE KEY" ? encryptedKeyDER : label.contains("KEY") ? keyDER : certificateDER
+    let text = body ?? der.base64EncodedString()
+    return (["-----BEGIN \(label)-----"] + headers + [text, "-----END \(label)-----"]).joined(separator: "\n")
+      + "\n"
   }
 
   @Test(
@@ -26,6 +54,18 @@ struct TLSSettingsTests {
         [.privateKey(encrypted: true)]
       ),
       (block("CERTIFICATE") + block("PRIVATE KEY"), [.certificate, .privateKey(encrypted: false)]),
+      // A legacy encrypted key's body is ciphertext: not DER, and not checked as DER.
+      (
+        block(
+          "RSA PRIVATE KEY", headers: ["Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-128-CBC,00", ""], body: body),
+        [.privateKey(encrypted: true)]
+      ),
+      // A TRUSTED CERTIFICATE carries its trust settings after the certificate.
+      (
+        block("TRUSTED CERTIFICATE", body: (certificateDER + Data([0x30, 0x00])).base64EncodedString()),
+        [.certificate]
+      ),
+      (block("PUBLIC KEY", body: body), [.other]),
       (block("PUBLIC KEY"), [.other]),
       ("", []),
       ("no pem here", []),
@@ -38,6 +78,21 @@ struct TLSSettingsTests {
     "-----BEGIN CERTIFICATE-----\n" + body + "\n",  // no end line
     block("CERTIFICATE", body: "not base64 !!"),
     block("CERTIFICATE", body: ""),
+    // Base64 that decodes, to bytes that are not the DER of a certificate or key.
+    block("CERTIFICATE", body: body),
+    block("CERTIFICATE", body: certificateDER.dropLast().base64EncodedString()),  // truncated
+    // A cut element after the certificate.
+    block("CERTIFICATE", body: (certificateDER + Data([0x30])).base64EncodedString()),
+    block("CERTIFICATE", body: keyDER.base64EncodedString()),  // a key's shape
+    // The outer shape of a certificate, with an empty TBSCertificate.
+    block("CERTIFICATE", body: Data([0x30, 7, 0x30, 0, 0x30, 0, 0x03, 1, 0]).base64EncodedString()),
+    // An indefinite length (BER, not DER).
+    block("CERTIFICATE", body: Data([0x30, 0x80, 0x30, 0x00, 0x00, 0x00]).base64EncodedString()),
+    block("PRIVATE KEY", body: Data([0x02, 0x01, 0x00]).base64EncodedString()),  // not a SEQUENCE
+    // A SEQUENCE whose length runs past its end.
+    block("EC PRIVATE KEY", body: Data([0x30, 0x05, 0x02, 0x01, 0x00]).base64EncodedString()),
+    block("PRIVATE KEY", body: Data([0x30, 0x00]).base64EncodedString()),  // an empty SEQUENCE
+    block("ENCRYPTED PRIVATE KEY", body: keyDER.base64EncodedString()),  // not the encrypted shape
     "-----BEGIN CERTIFICATE-----\n" + body + "\n-----END PRIVATE KEY-----\n",  // mismatched end
   ])
   func malformedPEM(text: String) {
@@ -140,14 +195,17 @@ struct TLSSettingsTests {
   @Test func theURLSessionEngineRefusesWhatItCannotHonour() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let folder = try Self.folder(["ca.pem": Self.block("CERTIFICATE")])
+    let folder = try Self.folder([
+      "ca.pem": Self.block("CERTIFICATE"), "both.pem": Self.block("CERTIFICATE") + Self.block("PRIVATE KEY"),
+    ])
     defer { try? FileManager.default.removeItem(at: folder) }
     var changes: [(String, (inout TLSSettings) -> Void)] = [
       ("additionalTrustRoots", { $0.additionalTrustRoots = [folder.appendingPathComponent("ca.pem")] }),
       ("pinnedPublicKeys", { $0.pinnedPublicKeys = ["sha256//" + Self.digest] }),
       ("minimumVersion = TLS 1.3", { $0.minimumVersion = .tls13 }),
     ]
-    changes.append(("clientCertificate", { $0.clientCertificate = folder.appendingPathComponent("ca.pem") }))
+    changes.append(
+      ("clientCertificate", { $0.clientCertificate = folder.appendingPathComponent("both.pem") }))
     for (name, change) in changes {
       let fetcher = server.fetcher("/text?value=x")
       fetcher.engine = .urlSession

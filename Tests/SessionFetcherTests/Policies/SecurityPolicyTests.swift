@@ -28,7 +28,13 @@ struct SecurityPolicyTests {
     Case(url: "file:///tmp", schemes: [], localhost: false, allowed: false),
     Case(url: "file:///tmp", schemes: ["http"], localhost: false, allowed: false),
     Case(url: "file:///tmp", schemes: ["file"], localhost: false, allowed: true),
-    Case(url: "file:///tmp", schemes: [], localhost: true, allowed: true),
+    // allowLocalhostRequest admits plain http only: another scheme must be listed.
+    Case(url: "file:///tmp", schemes: [], localhost: true, allowed: false),
+    Case(url: "ftp://127.0.0.1/f", schemes: [], localhost: true, allowed: false),
+    Case(url: "ftp://localhost/f", schemes: [], localhost: true, allowed: false),
+    Case(url: "ftp://127.0.0.1/f", schemes: ["ftp"], localhost: false, allowed: true),
+    Case(url: "gopher://[::1]/", schemes: [], localhost: true, allowed: false),
+    Case(url: "HTTP://LOCALHOST/x", schemes: [], localhost: true, allowed: true),
     Case(url: "ftp://example.com/f", schemes: ["FTP"], localhost: false, allowed: true),
     Case(url: "DATA:text/plain,hi", schemes: [], localhost: false, allowed: true),
   ]
@@ -39,6 +45,24 @@ struct SecurityPolicyTests {
     #expect(
       SecurityPolicy.allows(url, allowedInsecureSchemes: c.schemes, allowLocalhostRequest: c.localhost)
         == c.allowed)
+  }
+
+  /// A redirect leads to http or https only, and only where a fetch could begin.
+  @Test(
+    arguments: [
+      ("http://127.0.0.1/x", [], true, true), ("https://example.com/", [], false, true),
+      ("http://example.com/", [], true, false), ("http://example.com/", ["http"], false, true),
+      ("ftp://127.0.0.1/f", [], true, false), ("ftp://127.0.0.1/f", ["ftp"], true, false),
+      ("data:text/plain,hi", [], true, false), ("data:text/plain,hi", ["data"], true, false),
+      ("file:///etc/passwd", [], true, false), ("file:///etc/passwd", ["file"], true, false),
+      ("HTTPS://example.com/", [], false, true),
+    ] as [(String, [String], Bool, Bool)])
+  func redirectGate(url: String, schemes: [String], localhost: Bool, allowed: Bool) throws {
+    let target = try #require(URL(string: url))
+    #expect(
+      SecurityPolicy.allowsRedirect(
+        to: target, allowedInsecureSchemes: schemes, allowLocalhostRequest: localhost)
+        == allowed)
   }
 
   /// Which URLs a fetch can begin with: http and https need a host, whatever the scheme's case.

@@ -55,6 +55,14 @@
         throw URLError(
           .unsupportedURL, userInfo: request.url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:])
       }
+      // libcurl writes the method and each header line as given: a request that breaks the rule
+      // every engine shares (a CR or LF, a `:` in a name) would put other headers or another
+      // request on the wire. The fetcher refuses such requests before they reach an engine.
+      if let problem = RequestValidation.problem(in: request) {
+        body?.close()
+        throw URLError(
+          .badURL, userInfo: [NSLocalizedDescriptionKey: problem, NSURLErrorFailingURLErrorKey: url])
+      }
       guard let easy = ccurl_easy_init() else {
         body?.close()
         throw URLError(.cannotLoadFromNetwork)
@@ -96,7 +104,9 @@
       ccurl_easy_setopt_ptr(easy, CCURLOPT_XFERINFODATA, userdata)
       ccurl_easy_setopt_long(easy, CCURLOPT_NOPROGRESS, 0)
 
-      let method = request.httpMethod?.uppercased() ?? "GET"
+      // As given, like the URLSession engine: methods are case-sensitive (RFC 9110 §9.1), and
+      // `URLRequest` already spells the standard ones (GET, HEAD, POST…) in capitals.
+      let method = request.httpMethod ?? "GET"
       if let body {
         // POST mode for every method with a body: libcurl then reads it from the read callback, with
         // a Content-Length when the size is known, chunked (HTTP/1.1) when it is -1.
@@ -222,9 +232,8 @@
       _ = value.withCString { ccurl_easy_setopt_ptr(easy, option, UnsafeMutableRawPointer(mutating: $0)) }
     }
 
+    /// Appends one header line; its name and value passed ``RequestValidation`` in `init`.
     private func appendHeader(_ line: String) {
-      // libcurl takes each line as is: a CR or LF would smuggle another header in.
-      guard !line.contains(where: { $0 == "\r" || $0 == "\n" }) else { return }
       if let list = line.withCString({ ccurl_slist_append(headerList, $0) }) { headerList = list }
     }
   }

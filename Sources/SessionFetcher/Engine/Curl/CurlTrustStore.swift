@@ -35,8 +35,10 @@
     /// (the caller then hands libcurl the bytes).
     static func bundleFile(for tls: TLSSettings, easy: UnsafeMutableRawPointer) -> (path: String?, pem: Data)
     {
-      let additional = tls.additionalTrustRoots.map {
-        FileManager.default.contents(atPath: $0.path) ?? Data()
+      // Read as at begin (no FIFO can block here, nothing past the size limit).
+      let additional = tls.additionalTrustRoots.map { url -> Data in
+        guard case .success(let bytes) = TLSValidation.readFile(url) else { return Data() }
+        return Data(bytes)
       }
       let roots = Roots(system: tls.trustsSystemRoots, additional: additional)
       if let known = state.withLock({ $0.files[roots] }) { return (known, Data()) }
