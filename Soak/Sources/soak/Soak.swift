@@ -6,20 +6,33 @@ import SoakSupport
 /// The fault soak and the leak/RSS run. Prints its figures and exits non-zero when any check fails.
 ///
 ///     swift run -c release --package-path Soak soak [--fetches N] [--sequential N]
+///     swift run -c release --package-path Soak soak --service-churn N [--engine urlSession|libcurl]
 @main
 enum Soak {
   static func main() throws {
     var fetches = 1_000
     var sequential = 10_000
+    var serviceChurn: Int?
+    var engine = FetcherEngine.default
     var arguments = CommandLine.arguments.dropFirst().makeIterator()
     while let argument = arguments.next() {
       switch argument {
       case "--fetches": fetches = Int(arguments.next() ?? "") ?? fetches
       case "--sequential": sequential = Int(arguments.next() ?? "") ?? sequential
+      case "--service-churn": serviceChurn = Int(arguments.next() ?? "")
+      case "--engine": engine = arguments.next()?.lowercased() == "libcurl" ? .libcurl : .urlSession
       default:
-        print("usage: soak [--fetches N] [--sequential N]")
+        print("usage: soak [--fetches N] [--sequential N] | --service-churn N [--engine urlSession|libcurl]")
         exit(2)
       }
+    }
+    if let serviceChurn {
+      // Services made, used and dropped: each must leave (next to) nothing behind.
+      let figures = try ServiceChurnRun(count: serviceChurn, fetchesPerService: 3, engine: engine).run()
+      let allowed = Int64(2 << 20) + max(0, figures.baseline ?? 0)
+      let pass = figures.failed == 0 && figures.alive == 0 && figures.library <= allowed
+      print("service churn: \(pass ? "PASS" : "FAIL") (allowed \(megabytes(allowed)))")
+      exit(pass ? 0 : 1)
     }
     var failures: [String] = []
     failures += try FaultSoak(fetches: fetches).run()
