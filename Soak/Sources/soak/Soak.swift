@@ -7,12 +7,15 @@ import SoakSupport
 ///
 ///     swift run -c release --package-path Soak soak [--fetches N] [--sequential N]
 ///     swift run -c release --package-path Soak soak --service-churn N [--engine urlSession|libcurl]
+///     swift run -c release --package-path Soak soak --download-memory PARALLEL [--window MIB] [--engine E]
 @main
 enum Soak {
   static func main() throws {
     var fetches = 1_000
     var sequential = 10_000
     var serviceChurn: Int?
+    var downloadMemory: Int?
+    var windowMiB: Int64 = 16
     var engine = FetcherEngine.default
     var arguments = CommandLine.arguments.dropFirst().makeIterator()
     while let argument = arguments.next() {
@@ -20,11 +23,19 @@ enum Soak {
       case "--fetches": fetches = Int(arguments.next() ?? "") ?? fetches
       case "--sequential": sequential = Int(arguments.next() ?? "") ?? sequential
       case "--service-churn": serviceChurn = Int(arguments.next() ?? "")
+      case "--download-memory": downloadMemory = Int(arguments.next() ?? "")
+      case "--window": windowMiB = Int64(arguments.next() ?? "") ?? windowMiB
       case "--engine": engine = arguments.next()?.lowercased() == "libcurl" ? .libcurl : .urlSession
       default:
-        print("usage: soak [--fetches N] [--sequential N] | --service-churn N [--engine urlSession|libcurl]")
+        print(
+          "usage: soak [--fetches N] [--sequential N] | --service-churn N | --download-memory N [--window MIB]"
+            + " [--engine urlSession|libcurl]")
         exit(2)
       }
+    }
+    if let downloadMemory {
+      try DownloadMemoryRun(parallel: downloadMemory, rounds: 3, windowMiB: windowMiB, engine: engine).run()
+      exit(0)
     }
     if let serviceChurn {
       // Services made, used and dropped: each must leave (next to) nothing behind.
