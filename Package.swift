@@ -43,6 +43,10 @@ let package = Package(
     .executableTarget(
       name: "timeout-probe", dependencies: ["SessionFetcher", "FetcherTesting"], path: "Tests/TimeoutProbe",
       swiftSettings: strictSettings),
+    // A child process of ContentLengthTrapTests: one GET answered with an impossible Content-Length.
+    .executableTarget(
+      name: "content-length-probe", dependencies: ["SessionFetcher", "FetcherTesting"],
+      path: "Tests/ContentLengthProbe", swiftSettings: strictSettings),
     .testTarget(
       name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],
       swiftSettings: strictSettings),

@@ -37,6 +37,9 @@ public final class FetcherService: @unchecked Sendable {
   let state = Locked(ServiceState())
   /// Starts delayed fetchers one after the other (see `grantSlots(to:)`).
   private let grantQueue = DispatchQueue(label: "FetcherService.grants")
+  /// The shared session's idle check (see `queueIdleCheck(after:)`): made on first use, cancelled
+  /// when the service goes.
+  private let idleTimer = Locked<IdleTimer?>(nil)
 
   /// The default byte capacity of the ETag cache: 15 MB.
   public static let defaultETagCacheCapacity = 15 * 1024 * 1024
@@ -48,6 +51,9 @@ public final class FetcherService: @unchecked Sendable {
     // Every fetcher holds its service, so none can use the shared session any more: close it
     // (an abandoned URLSession keeps its libcurl handles until the process ends).
     state.withLock { $0.sessions.current }?.finishTasksAndInvalidate()
+    // A pending check would keep its timer, its handler and this object's memory for up to
+    // `unusedSessionTimeout` seconds after the service is gone.
+    idleTimer.withLock { $0 }?.cancel()
   }
 
   subscript<Value>(defaults keyPath: WritableKeyPath<FetcherDefaults, Value>) -> Value {
@@ -340,12 +346,20 @@ public final class FetcherService: @unchecked Sendable {
   package var sharedSessionCreationCount: Int { state.withLock { $0.sessions.createdCount } }
 
   /// Queues the shared session's idle check (see `SessionBook.checkIdle(now:timeout:)`), on a
-  /// serial queue of its own: the global queues may be kept busy by the program.
+  /// serial queue of its own: the global queues may be kept busy by the program. One timer per
+  /// service, re-armed for each check and cancelled in `deinit`: a dropped service leaves nothing
+  /// queued (a `asyncAfter` block cannot be withdrawn, and lived on for the whole timeout).
   func queueIdleCheck(after delay: TimeInterval) {
-    Self.idleCheckQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
-      self?.checkIdleSession()
+    idleTimer.withLock { timer in
+      if timer == nil {
+        timer = IdleTimer(queue: Self.idleCheckQueue) { [weak self] in self?.checkIdleSession() }
+      }
+      timer?.arm(after: delay)
     }
   }
+
+  /// The idle check's timer, once made (for tests: what the service leaves behind).
+  package var idleCheckTimer: IdleTimer? { idleTimer.withLock { $0 } }
 
   private static let idleCheckQueue = DispatchQueue(label: "FetcherService.idleCheck")
 

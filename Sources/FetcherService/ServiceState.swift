@@ -134,3 +134,39 @@ struct ServiceState {
   var unusedSessionTimeout: TimeInterval = 60
   var sessions = SessionBook()
 }
+
+/// A one-shot timer that can be armed again and cancelled for good: the service's idle check.
+///
+/// `@unchecked Sendable`: `source` is immutable, and a dispatch source may be used from any thread.
+package final class IdleTimer: @unchecked Sendable {
+  private let source: any DispatchSourceTimer
+
+  /// What the handler holds while the timer exists (for tests: released once the timer is
+  /// cancelled and libdispatch has let go of its handler).
+  package final class Mark: Sendable {}
+
+  private let mark = Mark()
+
+  /// A disarmed timer that calls `handler` on `queue` each time an `arm(after:)` runs out.
+  init(queue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
+    source = DispatchSource.makeTimerSource(queue: queue)
+    source.setEventHandler { [mark] in
+      withExtendedLifetime(mark) { handler() }
+    }
+    source.schedule(deadline: .distantFuture)
+    source.activate()
+  }
+
+  /// Fires once, `delay` seconds from now (replacing any earlier deadline).
+  func arm(after delay: TimeInterval) {
+    source.schedule(deadline: .now() + delay, repeating: .never)
+  }
+
+  /// Stops the timer for good and lets go of its handler.
+  func cancel() {
+    source.cancel()
+  }
+
+  /// The handler's mark, to watch weakly.
+  package var handlerMark: AnyObject { mark }
+}

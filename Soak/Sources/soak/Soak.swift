@@ -6,20 +6,44 @@ import SoakSupport
 /// The fault soak and the leak/RSS run. Prints its figures and exits non-zero when any check fails.
 ///
 ///     swift run -c release --package-path Soak soak [--fetches N] [--sequential N]
+///     swift run -c release --package-path Soak soak --service-churn N [--engine urlSession|libcurl]
+///     swift run -c release --package-path Soak soak --download-memory PARALLEL [--window MIB] [--engine E]
 @main
 enum Soak {
   static func main() throws {
     var fetches = 1_000
     var sequential = 10_000
+    var serviceChurn: Int?
+    var downloadMemory: Int?
+    var windowMiB: Int64 = 16
+    var engine = FetcherEngine.default
     var arguments = CommandLine.arguments.dropFirst().makeIterator()
     while let argument = arguments.next() {
       switch argument {
       case "--fetches": fetches = Int(arguments.next() ?? "") ?? fetches
       case "--sequential": sequential = Int(arguments.next() ?? "") ?? sequential
+      case "--service-churn": serviceChurn = Int(arguments.next() ?? "")
+      case "--download-memory": downloadMemory = Int(arguments.next() ?? "")
+      case "--window": windowMiB = Int64(arguments.next() ?? "") ?? windowMiB
+      case "--engine": engine = arguments.next()?.lowercased() == "libcurl" ? .libcurl : .urlSession
       default:
-        print("usage: soak [--fetches N] [--sequential N]")
+        print(
+          "usage: soak [--fetches N] [--sequential N] | --service-churn N | --download-memory N [--window MIB]"
+            + " [--engine urlSession|libcurl]")
         exit(2)
       }
+    }
+    if let downloadMemory {
+      try DownloadMemoryRun(parallel: downloadMemory, rounds: 3, windowMiB: windowMiB, engine: engine).run()
+      exit(0)
+    }
+    if let serviceChurn {
+      // Services made, used and dropped: each must leave (next to) nothing behind.
+      let figures = try ServiceChurnRun(count: serviceChurn, fetchesPerService: 3, engine: engine).run()
+      let allowed = Int64(2 << 20) + max(0, figures.baseline ?? 0)
+      let pass = figures.failed == 0 && figures.alive == 0 && figures.library <= allowed
+      print("service churn: \(pass ? "PASS" : "FAIL") (allowed \(megabytes(allowed)))")
+      exit(pass ? 0 : 1)
     }
     var failures: [String] = []
     failures += try FaultSoak(fetches: fetches).run()

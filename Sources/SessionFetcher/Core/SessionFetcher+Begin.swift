@@ -48,11 +48,13 @@ extension SessionFetcher {
     }
     switch next {
     case .cancelled(let queue):
-      queue.async { completion(nil, SessionFetcherError.cancelled) }
+      queue.async { self.invokeCompletion(completion, data: nil, error: SessionFetcherError.cancelled) }
       return
     case .alreadyBegun(let queue):
       queue.async {
-        completion(nil, SessionFetcherError.invalidConfiguration("a fetcher can begin only once"))
+        self.invokeCompletion(
+          completion, data: nil,
+          error: SessionFetcherError.invalidConfiguration("a fetcher can begin only once"))
       }
       return
     case .proceed:

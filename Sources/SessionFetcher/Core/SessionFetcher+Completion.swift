@@ -442,16 +442,7 @@ extension SessionFetcher {
         }
         return (completion, data, error)
       }
-      if let handler = run.0 {
-        handler(run.1, run.2)
-        self.post(.sessionFetcherCompletionInvoked) {
-          // Built as the notification's own type: a `[String: Any]` would be converted per post.
-          var info: [AnyHashable: Any] = [:]
-          if let data = run.1 { info[SessionFetcher.completionDataKey] = data }
-          if let error = run.2 { info[SessionFetcher.completionErrorKey] = error }
-          return info
-        }
-      }
+      if let handler = run.0 { self.invokeCompletion(handler, data: run.1, error: run.2) }
       self.markCompletionDelivered()
     }
     guard let parser else {
@@ -467,6 +458,20 @@ extension SessionFetcher {
     DispatchQueue.global(qos: .userInitiated).async {
       parser(data)
       queue.async(execute: deliverCompletion)
+    }
+  }
+
+  /// Runs a completion handler (or resumes an `async` caller's continuation) and then posts
+  /// ``Foundation/NSNotification/Name/sessionFetcherCompletionInvoked``: the one place either
+  /// happens, so that every completion is followed by exactly one post. Call on the callback queue.
+  func invokeCompletion(_ handler: FetcherCompletionHandler, data: Data?, error: (any Error)?) {
+    handler(data, error)
+    post(.sessionFetcherCompletionInvoked) {
+      // Built as the notification's own type: a `[String: Any]` would be converted per post.
+      var info: [AnyHashable: Any] = [:]
+      if let data { info[SessionFetcher.completionDataKey] = data }
+      if let error { info[SessionFetcher.completionErrorKey] = error }
+      return info
     }
   }
 
@@ -530,12 +535,7 @@ extension SessionFetcher {
     if transition.postRetryDelayStopped { post(.sessionFetcherRetryDelayStopped, on: queue) }
     if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
     queue.async {
-      if let completion {
-        completion(nil, SessionFetcherError.cancelled)
-        self.post(.sessionFetcherCompletionInvoked) {
-          [SessionFetcher.completionErrorKey: SessionFetcherError.cancelled]
-        }
-      }
+      if let completion { self.invokeCompletion(completion, data: nil, error: SessionFetcherError.cancelled) }
       self.markCompletionDelivered()
     }
   }

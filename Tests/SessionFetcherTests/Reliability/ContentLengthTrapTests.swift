@@ -1,0 +1,101 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A `Content-Length` that rounds to 2^63 as a Double (9223372036854775296 and up) ends the process
+/// inside FoundationNetworking 6.3.1, before any code of the library runs: its libcurl header
+/// callback converts `CURLINFO_CONTENT_LENGTH_DOWNLOAD` (a Double) with `Int64(_:)`, which traps.
+/// Nothing the URLSession engine can set keeps libcurl from parsing that header or FoundationNetworking
+/// from converting it (see the Linux notes), so these tests pin the trap in a child process,
+/// `content-length-probe` (built beside the tests): one that starts passing tells that the toolchain
+/// fixed it. The libcurl engine fails such a fetch cleanly.
+@Suite("An impossible Content-Length")
+struct ContentLengthTrapTests {
+  /// The values that trap: 2^63 − 1 and the values just below it that round up to 2^63.
+  static let trapping = ["9223372036854775807", "9223372036854775806", "9223372036854775296"]
+
+  #if os(Linux)
+    @Test("kills a process that uses a bare URLSession (FoundationNetworking's trap)", arguments: trapping)
+    func bareURLSessionTraps(contentLength: String) throws {
+      let (exit, lines) = try Self.runProbe(["urlsession", contentLength])
+      #expect(
+        exit.signal == SIGILL || exit.signal == SIGTRAP,
+        "FoundationNetworking no longer traps (\(exit): \(lines)): the URLSession engine's limitation in the Linux notes can go"
+      )
+    }
+
+    @Test("just below the rounding boundary, a bare URLSession survives")
+    func bareURLSessionSurvivesBelowTheBoundary() throws {
+      let (exit, lines) = try Self.runProbe(["urlsession", "9223372036854775295"])
+      #expect(exit.exitCode == 0, "\(exit): \(lines)")
+      #expect(lines.last == "survived", "\(lines)")
+    }
+
+    @Test("kills a process fetching on the URLSession engine too (the library cannot intervene)")
+    func urlSessionEngineTraps() throws {
+      let (exit, lines) = try Self.runProbe(["fetcher", "urlSession", "9223372036854775807"])
+      #expect(
+        exit.signal == SIGILL || exit.signal == SIGTRAP,
+        "the URLSession engine survives (\(exit): \(lines)): update the Linux notes and this test")
+    }
+
+    @Test("the libcurl engine ends the fetch with an error, in a process of its own", arguments: trapping)
+    func libcurlEngineSurvivesInAChild(contentLength: String) throws {
+      if let reason = FetcherEngine.libcurl.unavailableReason {
+        Issue.record("libcurl engine unavailable: \(reason)")
+        return
+      }
+      let (exit, lines) = try Self.runProbe(["fetcher", "libcurl", contentLength])
+      #expect(exit.exitCode == 0, "\(exit): \(lines)")
+      #expect(lines.last == "survived", "\(lines)")
+      #expect(lines.contains { $0.hasPrefix("ended: error ") }, "\(lines)")
+    }
+
+    /// Runs `content-length-probe` (built beside the tests) with `arguments`, and returns how it
+    /// ended and the lines it printed.
+    static func runProbe(_ arguments: [String]) throws -> (exit: ChildProcess.Exit, lines: [String]) {
+      let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
+        .appendingPathComponent("content-length-probe")
+      try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
+      let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "content-length-probe-\(UUID().uuidString).out")
+      defer { try? FileManager.default.removeItem(at: output) }
+      let pid = try ChildProcess.spawn(
+        [probe.path] + arguments, environment: ProcessInfo.processInfo.environment, output: output)
+      let exit = ChildProcess.wait(pid, timeout: 120)
+      return (exit, ChildProcess.readGrowingFile(output).split(separator: "\n").map(String.init))
+    }
+  #endif
+
+  /// In this process: the libcurl engine gives an error (the connection closes 3 bytes into a
+  /// body announced as 2^63 − 1 bytes), or `responseTooLarge` before the first byte with a limit.
+  @Test("the libcurl engine fails cleanly, with and without maximumResponseBodyLength", arguments: trapping)
+  func libcurlEngineFailsCleanly(contentLength: String) async throws {
+    if let reason = FetcherEngine.libcurl.unavailableReason {
+      Issue.record("libcurl engine unavailable: \(reason)")
+      return
+    }
+    let reply = Data("HTTP/1.1 200 OK\r\nContent-Length: \(contentLength)\r\n\r\nabc".utf8)
+    let server = try HostileServer { _ in .bytes(reply) }
+    defer { server.stop() }
+    for limit in [nil, 1_000] as [Int64?] {
+      let fetcher = SessionFetcher.fetcher(url: server.url("/huge"))
+      fetcher.engine = .libcurl
+      fetcher.allowLocalhostRequest = true
+      fetcher.callbackQueue = makeCallbackQueue()
+      fetcher.maximumResponseBodyLength = limit
+      let result = await fetcher.fetchResult(timeout: 60)
+      #expect(!(result.error is FetchTimeout))
+      if let limit {
+        #expect(result.fetcherError == .responseTooLarge(limit: limit), "\(String(describing: result.error))")
+      } else {
+        #expect(result.error != nil, "a 3-byte body announced as \(contentLength) bytes passed")
+      }
+    }
+  }
+}
