@@ -6,6 +6,8 @@
 //   swift run -c release --package-path Soak crash-resume  SIGKILL mid-transfer, resumed by a new process
 //   swift run -c release --package-path Soak netsoak       network soak: nginx in a network namespace,
 //                                                          link faults and a fault proxy (root, `ip`)
+//   swift run -c release --package-path Soak stream-memory 1 GiB of events and of lines streamed,
+//                                                          peak RSS growth (flat memory)
 import Foundation
 import PackageDescription
 
@@ -43,6 +45,14 @@ let package = Package(
         "SoakSupport",
         .product(name: "SessionFetcher", package: rootPackage),
         .product(name: "FetcherService", package: rootPackage),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]),
+    .executableTarget(
+      name: "stream-memory",
+      dependencies: [
+        "SoakSupport",
+        .product(name: "SessionFetcher", package: rootPackage),
+        .product(name: "FetcherTesting", package: rootPackage),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]),
     .executableTarget(

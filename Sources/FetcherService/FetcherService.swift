@@ -116,6 +116,8 @@ public final class FetcherService: @unchecked Sendable {
       config.allowLocalhostRequest = defaults.allowLocalhostRequest
       config.postsNotifications = defaults.postsNotifications
       config.downloadWindowLength = defaults.downloadWindowLength
+      config.maximumLineLength = defaults.maximumLineLength
+      config.maximumEventLength = defaults.maximumEventLength
       config.credential = defaults.credential
       config.proxyCredential = defaults.proxyCredential
       config.authorizer = defaults.authorizer
@@ -213,6 +215,22 @@ public final class FetcherService: @unchecked Sendable {
   public var downloadWindowLength: Int64? {
     get { self[defaults: \.downloadWindowLength] }
     set { self[defaults: \.downloadWindowLength] = newValue }
+  }
+
+  /// The longest line a stream of the fetchers gives; see `SessionFetcher.maximumLineLength`.
+  /// Default: 1 MiB. A value of 0 or less makes the fetchers fail at begin with
+  /// `SessionFetcherError.invalidConfiguration(_:)`.
+  public var maximumLineLength: Int {
+    get { self[defaults: \.maximumLineLength] }
+    set { self[defaults: \.maximumLineLength] = newValue }
+  }
+
+  /// The longest server-sent event a stream of the fetchers gives; see
+  /// `SessionFetcher.maximumEventLength`. Default: 16 MiB. A value of 0 or less makes the fetchers
+  /// fail at begin with `SessionFetcherError.invalidConfiguration(_:)`.
+  public var maximumEventLength: Int {
+    get { self[defaults: \.maximumEventLength] }
+    set { self[defaults: \.maximumEventLength] = newValue }
   }
 
   /// The User-Agent of the fetchers' requests. When nil (the default), ``standardUserAgent``.

@@ -12,6 +12,8 @@ struct FetcherDefaults {
   var allowLocalhostRequest = false
   var postsNotifications = true
   var downloadWindowLength = FetcherConfiguration.defaultDownloadWindowLength
+  var maximumLineLength = SessionFetcher.defaultMaximumLineLength
+  var maximumEventLength = SessionFetcher.defaultMaximumEventLength
   var credential: URLCredential?
   var proxyCredential: URLCredential?
   var authorizer: (any FetcherAuthorizer)?

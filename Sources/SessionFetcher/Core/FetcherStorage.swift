@@ -35,6 +35,8 @@ package struct FetcherConfiguration {
   package var shouldHandleCookies = true
   package var resourceTimeoutInterval: TimeInterval?
   package var maximumResponseBodyLength: Int64?
+  package var maximumLineLength = SessionFetcher.defaultMaximumLineLength
+  package var maximumEventLength = SessionFetcher.defaultMaximumEventLength
   package var sessionConfiguration: URLSessionConfiguration?
   package var configurationBlock: (@Sendable (URLSessionConfiguration) -> Void)?
   package var stopFetchingTriggersCompletionHandler = false

@@ -132,6 +132,11 @@ extension SessionFetcher {
       throw SessionFetcherError.invalidConfiguration(
         "set at most one of bodyData, bodyFileURL and bodyStreamProvider")
     }
+    if config.maximumLineLength <= 0 || config.maximumEventLength <= 0 {
+      throw SessionFetcherError.invalidConfiguration(
+        "maximumLineLength (\(config.maximumLineLength)) and maximumEventLength "
+          + "(\(config.maximumEventLength)) must be at least 1")
+    }
     if config.destinationFileURL != nil && config.accumulateDataBlock != nil {
       throw SessionFetcherError.invalidConfiguration(
         "set at most one of destinationFileURL and accumulateDataBlock")

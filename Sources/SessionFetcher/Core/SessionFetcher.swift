@@ -420,11 +420,43 @@ public final class SessionFetcher: @unchecked Sendable {
   /// that announces a longer `Content-Length`, or grows past the limit while it arrives, cancels
   /// the transfer and fails the fetch with ``SessionFetcherError/responseTooLarge(limit:)`` (not
   /// retried) instead of exhausting memory. Applies to every body held in memory: the default
-  /// ``downloadedData``, error and redirect bodies; not to bodies streamed to
-  /// ``destinationFileURL`` or ``accumulateDataBlock``.
+  /// ``downloadedData``, error and redirect bodies (an error status body of a stream too); not to
+  /// bodies streamed to ``destinationFileURL`` or ``accumulateDataBlock``, nor to the body of
+  /// ``beginStreaming(highWaterMark:lowWaterMark:)``, whose bytes the consumer takes as they come
+  /// (they are never counted against this limit, however long the stream): a stream's memory is
+  /// bounded by its high-water mark, ``maximumLineLength`` and ``maximumEventLength``.
   public var maximumResponseBodyLength: Int64? {
     get { self[config: \.maximumResponseBodyLength] }
     set { self[config: \.maximumResponseBodyLength] = newValue.map { max(0, $0) } }
+  }
+
+  /// The default ``maximumLineLength``: 1 MiB.
+  public static let defaultMaximumLineLength = 1_048_576
+
+  /// The default ``maximumEventLength``: 16 MiB.
+  public static let defaultMaximumEventLength = 16 * 1_048_576
+
+  /// The longest line, in bytes without its line end, that a stream's ``FetcherStream/lines``
+  /// gives (default 1 MiB). A longer line ends the lines with
+  /// ``SessionFetcherError/responseTooLarge(limit:)`` as soon as its bytes pass the limit — an
+  /// endless line from a broken or hostile server holds at most this much — and stops the fetch
+  /// (the rest of the body is not read). Read when the stream is made; a value of 0 or less fails
+  /// the fetch at begin with ``SessionFetcherError/invalidConfiguration(_:)``.
+  public var maximumLineLength: Int {
+    get { self[config: \.maximumLineLength] }
+    set { self[config: \.maximumLineLength] = newValue }
+  }
+
+  /// The longest server-sent event that ``FetcherStream/events`` and ``events()`` give: the most
+  /// bytes of one event's data (its `data:` values joined with LF), and of one line's value
+  /// (default 16 MiB). Past it the events end with ``SessionFetcherError/responseTooLarge(limit:)``
+  /// as soon as the bytes pass the limit — `data:` lines that never reach the blank line that ends
+  /// an event hold at most this much — and the fetch stops (an ``EventSource`` does not
+  /// reconnect). ``maximumLineLength`` does not apply to events. Read when the events are made; a
+  /// value of 0 or less fails the fetch at begin with ``SessionFetcherError/invalidConfiguration(_:)``.
+  public var maximumEventLength: Int {
+    get { self[config: \.maximumEventLength] }
+    set { self[config: \.maximumEventLength] = newValue }
   }
 
   /// A session configuration for this fetcher alone (it then gets its own URLSession, closed when

@@ -39,6 +39,9 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   case streamInterrupted(description: String)
   /// A response body kept in memory grew past ``SessionFetcher/maximumResponseBodyLength`` (or
   /// announced a `Content-Length` past it); the transfer was cancelled and nothing was kept.
+  /// Also ends a stream's ``FetcherStream/lines`` at a line longer than
+  /// ``SessionFetcher/maximumLineLength``, and its ``FetcherStream/events`` at an event longer than
+  /// ``SessionFetcher/maximumEventLength`` (the fetch is stopped); `limit` is the limit passed.
   case responseTooLarge(limit: Int64)
   /// The fetch's ``FetcherEngine`` cannot be used here (for ``FetcherEngine/libcurl``: no loadable
   /// `libcurl.so.4`, one older than 7.68.0, or an Apple platform); the text says why. Reported at
@@ -57,6 +60,11 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   public var statusCode: Int? {
     if case .status(let code, _) = self { return code }
     return nil
+  }
+
+  var isResponseTooLarge: Bool {
+    if case .responseTooLarge = self { return true }
+    return false
   }
 
   /// The response body carried by a `.status` error.

@@ -13,7 +13,9 @@ import Foundation
 /// Each connection is a fresh ``SessionFetcher`` from `makeFetcher`, so the usual retry machinery
 /// applies to it as well: its ``SessionFetcher/minRetryInterval`` is the server's `retry:` value
 /// (or the default interval). An HTTP error status or a 204 ends the sequence (the error is thrown);
-/// so does cancelling the consuming task. Iterate once.
+/// so do cancelling the consuming task and an event longer than the fetcher's
+/// ``SessionFetcher/maximumEventLength`` (``SessionFetcherError/responseTooLarge(limit:)``, not
+/// reconnected: the server would send it again). Iterate once.
 public struct EventSource: AsyncSequence, Sendable {
   /// The event type.
   public typealias Element = ServerSentEvent
@@ -48,8 +50,9 @@ public struct EventSource: AsyncSequence, Sendable {
 
     /// The next event, or nil when the stream ended for good.
     ///
-    /// - Throws: an HTTP status error, ``SessionFetcherError/cancelled``, or the last transport
-    ///   error once the reconnections ran out.
+    /// - Throws: an HTTP status error, ``SessionFetcherError/cancelled``,
+    ///   ``SessionFetcherError/responseTooLarge(limit:)`` for an event past the limit, or the last
+    ///   transport error once the reconnections ran out.
     public mutating func next() async throws -> ServerSentEvent? {
       while !isDone {
         if events == nil {
@@ -105,7 +108,10 @@ public struct EventSource: AsyncSequence, Sendable {
     private mutating func handleEnd(_ error: (any Error)?) async throws {
       if let error {
         let fetcherError = error as? SessionFetcherError
-        if fetcherError?.statusCode != nil || fetcherError == .cancelled || Task.isCancelled {
+        // An event past the fetcher's limit would come again: end the sequence.
+        if fetcherError?.statusCode != nil || fetcherError == .cancelled || Task.isCancelled
+          || fetcherError?.isResponseTooLarge == true
+        {
           isDone = true
           throw error
         }

@@ -76,11 +76,17 @@ public struct FetcherStream: AsyncSequence, Sendable {
   /// the transfer can be paused).
   public var bufferedByteCount: Int { buffer.bufferedBytes }
 
-  /// The body as text lines (see ``StreamLines``).
-  public var lines: StreamLines<FetcherStream> { StreamLines(self) }
+  /// The body as text lines (see ``StreamLines``), none longer than the fetcher's
+  /// ``SessionFetcher/maximumLineLength``.
+  public var lines: StreamLines<FetcherStream> {
+    StreamLines(self, maximumLineLength: buffer.maximumLineLength)
+  }
 
-  /// The body parsed as `text/event-stream` (see ``ServerSentEvents``).
-  public var events: ServerSentEvents<FetcherStream> { ServerSentEvents(self) }
+  /// The body parsed as `text/event-stream` (see ``ServerSentEvents``), no event longer than the
+  /// fetcher's ``SessionFetcher/maximumEventLength``.
+  public var events: ServerSentEvents<FetcherStream> {
+    ServerSentEvents(self, maximumEventLength: buffer.maximumEventLength)
+  }
 
   /// Iterates the chunks; see ``FetcherStream`` for the one-consumer rule.
   public func makeAsyncIterator() -> AsyncIterator {
@@ -88,8 +94,12 @@ public struct FetcherStream: AsyncSequence, Sendable {
   }
 
   /// Gives the body chunks in arrival order.
-  public struct AsyncIterator: AsyncIteratorProtocol {
+  public struct AsyncIterator: AsyncIteratorProtocol, StreamTransferStopping {
     let lifetime: ConsumerLifetime
+
+    func stopTransfer() {
+      lifetime.buffer.consumerDidCancel()
+    }
 
     /// The next chunk, or nil at the end of the body.
     ///
@@ -185,7 +195,7 @@ extension SessionFetcher {
     if request?.value(forHTTPHeaderField: "Accept") == nil {
       setRequestValue("text/event-stream", forHTTPHeaderField: "Accept")
     }
-    return ServerSentEvents(bodyChunks())
+    return ServerSentEvents(bodyChunks(), maximumEventLength: maximumEventLength)
   }
 }
 
@@ -204,11 +214,19 @@ public struct FetcherBodyChunks: AsyncSequence, Sendable {
   }
 
   /// Gives the body chunks in arrival order.
-  public struct AsyncIterator: AsyncIteratorProtocol {
+  public struct AsyncIterator: AsyncIteratorProtocol, StreamTransferStopping {
     let fetcher: SessionFetcher
     let highWaterMark: Int
     var stream: FetcherStream.AsyncIterator?
     var isDone = false
+
+    func stopTransfer() {
+      if let stream {
+        stream.stopTransfer()
+      } else {
+        fetcher.stopFetching()
+      }
+    }
 
     /// The next chunk, or nil at the end. The first call begins the fetch and may throw what
     /// ``SessionFetcher/beginStreaming(highWaterMark:lowWaterMark:)`` throws.

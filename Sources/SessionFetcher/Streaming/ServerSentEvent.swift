@@ -36,9 +36,14 @@ public struct ServerSentEvent: Sendable, Hashable, CustomStringConvertible {
 /// dispatches the event unless its data is empty. An event unterminated at the end of the stream is
 /// never dispatched.
 ///
+/// Memory is bounded by ``maximumEventLength``: an event's data (its `data:` values joined with
+/// LF) may be that many bytes long, and so may a line's value (after its field name, the colon and
+/// one space); a byte more makes ``parse(_:)`` throw ``SessionFetcherError/responseTooLarge(limit:)``
+/// as soon as it arrives, without waiting for the line's or the event's end.
+///
 /// ```swift
 /// var parser = ServerSentEventParser()
-/// let events = parser.parse(Data("event: add\ndata: 1\n\n".utf8))
+/// let events = try parser.parse(Data("event: add\ndata: 1\n\n".utf8))
 /// // [ServerSentEvent(event: "add", data: "1")]
 /// ```
 public struct ServerSentEventParser: Sendable {
@@ -49,23 +54,59 @@ public struct ServerSentEventParser: Sendable {
   /// The reconnection time in milliseconds that the stream asked for with `retry:`, if any.
   public private(set) var reconnectionTime: Int?
 
-  private var lines = ByteLineSplitter()
+  /// The longest event data, and the longest field value, in bytes (see the type's description).
+  public let maximumEventLength: Int
+
+  private var lines: ByteLineSplitter
   private var start: [UInt8] = []
   private var isPastStart = false
   private var dataBuffer = ""
+  private var dataLength = 0
   private var hasData = false
   private var eventType = ""
   private var idBuffer = ""
   private var retryInEvent: Int?
+  private var isOverLimit = false
+
+  /// The longest field name a line may carry besides a value of ``maximumEventLength`` bytes
+  /// (`retry`, the longest defined name, with the colon and the space).
+  private static let fieldAllowance = "retry: ".utf8.count
 
   /// Creates a parser at the start of a stream.
-  public init() {}
+  ///
+  /// - Parameter maximumEventLength: the most bytes of data one event may carry, and of one line's
+  ///   value (default 16 MiB, as ``SessionFetcher/maximumEventLength``); at least 1.
+  public init(maximumEventLength: Int = SessionFetcher.defaultMaximumEventLength) {
+    self.maximumEventLength = max(1, maximumEventLength)
+    let lineLimit = self.maximumEventLength.addingReportingOverflow(Self.fieldAllowance)
+    lines = ByteLineSplitter(maximumLineLength: lineLimit.overflow ? .max : lineLimit.partialValue)
+  }
 
   /// Parses the next bytes of the stream and returns the events they complete, in order.
-  public mutating func parse(_ bytes: Data) -> [ServerSentEvent] {
+  ///
+  /// - Throws: ``SessionFetcherError/responseTooLarge(limit:)`` (the limit being
+  ///   ``maximumEventLength``) when an event's data or a line grows past the limit; the events
+  ///   completed before it in `bytes` are lost, and every later call throws the same error.
+  public mutating func parse(_ bytes: Data) throws -> [ServerSentEvent] {
+    guard !isOverLimit else { throw tooLarge }
+    do {
+      return try parseWithinLimits(bytes)
+    } catch {
+      isOverLimit = true
+      dataBuffer = ""
+      start = []
+      throw tooLarge
+    }
+  }
+
+  private var tooLarge: SessionFetcherError { .responseTooLarge(limit: Int64(maximumEventLength)) }
+
+  private struct EventTooLong: Error {}
+
+  private mutating func parseWithinLimits(_ bytes: Data) throws -> [ServerSentEvent] {
     var events: [ServerSentEvent] = []
     if isPastStart {
-      for line in lines.append(bytes) { process(line, into: &events) }
+      for line in try lines.append(bytes) { try process(line, into: &events) }
       return events
     }
     // Hold the first bytes until it is clear whether they are a byte order mark.
@@ -75,11 +116,11 @@ public struct ServerSentEventParser: Sendable {
     isPastStart = true
     let rest = start.starts(with: Self.byteOrderMark) ? Array(start.dropFirst(3)) : start
     start = []
-    for line in lines.append(rest) { process(line, into: &events) }
+    for line in try lines.append(rest) { try process(line, into: &events) }
     return events
   }
 
-  private mutating func process(_ line: [UInt8], into events: inout [ServerSentEvent]) {
+  private mutating func process(_ line: [UInt8], into events: inout [ServerSentEvent]) throws {
     if line.isEmpty {
       dispatch(into: &events)
       return
@@ -99,6 +140,9 @@ public struct ServerSentEventParser: Sendable {
     case "event":
       eventType = String(decoding: value, as: UTF8.self)
     case "data":
+      // The data as dispatched: the values joined with LF.
+      dataLength += (hasData ? 1 : 0) + value.count
+      guard dataLength <= maximumEventLength else { throw EventTooLong() }
       dataBuffer += String(decoding: value, as: UTF8.self)
       dataBuffer += "\n"
       hasData = true
@@ -120,6 +164,7 @@ public struct ServerSentEventParser: Sendable {
     lastEventID = idBuffer
     defer {
       dataBuffer = ""
+      dataLength = 0
       hasData = false
       eventType = ""
       retryInEvent = nil
@@ -136,35 +181,61 @@ public struct ServerSentEventParser: Sendable {
 
 /// The server-sent events of a body stream, parsed with ``ServerSentEventParser``.
 ///
-/// Obtain one with ``FetcherStream/events`` or ``SessionFetcher/events()``.
+/// Obtain one with ``FetcherStream/events`` or ``SessionFetcher/events()``. An event whose data, or
+/// a line whose value, passes ``SessionFetcher/maximumEventLength`` (16 MiB by default) ends the
+/// sequence with ``SessionFetcherError/responseTooLarge(limit:)`` as soon as its bytes pass the
+/// limit, and stops the fetch: the rest of the body is not read.
 public struct ServerSentEvents<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable
 where Base.Element == Data {
   /// The event type.
   public typealias Element = ServerSentEvent
 
   let base: Base
+  let maximumEventLength: Int
 
-  init(_ base: Base) {
+  init(_ base: Base, maximumEventLength: Int) {
     self.base = base
+    self.maximumEventLength = maximumEventLength
   }
 
   /// Iterates the events.
   public func makeAsyncIterator() -> AsyncIterator {
-    AsyncIterator(base: base.makeAsyncIterator())
+    AsyncIterator(
+      base: base.makeAsyncIterator(), parser: ServerSentEventParser(maximumEventLength: maximumEventLength))
   }
 
   /// Gives the events in order.
   public struct AsyncIterator: AsyncIteratorProtocol {
     var base: Base.AsyncIterator
     /// The parser, with the stream's last event ID and reconnection time so far.
-    public private(set) var parser = ServerSentEventParser()
+    public private(set) var parser: ServerSentEventParser
     var ready: [ServerSentEvent] = []
+    var isDone = false
 
-    /// The next event, or nil at the end of the stream. Throws what the body stream throws.
+    init(base: Base.AsyncIterator, parser: ServerSentEventParser) {
+      self.base = base
+      self.parser = parser
+    }
+
+    /// The next event, or nil at the end of the stream.
+    ///
+    /// - Throws: what the body stream throws, or ``SessionFetcherError/responseTooLarge(limit:)``
+    ///   (once; the fetch is stopped) for an event or a line longer than
+    ///   ``SessionFetcher/maximumEventLength``.
     public mutating func next() async throws -> ServerSentEvent? {
       while ready.isEmpty {
-        guard let chunk = try await base.next() else { return nil }
-        ready = parser.parse(chunk).reversed()
+        if isDone { return nil }
+        guard let chunk = try await base.next() else {
+          isDone = true
+          return nil
+        }
+        do {
+          ready = try parser.parse(chunk).reversed()
+        } catch {
+          isDone = true
+          stopStreamTransfer(&base)
+          throw error
+        }
       }
       return ready.removeLast()
     }

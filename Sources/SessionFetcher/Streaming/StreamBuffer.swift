@@ -23,12 +23,18 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
   let fetcher: SessionFetcher
   let highWaterMark: Int
   let lowWaterMark: Int
+  /// The fetcher's ``SessionFetcher/maximumLineLength`` and ``SessionFetcher/maximumEventLength``
+  /// when the stream was made (a fetch whose limits are not positive fails at begin).
+  let maximumLineLength: Int
+  let maximumEventLength: Int
   private let state = Locked(State())
 
   init(fetcher: SessionFetcher, highWaterMark: Int, lowWaterMark: Int) {
     self.fetcher = fetcher
     self.highWaterMark = max(1, highWaterMark)
     self.lowWaterMark = min(max(0, lowWaterMark), self.highWaterMark)
+    maximumLineLength = fetcher.maximumLineLength
+    maximumEventLength = fetcher.maximumEventLength
   }
 
   deinit {

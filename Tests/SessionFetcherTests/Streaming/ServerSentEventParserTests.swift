@@ -76,9 +76,9 @@ struct ServerSentEventParserTests {
   ]
 
   @Test(arguments: rows)
-  func grammar(_ row: Row) {
+  func grammar(_ row: Row) throws {
     var parser = ServerSentEventParser()
-    let events = parser.parse(Data(row.input.utf8))
+    let events = try parser.parse(Data(row.input.utf8))
     #expect(events == row.events)
     #expect(parser.lastEventID == row.lastEventID || row.lastEventID.isEmpty)
     #expect(parser.reconnectionTime == row.reconnectionTime)
@@ -87,23 +87,23 @@ struct ServerSentEventParserTests {
   /// Feeding the bytes one at a time (splitting CRLF pairs, the BOM and UTF-8 sequences) gives the
   /// same events as feeding them at once.
   @Test(arguments: rows)
-  func bytewiseFeedingGivesTheSameEvents(_ row: Row) {
+  func bytewiseFeedingGivesTheSameEvents(_ row: Row) throws {
     var parser = ServerSentEventParser()
     var events: [ServerSentEvent] = []
-    for byte in Data(row.input.utf8) { events += parser.parse(Data([byte])) }
+    for byte in Data(row.input.utf8) { events += try parser.parse(Data([byte])) }
     #expect(events == row.events)
     #expect(parser.reconnectionTime == row.reconnectionTime)
   }
 
-  @Test func invalidUTF8BecomesReplacementCharacters() {
+  @Test func invalidUTF8BecomesReplacementCharacters() throws {
     var parser = ServerSentEventParser()
-    let events = parser.parse(Data([0x64, 0x61, 0x74, 0x61, 0x3A, 0xFF, 0x0A, 0x0A]))
+    let events = try parser.parse(Data([0x64, 0x61, 0x74, 0x61, 0x3A, 0xFF, 0x0A, 0x0A]))
     #expect(events == [ServerSentEvent(data: "\u{FFFD}")])
   }
 
-  @Test func hugeRetryDoesNotOverflow() {
+  @Test func hugeRetryDoesNotOverflow() throws {
     var parser = ServerSentEventParser()
-    _ = parser.parse(Data("retry: 99999999999999999999999\n\n".utf8))
+    _ = try parser.parse(Data("retry: 99999999999999999999999\n\n".utf8))
     #expect(parser.reconnectionTime == Int.max)
   }
 }
