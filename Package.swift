@@ -41,6 +41,11 @@ let package = Package(
     .executableTarget(
       name: "timeout-probe", dependencies: ["SessionFetcher", "FetcherTesting"], path: "Tests/TimeoutProbe",
       swiftSettings: strictSettings),
+    // A child process of WaitForCompletionTests: waitForCompletion(timeout:) from a tool's top-level
+    // code, on the main thread and on the main queue.
+    .executableTarget(
+      name: "wait-probe", dependencies: ["SessionFetcher", "FetcherTesting"], path: "Tests/WaitProbe",
+      swiftSettings: strictSettings),
     .testTarget(
       name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],
       swiftSettings: strictSettings),
