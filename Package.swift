@@ -47,6 +47,11 @@ let package = Package(
     .executableTarget(
       name: "content-length-probe", dependencies: ["SessionFetcher", "FetcherTesting"],
       path: "Tests/ContentLengthProbe", swiftSettings: strictSettings),
+    // A child process of WaitForCompletionTests: waitForCompletion(timeout:) from a tool's top-level
+    // code, on the main thread and on the main queue.
+    .executableTarget(
+      name: "wait-probe", dependencies: ["SessionFetcher", "FetcherTesting"], path: "Tests/WaitProbe",
+      swiftSettings: strictSettings),
     .testTarget(
       name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],
       swiftSettings: strictSettings),

@@ -2,13 +2,15 @@
 import PackageDescription
 
 // Each example depends only on the modules it uses; fetch uses MIMEDocument and FetcherService's
-// `setBody(_:)` for -F, and HTTPLogging for --log-dir.
+// `setBody(_:)` for -F, and HTTPLogging for --log-dir. quickstart is the README's quick start, byte
+// for byte (scripts/check-snippets.sh checks it and runs it against `demo --serve`).
 let package = Package(
   name: "SessionFetcherExamples",
   platforms: [.macOS(.v13)],
   products: [
     .executable(name: "demo", targets: ["demo"]),
     .executable(name: "fetch", targets: ["fetch"]),
+    .executable(name: "quickstart", targets: ["quickstart"]),
   ],
   dependencies: [
     .package(name: "SessionFetcher", path: ".."),
@@ -34,6 +36,14 @@ let package = Package(
         .product(name: "MIMEDocument", package: "SessionFetcher"),
         .product(name: "HTTPLogging", package: "SessionFetcher"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "quickstart",
+      dependencies: [
+        .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherService", package: "SessionFetcher"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),

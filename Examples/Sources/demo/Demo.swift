@@ -5,6 +5,7 @@ import Foundation
 struct Demo {
   static let usage = """
     usage: demo                          tour the library against an embedded server on 127.0.0.1
+           demo --serve                  run only that server: print its address, serve until killed
            demo URL [--insecure-http]    fetch URL (https; http only with --insecure-http) and print
                                          its status, headers and body size
     """
@@ -16,6 +17,8 @@ struct Demo {
         Console.say(usage)
       case .tour:
         try await Tour.run()
+      case .serve:
+        try await LocalServer.serve()
       case .fetch(let url, let allowsInsecureHTTP):
         try await URLFetch.run(url: url, allowsInsecureHTTP: allowsInsecureHTTP)
       }
@@ -33,17 +36,24 @@ struct Demo {
 /// What the command line asks for.
 enum Invocation: Equatable {
   case tour
+  case serve
   case help
   case fetch(URL, allowsInsecureHTTP: Bool)
 
   init(arguments: [String]) throws {
     var url: URL?
     var allowsInsecureHTTP = false
+    if arguments == ["--serve"] {
+      self = .serve
+      return
+    }
     for argument in arguments {
       switch argument {
       case "-h", "--help":
         self = .help
         return
+      case "--serve":
+        throw UsageError("--serve takes no other argument")
       case "--insecure-http":
         allowsInsecureHTTP = true
       case _ where argument.hasPrefix("-"):

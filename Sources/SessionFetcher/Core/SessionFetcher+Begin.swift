@@ -396,7 +396,8 @@ extension SessionFetcher {
         engineBody = .stream(try provider())
       } catch {
         attemptFailed(
-          error: SessionFetcherError.bodyUnavailable(description: "the body stream provider threw: \(error)"))
+          error: SessionFetcherError.bodyUnavailable(
+            description: "the body stream provider threw: \(SessionFetcherError.readable(error))"))
         return
       }
       // A stream goes chunked; a Content-Length as well would frame it twice (corelibs #4818).

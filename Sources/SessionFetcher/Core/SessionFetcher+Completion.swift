@@ -541,17 +541,43 @@ extension SessionFetcher {
   }
 
   /// Blocks until the completion handler has run (or the fetch was stopped), at most `timeout`
-  /// seconds. Returns false on timeout. On the main thread, the run loop keeps running meanwhile so
-  /// that main-queue callbacks can be delivered.
+  /// seconds. Returns false on timeout.
+  ///
+  /// On the main thread (a command-line tool's top-level code before its first `await`), it runs
+  /// the main run loop meanwhile, so callbacks on the main queue (the default ``callbackQueue``) are
+  /// delivered. Called from a block that runs on the fetch's ``callbackQueue`` itself, the
+  /// completion cannot run until this returns, and it writes a warning that says so on standard
+  /// error: off the main thread (top-level code after an `await`, or `@MainActor` code, with the
+  /// main queue as the callback queue; a block of a serial callback queue) it returns false at once;
+  /// on the main thread inside a main-queue block, where the main run loop cannot run main-queue
+  /// blocks, it returns false at the timeout. In `async` code, `await` ``beginFetch()`` instead;
+  /// otherwise give the fetcher a ``callbackQueue`` of its own.
   @discardableResult
   public func waitForCompletion(timeout: TimeInterval) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
+    let queue = storage.withLock { $0.plan?.callbackQueue ?? $0.config.callbackQueue }
     if Thread.isMainThread {
+      // The main thread counts as the main queue even outside a main-queue block, so whether the
+      // run loop can deliver main-queue callbacks shows only by trying: a block queued now runs
+      // unless this call is itself inside a main-queue block.
+      let waitsForMainQueue = CallbackQueueMark.isMain(queue)
+      let mainQueueRuns = Locked(false)
+      if waitsForMainQueue { DispatchQueue.main.async { mainQueueRuns.withLock { $0 = true } } }
       while !isCompletionDelivered {
-        if Date() >= deadline { return false }
+        if Date() >= deadline {
+          if waitsForMainQueue && !mainQueueRuns.withLock({ $0 }) {
+            Self.warnBlockedWait(onMainQueue: true)
+          }
+          return isCompletionDelivered
+        }
         _ = RunLoop.current.run(mode: .default, before: min(deadline, Date().addingTimeInterval(0.01)))
       }
       return true
+    }
+    if CallbackQueueMark.isRunning(on: queue) {
+      if isCompletionDelivered { return true }
+      Self.warnBlockedWait(onMainQueue: CallbackQueueMark.isMain(queue))
+      return false
     }
     // Made on first wait: most fetchers are never waited on.
     let waiters = storage.withLock { storage in
@@ -566,6 +592,22 @@ extension SessionFetcher {
       if !waiters.wait(until: deadline) { return isCompletionDelivered }
     }
     return true
+  }
+
+  /// The text ``waitForCompletion(timeout:)`` writes when it is called on the queue that must run the
+  /// completion.
+  package static func blockedWaitWarning(onMainQueue: Bool) -> String {
+    let queue = onMainQueue ? "the main queue" : "this fetcher's callbackQueue"
+    let context =
+      onMainQueue ? " (from a main-queue block, @MainActor code, or top-level code after an await)" : ""
+    return "SessionFetcher warning: waitForCompletion(timeout:) was called on \(queue)\(context), which "
+      + "must run the completion handler, so it cannot complete while this call blocks; it returns false. "
+      + "In async code, use `try await fetcher.beginFetch()`; otherwise set fetcher.callbackQueue to "
+      + "another queue."
+  }
+
+  private static func warnBlockedWait(onMainQueue: Bool) {
+    FileHandle.standardError.write(Data((blockedWaitWarning(onMainQueue: onMainQueue) + "\n").utf8))
   }
 
   private var isCompletionDelivered: Bool {

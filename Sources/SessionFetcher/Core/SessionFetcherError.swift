@@ -73,37 +73,71 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
     return nil
   }
 
-  /// A one-line English description of the failure, for logs and command-line tools.
+  /// A one-line English description of the failure, for logs and command-line tools, that names
+  /// the property or file to change where there is one.
   public var description: String {
     switch self {
     case .status(let code, let data):
       let size = data.map { ", \($0.count) body bytes" } ?? ""
       return "HTTP status \(code) (\(HTTPURLResponse.localizedString(forStatusCode: code))\(size))"
     case .insecureRequest(let url):
-      return "Insecure request refused: \(url.absoluteString) (allow the scheme or localhost explicitly)"
+      return Self.insecureRequestText(url)
     case .invalidURL(let string):
-      return "Invalid URL: \(string)"
+      let shown = string.isEmpty ? "an empty string" : "\"\(Self.oneLine(string))\""
+      return "Invalid URL: \(shown) is not an absolute URL with a scheme and a host; pass a URL such as "
+        + "https://example.com/path to SessionFetcher.fetcher(urlString:) or set request"
     case .cancelled:
       return "The fetch was cancelled"
     case .bodyUnavailable(let text):
-      return "The request body is unavailable: \(text)"
+      return "The request body is unavailable: \(Self.oneLine(text))"
     case .downloadFailed(let text):
-      return "The download could not be saved: \(text)"
+      return "The download could not be saved: \(Self.oneLine(text))"
     case .invalidConfiguration(let text):
-      return "Invalid fetcher configuration: \(text)"
+      return "Invalid fetcher configuration: \(Self.oneLine(text))"
     case .authorizationFailed(let text):
-      return "Authorization failed: \(text)"
+      return "Authorization failed: \(Self.oneLine(text))"
     case .streamInterrupted(let text):
-      return "The streamed body was interrupted: \(text)"
+      return "The streamed body was interrupted: \(Self.oneLine(text))"
     case .responseTooLarge(let limit):
       return "The response body is larger than the limit of \(limit) bytes kept in memory"
     case .engineUnavailable(let reason):
-      return "The fetch's engine is unavailable: \(reason)"
+      return "The fetch's engine is unavailable: \(Self.oneLine(reason))"
     case .unsupportedByEngine(let text):
-      return "Not supported by the fetch's engine: \(text)"
+      return "Not supported by the fetch's engine: \(Self.oneLine(text))"
     case .invalidTLSSettings(let text):
-      return "Invalid TLS settings: \(text)"
+      return "Invalid tlsSettings: \(Self.oneLine(text))"
     }
+  }
+}
+
+extension SessionFetcherError {
+  /// What to change for a refused URL: the property that allows it, on the fetcher or its service.
+  static func insecureRequestText(_ url: URL) -> String {
+    let scheme = url.scheme?.lowercased() ?? ""
+    let allow =
+      SecurityPolicy.isLocalhost(url)
+      ? "set allowLocalhostRequest = true (the host is this machine) or add \"\(scheme)\" to "
+        + "allowedInsecureSchemes"
+      : "use https, or add \"\(scheme)\" to allowedInsecureSchemes"
+    return "Insecure request refused: \(oneLine(url.absoluteString)) is not https; \(allow), on the "
+      + "fetcher or its FetcherService (a redirect from https to it is refused in any case)"
+  }
+
+  /// `error` as one readable line: Foundation's errors by their localized text (their
+  /// `description` is a domain, a code and a `UserInfo` dump), others by their own description.
+  package static func readable(_ error: any Error) -> String {
+    if let error = error as? SessionFetcherError { return error.description }
+    if error is LocalizedError || type(of: error) is NSError.Type || error is CocoaError || error is URLError
+    {
+      return oneLine(error.localizedDescription)
+    }
+    return oneLine(String(describing: error))
+  }
+
+  /// `text` on one line: line breaks and tabs become spaces, runs of spaces one space.
+  static func oneLine(_ text: String) -> String {
+    guard text.contains(where: { $0.isNewline || $0 == "\t" }) else { return text }
+    return text.split(whereSeparator: { $0.isNewline || $0 == "\t" || $0 == " " }).joined(separator: " ")
   }
 }
 

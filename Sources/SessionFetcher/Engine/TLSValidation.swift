@@ -179,32 +179,34 @@ enum TLSValidation {
     if !settings.trustsSystemRoots && settings.additionalTrustRoots.isEmpty {
       throw fail("trustsSystemRoots is false and additionalTrustRoots is empty: nothing would be trusted")
     }
-    for root in settings.additionalTrustRoots where !(try blocks(root, "trust root")).contains(.certificate) {
-      throw fail("trust root \(root.path) holds no PEM certificate")
+    for root in settings.additionalTrustRoots
+    where !(try blocks(root, "additionalTrustRoots file")).contains(.certificate) {
+      throw fail("additionalTrustRoots file \(root.path) holds no PEM certificate")
     }
     if settings.clientKey != nil && settings.clientCertificate == nil {
       throw fail("clientKey is set without clientCertificate")
     }
     if let certificate = settings.clientCertificate {
-      let certificateKinds = try blocks(certificate, "client certificate")
+      let certificateKinds = try blocks(certificate, "clientCertificate file")
       guard certificateKinds.contains(.certificate) else {
-        throw fail("client certificate \(certificate.path) holds no PEM certificate")
+        throw fail("clientCertificate file \(certificate.path) holds no PEM certificate")
       }
       let keyURL = settings.clientKey ?? certificate
-      let keyKinds = settings.clientKey == nil ? certificateKinds : try blocks(keyURL, "client key")
+      let keyKinds = settings.clientKey == nil ? certificateKinds : try blocks(keyURL, "clientKey file")
       let keys = keyKinds.compactMap { kind -> Bool? in
         if case .privateKey(let encrypted) = kind { return encrypted }
         return nil
       }
       guard let encrypted = keys.first else {
-        throw fail("client key \(keyURL.path) holds no PEM private key")
+        throw fail("clientKey file \(keyURL.path) holds no PEM private key (set clientKey to the key's file)")
       }
       if encrypted && settings.clientKeyPassword == nil {
-        throw fail("client key \(keyURL.path) is encrypted and clientKeyPassword is not set")
+        throw fail("clientKey file \(keyURL.path) is encrypted and clientKeyPassword is not set")
       }
     }
     if let pin = settings.pinnedPublicKeys.first(where: { !isWellFormedPin($0) }) {
-      throw fail("pinned key \"\(pin)\" is not sha256// and the base64 of a 32-byte SHA-256 digest")
+      throw fail(
+        "pinnedPublicKeys entry \"\(pin)\" is not sha256// and the base64 of a 32-byte SHA-256 digest")
     }
   }
 

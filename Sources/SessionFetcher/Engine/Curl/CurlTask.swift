@@ -124,7 +124,8 @@
         // The client certificate or key cannot be used (a wrong password, a key that is not the
         // certificate's): found before the handshake, so before any request was sent.
         return SessionFetcherError.invalidTLSSettings(
-          "the client certificate or key cannot be used: \(transfer.errorMessage(code: code))")
+          "clientCertificate, clientKey or clientKeyPassword cannot be used: \(transfer.errorMessage(code: code))"
+        )
       }
       return CurlErrorMapping.urlError(
         code: code, curlMessage: transfer.errorMessage(code: code), url: originalRequest.url,

@@ -1,0 +1,126 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+/// Every ``SessionFetcherError`` reads as one line that says what to change, however it is printed.
+@Suite struct ErrorDescriptionTests {
+  /// One error of each case, with what its text must name.
+  static let table: [(error: SessionFetcherError, names: [String])] = [
+    (.status(code: 503, data: Data("busy".utf8)), ["HTTP status 503", "4 body bytes"]),
+    (.status(code: 404, data: nil), ["HTTP status 404"]),
+    (
+      .insecureRequest(URL(string: "http://127.0.0.1:8080/items")!),
+      ["http://127.0.0.1:8080/items", "allowLocalhostRequest", "allowedInsecureSchemes", "FetcherService"]
+    ),
+    (
+      .insecureRequest(URL(string: "http://example.com/")!),
+      ["http://example.com/", "use https", "\"http\" to allowedInsecureSchemes"]
+    ),
+    (.invalidURL("not a url"), ["\"not a url\"", "absolute URL", "SessionFetcher.fetcher(urlString:)"]),
+    (.invalidURL(""), ["an empty string", "https://example.com/path"]),
+    (.cancelled, ["cancelled"]),
+    (.bodyUnavailable(description: "no file at /data/movie.mp4"), ["/data/movie.mp4"]),
+    (.downloadFailed(description: "the folder /tmp/x is not writable"), ["/tmp/x"]),
+    (.invalidConfiguration("set at most one of bodyData and bodyFileURL"), ["bodyData", "bodyFileURL"]),
+    (.authorizationFailed(description: "token expired"), ["Authorization failed", "token expired"]),
+    (.streamInterrupted(description: "the resource's length changed"), ["length changed"]),
+    (.responseTooLarge(limit: 1024), ["1024 bytes"]),
+    (.engineUnavailable("no loadable libcurl.so.4"), ["libcurl.so.4"]),
+    (
+      .unsupportedByEngine("TLSSettings pinnedPublicKeys on the URLSession engine (set engine = .libcurl)"),
+      ["pinnedPublicKeys", "engine = .libcurl"]
+    ),
+    (
+      .invalidTLSSettings("clientKey file /k.pem holds no PEM private key"),
+      ["tlsSettings", "clientKey", "/k.pem"]
+    ),
+    // A text made of several lines still prints as one.
+    (.bodyUnavailable(description: "line one\nline two\r\n\tthree"), ["line one line two three"]),
+  ]
+
+  /// The name of `error`'s case; a new case does not compile until it is named here (and tabled).
+  static func caseName(_ error: SessionFetcherError) -> String {
+    switch error {
+    case .status: "status"
+    case .insecureRequest: "insecureRequest"
+    case .invalidURL: "invalidURL"
+    case .cancelled: "cancelled"
+    case .bodyUnavailable: "bodyUnavailable"
+    case .downloadFailed: "downloadFailed"
+    case .invalidConfiguration: "invalidConfiguration"
+    case .authorizationFailed: "authorizationFailed"
+    case .streamInterrupted: "streamInterrupted"
+    case .responseTooLarge: "responseTooLarge"
+    case .engineUnavailable: "engineUnavailable"
+    case .unsupportedByEngine: "unsupportedByEngine"
+    case .invalidTLSSettings: "invalidTLSSettings"
+    }
+  }
+
+  @Test func theTableHasEveryCase() {
+    #expect(Set(Self.table.map { Self.caseName($0.error) }).count == 13)
+  }
+
+  @Test(arguments: Self.table.indices)
+  func everyRenderingIsOneReadableLine(_ index: Int) {
+    let (error, names) = Self.table[index]
+    let renderings = [
+      error.description, String(describing: error), "\(error)", error.localizedDescription,
+      (error as any Error).localizedDescription, (error as NSError).localizedDescription,
+    ]
+    for text in renderings {
+      #expect(text == error.description, "\(Self.caseName(error))")
+    }
+    let text = error.description
+    let hasNewline = text.contains(where: \.isNewline)
+    #expect(!hasNewline)
+    #expect(!text.contains("\t"))
+    for dump in ["(null)", "UserInfo", "Error Domain", "SessionFetcherError"] {
+      #expect(!text.contains(dump), "\(text)")
+    }
+    for name in names {
+      #expect(text.contains(name), "\(text) should name \(name)")
+    }
+  }
+
+  @Test func aFoundationErrorInsideReadsAsItsLocalizedText() {
+    let cocoa = CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: "/data/x"])
+    let posix = NSError(domain: NSPOSIXErrorDomain, code: Int(ENOENT))
+    struct Plain: Error, CustomStringConvertible { var description: String { "plain failure" } }
+    for error in [cocoa, posix, Plain()] as [any Error] {
+      let text = SessionFetcherError.readable(error)
+      let hasNewline = text.contains(where: \.isNewline)
+      #expect(!text.contains("UserInfo") && !text.contains("(null)") && !hasNewline, "\(text)")
+    }
+    #expect(SessionFetcherError.readable(Plain()) == "plain failure")
+  }
+
+  /// Through a real fetch, on the process's engine: the refusal names the switch for localhost.
+  @Test func aRefusedLocalhostFetchNamesTheSwitches() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = SessionFetcher.fetcher(url: server.url("/bytes/1"))
+    fetcher.callbackQueue = makeCallbackQueue()
+    let text = try #require(await fetcher.fetchResult().fetcherError).description
+    #expect(text.contains("allowLocalhostRequest") && text.contains("allowedInsecureSchemes"), "\(text)")
+    #expect(server.requests.isEmpty)
+  }
+
+  /// A body stream provider that throws a Foundation error: the fetch's error has no `UserInfo` dump.
+  @Test func aThrowingBodyProviderReadsAsOneLine() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/upload")
+    fetcher.bodyStreamProvider = {
+      throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: "/data/missing.bin"])
+    }
+    let error = try #require(await fetcher.fetchResult().fetcherError)
+    guard case .bodyUnavailable = error else {
+      Issue.record("expected bodyUnavailable, got \(error)")
+      return
+    }
+    #expect(!error.description.contains("UserInfo") && !error.description.contains("(null)"), "\(error)")
+    #expect(error.description.contains("body stream provider threw"))
+  }
+}
