@@ -108,6 +108,7 @@ public final class FetcherService: @unchecked Sendable {
       config.maxRetryInterval = FetcherConfiguration.retryInterval(defaults.maxRetryInterval)
       config.allowedInsecureSchemes = defaults.allowedInsecureSchemes
       config.allowLocalhostRequest = defaults.allowLocalhostRequest
+      config.maximumRedirects = defaults.maximumRedirects
       config.postsNotifications = defaults.postsNotifications
       config.downloadWindowLength = defaults.downloadWindowLength
       config.credential = defaults.credential
@@ -174,6 +175,14 @@ public final class FetcherService: @unchecked Sendable {
   public var allowLocalhostRequest: Bool {
     get { self[defaults: \.allowLocalhostRequest] }
     set { self[defaults: \.allowLocalhostRequest] = newValue }
+  }
+
+  /// The most redirects each attempt of the fetchers follows (default 20); see
+  /// `SessionFetcher.maximumRedirects`. A fetcher may change its own before it begins; a value below
+  /// 0 fails the fetch when it begins with `SessionFetcherError.invalidConfiguration(_:)`.
+  public var maximumRedirects: Int {
+    get { self[defaults: \.maximumRedirects] }
+    set { self[defaults: \.maximumRedirects] = newValue }
   }
 
   /// Whether the service's fetchers post their notifications (default true); see

@@ -130,6 +130,10 @@ extension SessionFetcher {
       throw SessionFetcherError.invalidConfiguration(
         "set at most one of bodyData, bodyFileURL and bodyStreamProvider")
     }
+    if config.maximumRedirects < 0 {
+      throw SessionFetcherError.invalidConfiguration(
+        "maximumRedirects must be 0 or more, not \(config.maximumRedirects)")
+    }
     if config.destinationFileURL != nil && config.accumulateDataBlock != nil {
       throw SessionFetcherError.invalidConfiguration(
         "set at most one of destinationFileURL and accumulateDataBlock")
@@ -283,6 +287,7 @@ extension SessionFetcher {
     let started: (queue: DispatchQueue, body: BodySource)? = storage.withLock { storage in
       guard storage.lifecycle.attemptStarted(), let plan = storage.plan else { return nil }
       storage.attemptStart = Date()
+      storage.attemptRedirects = 0
       return (plan.callbackQueue, plan.body)
     }
     guard let started else { return }
