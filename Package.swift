@@ -41,6 +41,10 @@ let package = Package(
     .executableTarget(
       name: "timeout-probe", dependencies: ["SessionFetcher", "FetcherTesting"], path: "Tests/TimeoutProbe",
       swiftSettings: strictSettings),
+    // A child process of DecompressionTests: the peak memory of a fetch that meets a compression bomb.
+    .executableTarget(
+      name: "decoding-probe", dependencies: ["SessionFetcher", "FetcherTesting"],
+      path: "Tests/DecodingProbe", swiftSettings: strictSettings),
     .testTarget(
       name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],
       swiftSettings: strictSettings),

@@ -55,7 +55,9 @@ extension SessionFetcher {
         let urlError = transportError as? URLError
         let bareTimeout = urlError?.code == .timedOut && urlError?.failingURL == nil
         let url = storage.currentRequest?.url
-        let error = bareTimeout ? SessionFetcher.timedOutError(url: url) : transportError
+        let error =
+          bareTimeout
+          ? SessionFetcher.timedOutError(url: url) : ContentDecoding.error(transportError, response: response)
         return .failure(AttemptFailure(error: error, response: http))
       }
       switch StreamWindows.hopEnded(&storage) {
