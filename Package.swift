@@ -52,6 +52,10 @@ let package = Package(
     .executableTarget(
       name: "wait-probe", dependencies: ["SessionFetcher", "FetcherTesting"], path: "Tests/WaitProbe",
       swiftSettings: strictSettings),
+    // A child process of DecompressionTests: the peak memory of a fetch that meets a compression bomb.
+    .executableTarget(
+      name: "decoding-probe", dependencies: ["SessionFetcher", "FetcherTesting"],
+      path: "Tests/DecodingProbe", swiftSettings: strictSettings),
     .testTarget(
       name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],
       swiftSettings: strictSettings),

@@ -114,6 +114,7 @@ public final class FetcherService: @unchecked Sendable {
       config.maxRetryInterval = FetcherConfiguration.retryInterval(defaults.maxRetryInterval)
       config.allowedInsecureSchemes = defaults.allowedInsecureSchemes
       config.allowLocalhostRequest = defaults.allowLocalhostRequest
+      config.maximumRedirects = defaults.maximumRedirects
       config.postsNotifications = defaults.postsNotifications
       config.downloadWindowLength = defaults.downloadWindowLength
       config.maximumLineLength = defaults.maximumLineLength
@@ -182,6 +183,14 @@ public final class FetcherService: @unchecked Sendable {
   public var allowLocalhostRequest: Bool {
     get { self[defaults: \.allowLocalhostRequest] }
     set { self[defaults: \.allowLocalhostRequest] = newValue }
+  }
+
+  /// The most redirects each attempt of the fetchers follows (default 20); see
+  /// `SessionFetcher.maximumRedirects`. A fetcher may change its own before it begins; a value below
+  /// 0 fails the fetch when it begins with `SessionFetcherError.invalidConfiguration(_:)`.
+  public var maximumRedirects: Int {
+    get { self[defaults: \.maximumRedirects] }
+    set { self[defaults: \.maximumRedirects] = newValue }
   }
 
   /// Whether the service's fetchers post their notifications (default true); see

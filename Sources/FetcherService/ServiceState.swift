@@ -10,6 +10,7 @@ struct FetcherDefaults {
   var maxRetryInterval: TimeInterval = 0
   var allowedInsecureSchemes: [String] = []
   var allowLocalhostRequest = false
+  var maximumRedirects = 20
   var postsNotifications = true
   var downloadWindowLength = FetcherConfiguration.defaultDownloadWindowLength
   var maximumLineLength = SessionFetcher.defaultMaximumLineLength

@@ -22,12 +22,18 @@ struct ResponsePlan {
     case data(Data)
     /// `count` pattern bytes starting at pattern position `offset`, generated while sending.
     case pattern(offset: Int, count: Int)
+    /// `prefix`, `unit` repeated `times` times, then `suffix`, generated while sending (a
+    /// compression bomb, an endless run of gzip members).
+    case repeating(prefix: Data, unit: Data, times: Int, suffix: Data)
 
     var count: Int {
       switch self {
       case .empty: return 0
       case .data(let data): return data.count
       case .pattern(_, let count): return count
+      case .repeating(let prefix, let unit, let times, let suffix):
+        let (middle, overflow) = unit.count.multipliedReportingOverflow(by: times)
+        return overflow ? Int.max / 2 : prefix.count + middle + suffix.count
       }
     }
   }

@@ -114,6 +114,24 @@ struct ResponseWriter {
         }.get()
         position += count
       }
+    case .repeating(let prefix, let unit, _, let suffix):
+      let middleEnd = body.count - suffix.count
+      try writeBytes(.data(prefix), from: start, to: min(end, prefix.count), to: &output)
+      if unit.isEmpty == false, end > prefix.count, start < middleEnd {
+        // Whole units side by side in a block of about 64 KiB, written slice by slice.
+        let block = Data(Array(repeating: unit, count: max(1, 65_536 / unit.count)).joined())
+        var position = max(start, prefix.count)
+        let stop = min(end, middleEnd)
+        while position < stop {
+          let inBlock = (position - prefix.count) % block.count
+          let count = min(block.count - inBlock, stop - position)
+          try writeBytes(.data(block), from: inBlock, to: inBlock + count, to: &output)
+          position += count
+        }
+      }
+      if end > middleEnd {
+        try writeBytes(.data(suffix), from: max(0, start - middleEnd), to: end - middleEnd, to: &output)
+      }
     }
   }
 

@@ -36,6 +36,10 @@ enum BuiltInRoutes {
     case ("fail-first", 0): return failFirst(request, context)
     case ("sse", 0): return .respond(StreamingRoutes.sse(request))
     case ("stream", 0): return .respond(StreamingRoutes.stream(request))
+    case ("encoded", 0): return .respond(EncodingRoutes.encoded(request))
+    case ("bomb", 0): return .respond(EncodingRoutes.bomb(request))
+    case ("gzip-members", 0): return .respond(EncodingRoutes.endlessMembers())
+    case ("corrupt-encoding", 0): return .respond(EncodingRoutes.corrupt(request))
     default: return .respond(notFound())
     }
   }

@@ -31,6 +31,7 @@ package struct FetcherConfiguration {
   package var proxyCredential: URLCredential?
   package var authorizer: (any FetcherAuthorizer)?
   package var willRedirectBlock: SessionFetcher.WillRedirectBlock?
+  package var maximumRedirects = RedirectPolicy.maximumRedirects
   package var cookieStorage: SessionCookieStorage = .shared
   package var shouldHandleCookies = true
   package var resourceTimeoutInterval: TimeInterval?
@@ -148,6 +149,8 @@ struct FetcherStorage {
   /// The hop's request before the jar's cookies were added: the base for the next redirect.
   var hopRequest: URLRequest?
   var hopKeepsBody = true
+  /// Redirects followed in the current attempt (the limit is per attempt).
+  var attemptRedirects = 0
   var task: (any EngineTask)?
   var ownSession: FetcherSession?
   var response: URLResponse?

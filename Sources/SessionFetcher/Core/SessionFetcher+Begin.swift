@@ -137,6 +137,10 @@ extension SessionFetcher {
         "maximumLineLength (\(config.maximumLineLength)) and maximumEventLength "
           + "(\(config.maximumEventLength)) must be at least 1")
     }
+    if config.maximumRedirects < 0 {
+      throw SessionFetcherError.invalidConfiguration(
+        "maximumRedirects must be 0 or more, not \(config.maximumRedirects)")
+    }
     if config.destinationFileURL != nil && config.accumulateDataBlock != nil {
       throw SessionFetcherError.invalidConfiguration(
         "set at most one of destinationFileURL and accumulateDataBlock")
@@ -314,6 +318,7 @@ extension SessionFetcher {
     let started: (queue: DispatchQueue, body: BodySource)? = storage.withLock { storage in
       guard storage.lifecycle.attemptStarted(), let plan = storage.plan else { return nil }
       storage.attemptStart = Date()
+      storage.attemptRedirects = 0
       return (plan.callbackQueue, plan.body)
     }
     guard let started else { return }

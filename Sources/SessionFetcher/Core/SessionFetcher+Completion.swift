@@ -55,7 +55,9 @@ extension SessionFetcher {
         let urlError = transportError as? URLError
         let bareTimeout = urlError?.code == .timedOut && urlError?.failingURL == nil
         let url = storage.currentRequest?.url
-        let error = bareTimeout ? SessionFetcher.timedOutError(url: url) : transportError
+        let error =
+          bareTimeout
+          ? SessionFetcher.timedOutError(url: url) : ContentDecoding.error(transportError, response: response)
         return .failure(AttemptFailure(error: error, response: http))
       }
       switch StreamWindows.hopEnded(&storage) {
@@ -166,21 +168,34 @@ extension SessionFetcher {
   private func followRedirect(response: HTTPURLResponse, target: URL, body: Data) {
     let context:
       (
-        hop: URLRequest, insecure: [String], localhost: Bool, count: Int, queue: DispatchQueue,
+        hop: URLRequest, insecure: [String], localhost: Bool, limit: RedirectLimit, queue: DispatchQueue,
         block: WillRedirectBlock?, body: BodySource
       )? = storage.withLock { storage in
         guard let hop = storage.hopRequest, let plan = storage.plan else { return nil }
-        storage.timing.redirectCount += 1
+        let limit = RedirectPolicy.limit(
+          followed: storage.attemptRedirects, maximum: storage.config.maximumRedirects)
+        if limit == .follow {
+          storage.attemptRedirects += 1
+          storage.timing.redirectCount += 1
+        }
         return (
           hop, storage.config.allowedInsecureSchemes, storage.config.allowLocalhostRequest,
-          storage.timing.redirectCount, plan.callbackQueue, storage.config.willRedirectBlock,
+          limit, plan.callbackQueue, storage.config.willRedirectBlock,
           storage.hopKeepsBody ? plan.body : .none
         )
       }
     guard let context else { return }
     let refusal = SessionFetcherError.status(code: response.statusCode, data: body.isEmpty ? nil : body)
-    if context.count > RedirectPolicy.maximumRedirects {
-      attemptFailed(AttemptFailure(error: URLError(.httpTooManyRedirects), response: response))
+    switch context.limit {
+    case .follow:
+      break
+    case .final:
+      // No redirect may be followed at all: the 3xx is the answer.
+      attemptFailed(AttemptFailure(error: refusal, response: response, data: body))
+      return
+    case .tooMany:
+      attemptFailed(
+        AttemptFailure(error: Self.tooManyRedirectsError(url: response.url), response: response))
       return
     }
     switch RedirectPolicy.nextHop(
@@ -214,6 +229,13 @@ extension SessionFetcher {
         }
       }
     }
+  }
+
+  /// `URLError(.httpTooManyRedirects)` as Apple platforms give it, with the failing URL.
+  static func tooManyRedirectsError(url: URL?) -> URLError {
+    var info: [String: Any] = [NSLocalizedDescriptionKey: "too many HTTP redirects"]
+    if let url { info[NSURLErrorFailingURLErrorKey] = url }
+    return URLError(.httpTooManyRedirects, userInfo: info)
   }
 
   /// Whether a redirect may lead to `url` (see ``SecurityPolicy/allowsRedirect(to:allowedInsecureSchemes:allowLocalhostRequest:)``).

@@ -172,7 +172,9 @@ extension SessionFetcher: SessionTaskHandler {
       storage.response = response
       storage.responseData = Data()
       storage.responseBodyLength = 0
-      storage.expectedContentLength = response.expectedContentLength
+      // The Content-Length of an encoded body is not the length of the decoded bytes counted here.
+      let isEncoded = ContentDecoding.isEncoded(response)
+      storage.expectedContentLength = isEncoded ? -1 : response.expectedContentLength
       let status = http?.statusCode ?? 0
       var restart = Restart.none
       var sinkError: Error?
@@ -213,7 +215,7 @@ extension SessionFetcher: SessionTaskHandler {
         storage.sink = .memory
       }
       if let limit = plan.maximumInMemoryBodyLength, storage.sink == .memory || storage.sink == .redirect,
-        response.expectedContentLength > limit, status != 204, status != 304,
+        !isEncoded, response.expectedContentLength > limit, status != 204, status != 304,
         storage.currentRequest?.httpMethod?.uppercased() != "HEAD"
       {
         // Refuse before the first byte: the announced body would not fit.

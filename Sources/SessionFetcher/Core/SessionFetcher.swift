@@ -392,6 +392,18 @@ public final class SessionFetcher: @unchecked Sendable {
     set { self[config: \.willRedirectBlock] = newValue }
   }
 
+  /// The most redirects one attempt follows (default 20). One more completes the fetch with
+  /// `URLError(.httpTooManyRedirects)`; 0 follows none, so that a 3xx completes with its
+  /// ``SessionFetcherError/status(code:data:)`` error. The count followed is in
+  /// ``FetchTiming/redirectCount``. The same on every engine: the fetcher follows redirects itself.
+  ///
+  /// A value below 0 fails the fetch when it begins with
+  /// ``SessionFetcherError/invalidConfiguration(_:)``.
+  public var maximumRedirects: Int {
+    get { self[config: \.maximumRedirects] }
+    set { self[config: \.maximumRedirects] = newValue }
+  }
+
   /// The cookie jar: cookies for the request are added from it, cookies set by responses (redirects
   /// included) go into it. Default: ``SessionCookieStorage/shared``, shared by fetchers made outside
   /// a service; each service has its own.

@@ -2,7 +2,7 @@ import Foundation
 
 /// How a request changes when the server redirects it (RFC 9110 §15.4), before any user block.
 package enum RedirectPolicy {
-  /// The most redirects one fetch follows.
+  /// The most redirects one attempt follows unless `SessionFetcher.maximumRedirects` says otherwise.
   package static let maximumRedirects = 20
 
   /// Headers that carry credentials and must not travel to another origin.
@@ -20,6 +20,13 @@ package enum RedirectPolicy {
     case insecure(URL)
     /// The response has no usable Location.
     case noLocation
+  }
+
+  /// Whether one more redirect may be followed: after `followed` redirects in this attempt, with
+  /// at most `maximum` allowed.
+  package static func limit(followed: Int, maximum: Int) -> RedirectLimit {
+    if followed < maximum { return .follow }
+    return maximum == 0 ? .final : .tooMany
   }
 
   /// Whether `status` is a redirect status this fetcher follows.
@@ -95,4 +102,14 @@ package enum RedirectPolicy {
     default: return nil
     }
   }
+}
+
+/// What the redirect limit says about the next redirect (see `RedirectPolicy.limit(followed:maximum:)`).
+package enum RedirectLimit: Equatable, Sendable {
+  /// Follow it.
+  case follow
+  /// No redirect is ever followed (`maximumRedirects` is 0): the 3xx is the final response.
+  case final
+  /// One more than allowed: the fetch fails with `URLError(.httpTooManyRedirects)`.
+  case tooMany
 }

@@ -121,6 +121,24 @@ struct InteropTests {
     }
   }
 
+  @Test("maximumRedirects: at the limit, one over, and 0", arguments: ["redirect", "absolute-redirect"])
+  func redirectLimit(_ route: String) async throws {
+    let atLimit = Interop.fetcher(Interop.httpbin("/\(route)/3"))
+    atLimit.maximumRedirects = 3
+    #expect(await atLimit.fetchResult().error == nil)
+    #expect(atLimit.timing.redirectCount == 3)
+
+    let over = Interop.fetcher(Interop.httpbin("/\(route)/4"))
+    over.maximumRedirects = 3
+    #expect(await over.fetchResult().urlError?.code == .httpTooManyRedirects)
+    #expect(over.timing.redirectCount == 3)
+
+    let none = Interop.fetcher(Interop.httpbin("/\(route)/1"))
+    none.maximumRedirects = 0
+    #expect(await none.fetchResult().fetcherError?.statusCode == 302)
+    #expect(none.timing.redirectCount == 0)
+  }
+
   @Test("a cross-host redirect (127.0.0.1 → 127.0.0.2) strips credentials; a same-host one keeps them")
   func crossHostRedirectStripsCredentials() async throws {
     let target = Interop.httpbin2("/headers").absoluteString
@@ -181,6 +199,9 @@ struct InteropTests {
     #expect(Interop.json(gzip.data)["gzipped"] as? Bool == true)
     let deflate = await Interop.fetcher(Interop.httpbin("/deflate")).fetchResult()
     #expect(Interop.json(deflate.data)["deflated"] as? Bool == true)
+    // Every engine here offers br (the libcurl of Debian 12 decodes it).
+    let brotli = await Interop.fetcher(Interop.httpbin("/brotli")).fetchResult()
+    #expect(Interop.json(brotli.data)["brotli"] as? Bool == true)
   }
 
   @Test("chunked streams: deterministic bytes, NDJSON lines, accumulated chunk by chunk")
