@@ -309,6 +309,44 @@ struct InteropTests {
       #expect(refused.allSatisfy { $0.hasPrefix("407 ") }, "\(refused)")
     }
   }
+
+  @Test(
+    "squid through ProxySettings on the libcurl engine: 200 with the credential, 407 with a wrong one",
+    .enabled(if: FetcherEngine.libcurl.isAvailable))
+  func proxySettingsThroughSquid() async throws {
+    let proxy = Interop.url("SESSIONFETCHER_PROXY_URL")
+    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
+    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
+    for (secret, status) in [(password, 200), ("wrong", 407)] {
+      let fetcher = Interop.fetcher(Interop.httpbin("/get"))
+      fetcher.engine = .libcurl
+      fetcher.proxySettings = ProxySettings(
+        url: proxy, credential: URLCredential(user: user, password: secret, persistence: .none))
+      let result = await fetcher.fetchResult(timeout: 30)
+      #expect(fetcher.statusCode == status, "\(String(describing: result.error))")
+    }
+  }
+
+  @Test(
+    "microsocks through ProxySettings on the libcurl engine: 200 with the login, refused without",
+    .enabled(if: FetcherEngine.libcurl.isAvailable && Interop.environment["SESSIONFETCHER_SOCKS_URL"] != nil))
+  func proxySettingsThroughMicrosocks() async throws {
+    let proxy = Interop.url("SESSIONFETCHER_SOCKS_URL")
+    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
+    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
+    for (secret, succeeds) in [(password, true), ("wrong", false)] {
+      let fetcher = Interop.fetcher(Interop.httpbin("/get"))
+      fetcher.engine = .libcurl
+      fetcher.proxySettings = ProxySettings(
+        url: proxy, credential: URLCredential(user: user, password: secret, persistence: .none))
+      let result = await fetcher.fetchResult(timeout: 30)
+      if succeeds {
+        #expect(fetcher.statusCode == 200, "\(String(describing: result.error))")
+      } else {
+        #expect(result.urlError != nil, "\(String(describing: result.error))")
+      }
+    }
+  }
 }
 
 /// The 1 GiB transfers, run on their own after the main suite (`SESSIONFETCHER_INTEROP_LARGE=1
