@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real third-party servers for the interop suite, on loopback only (see shared reference servers.md):
 #   httpbin under gunicorn (gthread) on 127.0.0.1 and 127.0.0.2, nginx (static files with ETags,
-#   a 1 GiB file, PUT uploads to disk through dav), squid (forward proxy with Basic proxy auth),
+#   a 1 GiB file, PUT uploads to disk through dav; also on a Unix socket), squid (forward proxy with Basic proxy auth),
 #   microsocks (SOCKS5 with username/password).
 #
 #   source .ci/servers.sh
@@ -111,6 +111,7 @@ http {
     }
     server {
         listen 127.0.0.1:$INTEROP_NGINX_PORT;
+        listen unix:$d/nginx/nginx.sock;
         server_name localhost;
         root www;
         location / { }
@@ -172,6 +173,7 @@ EOF
   export SESSIONFETCHER_HTTPBIN2_URL="http://127.0.0.2:$INTEROP_HTTPBIN_PORT"
   export SESSIONFETCHER_NGINX_URL="http://127.0.0.1:$INTEROP_NGINX_PORT"
   export SESSIONFETCHER_NGINX_ROOT="$d/nginx/www"
+  export SESSIONFETCHER_NGINX_SOCKET="$d/nginx/nginx.sock"
   export SESSIONFETCHER_NGINX_ACCESS_LOG="$d/nginx/logs/access.log"
   export SESSIONFETCHER_NGINX_TLS_URL="https://127.0.0.1:$INTEROP_NGINX_TLS_PORT"
   export SESSIONFETCHER_NGINX_TLS_ACCESS_LOG="$d/nginx/logs/access-tls.log"

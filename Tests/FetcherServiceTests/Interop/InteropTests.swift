@@ -328,6 +328,20 @@ struct InteropTests {
   }
 
   @Test(
+    "nginx over its Unix socket on the libcurl engine: the file's bytes",
+    .enabled(
+      if: FetcherEngine.libcurl.isAvailable && Interop.environment["SESSIONFETCHER_NGINX_SOCKET"] != nil))
+  func unixSocketToNginx() async throws {
+    let fetcher = Interop.fetcher(URL(string: "http://localhost/1k.bin")!)
+    fetcher.engine = .libcurl
+    fetcher.allowLocalhostRequest = true
+    fetcher.unixSocketPath = Interop.environment["SESSIONFETCHER_NGINX_SOCKET"]
+    let result = await fetcher.fetchResult(timeout: 30)
+    let expected = try Data(contentsOf: Interop.nginxRoot.appendingPathComponent("1k.bin"))
+    #expect(result.data == expected, "\(String(describing: result.error))")
+  }
+
+  @Test(
     "microsocks through ProxySettings on the libcurl engine: 200 with the login, refused without",
     .enabled(if: FetcherEngine.libcurl.isAvailable && Interop.environment["SESSIONFETCHER_SOCKS_URL"] != nil))
   func proxySettingsThroughMicrosocks() async throws {

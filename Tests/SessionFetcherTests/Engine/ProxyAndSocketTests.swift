@@ -174,6 +174,21 @@ struct ProxyAndSocketWireTests {
     #expect(server.requestCount(path: "/text") == 2)
   }
 
+  /// Without a credential in the settings, the fetcher's `proxyCredential` answers the 407 of the
+  /// fetch's own proxy (its protection space names that proxy, not the environment's).
+  @Test func proxyCredentialAnswersTheFetchsOwnProxy() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let relay = try RelayServer(.httpProxy(login: "carol:\(Self.secret)"))
+    defer { relay.stop() }
+    let fetcher = fetcher(server.url("/text?value=p"))
+    fetcher.proxySettings = ProxySettings(url: proxy("http", relay.port))
+    fetcher.proxyCredential = URLCredential(user: "carol", password: Self.secret, persistence: .none)
+    let result = await fetcher.fetchResult()
+    #expect(result.data == Data("p".utf8), "\(String(describing: result.error))")
+    #expect(relay.log == ["407", "GET \(server.url("/text?value=p").absoluteString)"], "\(relay.log)")
+  }
+
   /// https goes through the proxy by CONNECT; a proxy answering CONNECT with 200 and then garbage
   /// fails the handshake promptly.
   @Test(.enabled(if: TLSFixtures.isAvailable, "needs openssl"))
@@ -255,8 +270,8 @@ struct ProxyAndSocketWireTests {
     let unreachable = fetcher(server.url("/text?value=x"))
     unreachable.proxySettings = ProxySettings(url: deadProxy)
     unreachable.isRetryEnabled = true
-    unreachable.minRetryInterval = 0.01
-    unreachable.maxRetryInterval = 0.02
+    unreachable.minRetryInterval = 0.05
+    unreachable.maxRetryInterval = 2
     let failed = await unreachable.fetchResult()
     #expect(failed.urlError?.code == .cannotConnectToHost, "\(String(describing: failed.error))")
     #expect(unreachable.timing.retryCount > 0)

@@ -166,7 +166,8 @@
       let handler = state.withLock { $0.handler }
       guard let handler else { return 0 }
       if let challenge = CurlChallenge.make(
-        head: head, response: response, url: url, previousFailureCount: challengeResends)
+        head: head, response: response, url: url, previousFailureCount: challengeResends,
+        proxy: route.proxy)
       {
         let (disposition, credential) = handler.task(self, didReceive: challenge.challenge)
         if disposition == .useCredential, let credential, let user = credential.user, challengeResends < 3 {
