@@ -327,6 +327,29 @@ struct InteropTests {
     }
   }
 
+  @Test("ProxySettings.direct ignores http_proxy on the libcurl engine; the URLSession engine refuses it")
+  func directIgnoresTheEnvironment() throws {
+    guard let probe = Interop.probe() else { return }
+    var environment = Interop.environment
+    for name in ["no_proxy", "NO_PROXY", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"] {
+      environment[name] = nil
+    }
+    // Nothing listens on port 1: through this proxy every fetch fails to connect.
+    environment["http_proxy"] = "http://127.0.0.1:1"
+    let target = Interop.httpbin("/get").absoluteString
+    func run(_ extra: [String: String]) throws -> [String] {
+      try Interop.run([probe, target], environment: environment.merging(extra) { $1 }).lines
+    }
+    let proxied = try run(["SESSIONFETCHER_ENGINE": "libcurl"])
+    #expect(proxied.count == 1 && proxied.allSatisfy { $0.hasPrefix("0 ") }, "\(proxied)")
+    if FetcherEngine.libcurl.isAvailable {
+      let direct = try run(["SESSIONFETCHER_ENGINE": "libcurl", "PROXY_PROBE_DIRECT": "1"])
+      #expect(direct.count == 1 && direct.allSatisfy { $0.hasPrefix("200 ") }, "\(direct)")
+    }
+    let refused = try run(["SESSIONFETCHER_ENGINE": "urlSession", "PROXY_PROBE_DIRECT": "1"])
+    #expect(refused.count == 1 && refused.allSatisfy { $0.contains("proxySettings") }, "\(refused)")
+  }
+
   @Test(
     "nginx over its Unix socket on the libcurl engine: the file's bytes",
     .enabled(
