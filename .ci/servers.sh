@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real third-party servers for the interop suite, on loopback only (see shared reference servers.md):
 #   httpbin under gunicorn (gthread) on 127.0.0.1 and 127.0.0.2, nginx (static files with ETags,
-#   a 1 GiB file, PUT uploads to disk through dav), squid (forward proxy with Basic proxy auth).
+#   a 1 GiB file, PUT uploads to disk through dav; also on a Unix socket), squid (forward proxy with Basic proxy auth),
+#   microsocks (SOCKS5 with username/password).
 #
 #   source .ci/servers.sh
 #   interop_install            # apt + pip (needs root and the package archives)
@@ -14,6 +15,7 @@ INTEROP_HTTPBIN_PORT="${INTEROP_HTTPBIN_PORT:-27583}"
 INTEROP_NGINX_PORT="${INTEROP_NGINX_PORT:-27581}"
 INTEROP_NGINX_TLS_PORT="${INTEROP_NGINX_TLS_PORT:-27582}"
 INTEROP_SQUID_PORT="${INTEROP_SQUID_PORT:-27528}"
+INTEROP_SOCKS_PORT="${INTEROP_SOCKS_PORT:-27529}"
 INTEROP_PROXY_USER=fetcher
 INTEROP_PROXY_PASSWORD=s3cret
 interop_pids=()
@@ -22,7 +24,7 @@ interop_dir=""
 interop_install() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends nginx-light squid apache2-utils >/dev/null
+  apt-get install -y -qq --no-install-recommends nginx-light squid apache2-utils microsocks >/dev/null
   python3 -m venv "$1/venv-httpbin"
   # Versions measured to work together on Python 3.11.
   "$1/venv-httpbin/bin/pip" install -q --disable-pip-version-check \
@@ -46,7 +48,8 @@ interop_wait() { # host port name
 interop_start() {
   interop_dir="$1"
   local d="$interop_dir"
-  for port in "$INTEROP_HTTPBIN_PORT" "$INTEROP_NGINX_PORT" "$INTEROP_NGINX_TLS_PORT" "$INTEROP_SQUID_PORT"; do
+  for port in "$INTEROP_HTTPBIN_PORT" "$INTEROP_NGINX_PORT" "$INTEROP_NGINX_TLS_PORT" "$INTEROP_SQUID_PORT" \
+    "$INTEROP_SOCKS_PORT"; do
     if ! interop_port_free 127.0.0.1 "$port"; then
       echo "interop: port $port on 127.0.0.1 is already in use" >&2
       return 1
@@ -108,6 +111,7 @@ http {
     }
     server {
         listen 127.0.0.1:$INTEROP_NGINX_PORT;
+        listen unix:$d/nginx/nginx.sock;
         server_name localhost;
         root www;
         location / { }
@@ -158,11 +162,18 @@ EOF
   interop_wait 127.0.0.2 "$INTEROP_HTTPBIN_PORT" "httpbin (127.0.0.2)"
   interop_wait 127.0.0.1 "$INTEROP_SQUID_PORT" squid
 
+  # microsocks: SOCKS5 with username/password, loopback only.
+  microsocks -i 127.0.0.1 -p "$INTEROP_SOCKS_PORT" -u "$INTEROP_PROXY_USER" -P "$INTEROP_PROXY_PASSWORD" \
+    >"$d/microsocks.log" 2>&1 &
+  interop_pids+=($!)
+  interop_wait 127.0.0.1 "$INTEROP_SOCKS_PORT" microsocks
+
   export SESSIONFETCHER_INTEROP=1
   export SESSIONFETCHER_HTTPBIN_URL="http://127.0.0.1:$INTEROP_HTTPBIN_PORT"
   export SESSIONFETCHER_HTTPBIN2_URL="http://127.0.0.2:$INTEROP_HTTPBIN_PORT"
   export SESSIONFETCHER_NGINX_URL="http://127.0.0.1:$INTEROP_NGINX_PORT"
   export SESSIONFETCHER_NGINX_ROOT="$d/nginx/www"
+  export SESSIONFETCHER_NGINX_SOCKET="$d/nginx/nginx.sock"
   export SESSIONFETCHER_NGINX_ACCESS_LOG="$d/nginx/logs/access.log"
   export SESSIONFETCHER_NGINX_TLS_URL="https://127.0.0.1:$INTEROP_NGINX_TLS_PORT"
   export SESSIONFETCHER_NGINX_TLS_ACCESS_LOG="$d/nginx/logs/access-tls.log"
@@ -170,8 +181,9 @@ EOF
   export SESSIONFETCHER_PROXY_URL="http://127.0.0.1:$INTEROP_SQUID_PORT"
   export SESSIONFETCHER_PROXY_USER="$INTEROP_PROXY_USER"
   export SESSIONFETCHER_PROXY_PASSWORD="$INTEROP_PROXY_PASSWORD"
+  export SESSIONFETCHER_SOCKS_URL="socks5h://127.0.0.1:$INTEROP_SOCKS_PORT"
   echo "interop: httpbin $SESSIONFETCHER_HTTPBIN_URL and $SESSIONFETCHER_HTTPBIN2_URL," \
-    "nginx $SESSIONFETCHER_NGINX_URL, squid $SESSIONFETCHER_PROXY_URL"
+    "nginx $SESSIONFETCHER_NGINX_URL, squid $SESSIONFETCHER_PROXY_URL, microsocks $SESSIONFETCHER_SOCKS_URL"
 }
 
 interop_stop() {

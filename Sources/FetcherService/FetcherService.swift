@@ -129,6 +129,8 @@ public final class FetcherService: @unchecked Sendable {
       config.serviceHooks = self
       config.engine = defaults.engine
       config.tlsSettings = defaults.tlsSettings
+      config.proxySettings = defaults.proxySettings
+      config.unixSocketPath = defaults.unixSocketPath
       if defaults.reuseSession {
         config.sessionProvider = { [self] in self.sharedSession(for: id) }
       } else {
@@ -204,6 +206,21 @@ public final class FetcherService: @unchecked Sendable {
   public var credential: URLCredential? {
     get { self[defaults: \.credential] }
     set { self[defaults: \.credential] = newValue }
+  }
+
+  /// The proxy of the fetchers this service makes from now on, in place of the environment's; see
+  /// `SessionFetcher.proxySettings`. nil (the default): the environment's `http_proxy`,
+  /// `https_proxy` and `no_proxy`. Needs the libcurl engine.
+  public var proxySettings: ProxySettings? {
+    get { self[defaults: \.proxySettings] }
+    set { self[defaults: \.proxySettings] = newValue }
+  }
+
+  /// The Unix domain socket every fetch of the fetchers this service makes from now on goes to;
+  /// see `SessionFetcher.unixSocketPath`. Needs the libcurl engine.
+  public var unixSocketPath: String? {
+    get { self[defaults: \.unixSocketPath] }
+    set { self[defaults: \.unixSocketPath] = newValue }
   }
 
   /// Answers proxies' authentication challenges; see `SessionFetcher.proxyCredential`.

@@ -28,6 +28,8 @@ struct FetcherDefaults {
   var reuseSession = true
   var engine = FetcherEngine.default
   var tlsSettings = TLSSettings()
+  var proxySettings: ProxySettings?
+  var unixSocketPath: String?
 }
 
 /// The ETag bookkeeping of one attempt: which cache key it uses and which tag it sent.

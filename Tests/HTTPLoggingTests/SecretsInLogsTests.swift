@@ -10,7 +10,7 @@ extension LoggingFileTests {
   func credentialsNeverLogged() async throws {
     let secrets = [
       "ProxyAuth-70001", "UrlPassword-70002", "RedirectToken-70003", "BasicPass-70004", "SetCookie-70005",
-      "BearerAfterRedirect-70006",
+      "BearerAfterRedirect-70006", "ProxyURLPassword-70007", "ProxyCredential-70008",
     ]
     try await withLogging { folder in
       var fetchers: [SessionFetcher] = []
@@ -52,6 +52,18 @@ extension LoggingFileTests {
       // A private jar: the shared one would send this cookie to every 127.0.0.1 port other suites use.
       cookie.cookieStorage = SessionCookieStorage()
       fetchers.append(cookie)
+
+      // Proxy settings with a password in the URL and a credential (libcurl engine; every host
+      // bypasses the proxy, so the fetch succeeds directly).
+      if FetcherEngine.libcurl.isAvailable {
+        let proxied = server.fetcher("/headers")
+        proxied.engine = .libcurl
+        proxied.proxySettings = ProxySettings(
+          url: URL(string: "http://user:\(secrets[6])@127.0.0.1:9"),
+          credential: URLCredential(user: "user", password: secrets[7], persistence: .none),
+          bypassHosts: ["*"])
+        fetchers.append(proxied)
+      }
 
       for fetcher in fetchers { _ = await fetcher.fetchResult() }
       #expect(basic.statusCode == 200)

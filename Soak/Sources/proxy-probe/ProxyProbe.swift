@@ -6,7 +6,8 @@ import SessionFetcher
 /// prints one line per fetch: `<status> <bytes> <error>`. Run by the interop suite in a child
 /// process whose environment has `http_proxy` (and for fetches over TLS in a mount namespace of
 /// its own). `PROXY_PROBE_CREDENTIAL=user:password` sets each fetcher's `proxyCredential`, which
-/// answers the proxy's 407 challenge.
+/// answers the proxy's 407 challenge. `PROXY_PROBE_DIRECT=1` sets each fetcher's `proxySettings` to
+/// `.direct` (no proxy whatever the environment says; the libcurl engine only).
 ///
 ///     http_proxy=http://user:pass@127.0.0.1:3128 proxy-probe URL...
 @main
@@ -22,12 +23,14 @@ enum ProxyProbe {
       let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
       return URLCredential(user: parts[0], password: parts.count > 1 ? parts[1] : "", persistence: .none)
     }
+    let direct = ProcessInfo.processInfo.environment["PROXY_PROBE_DIRECT"] == "1"
     var failures = 0
     for url in urls {
       let fetcher = SessionFetcher.fetcher(url: url)
       fetcher.allowedInsecureSchemes = ["http"]
       fetcher.callbackQueue = queue
       fetcher.proxyCredential = proxyCredential
+      if direct { fetcher.proxySettings = .direct }
       let done = DispatchSemaphore(value: 0)
       let line = LockedLine()
       fetcher.beginFetch { data, error in

@@ -48,6 +48,8 @@ package struct FetcherConfiguration {
   package var sessionProvider: (@Sendable () -> FetcherSession)?
   package var engine = FetcherEngine.default
   package var tlsSettings = TLSSettings()
+  package var proxySettings: ProxySettings?
+  package var unixSocketPath: String?
   package var servicePriority = 0
   package var postsNotifications = true
   /// The random first delay, chosen once per fetcher when first asked for (a draw from the
@@ -245,6 +247,8 @@ final class FetchPlan: @unchecked Sendable {
   let ownsSession: Bool
   /// The TLS settings of every exchange (checked when the plan was made).
   let tlsSettings: TLSSettings
+  /// The proxy and Unix socket of every exchange (checked when the plan was made).
+  let route: TransportRoute
   /// How the session's engine pauses a transfer whose consumer is behind.
   var pausing: StreamPausing.Method { session.pausing }
   let testBlock: SessionFetcher.TestBlock?
@@ -256,9 +260,11 @@ final class FetchPlan: @unchecked Sendable {
     maximumInMemoryBodyLength: Int64?, idleTimeout: TimeInterval, resourceTimeout: TimeInterval?,
     callbackQueue: DispatchQueue, monitors: [any FetcherEventMonitor],
     cookieStorage: SessionCookieStorage?, session: FetcherSession, ownsSession: Bool,
-    testBlock: SessionFetcher.TestBlock?, postsNotifications: Bool, tlsSettings: TLSSettings = TLSSettings()
+    testBlock: SessionFetcher.TestBlock?, postsNotifications: Bool, tlsSettings: TLSSettings = TLSSettings(),
+    route: TransportRoute = TransportRoute()
   ) {
     self.tlsSettings = tlsSettings
+    self.route = route
     self.baseRequest = baseRequest
     self.body = body
     self.bodyLength = bodyLength

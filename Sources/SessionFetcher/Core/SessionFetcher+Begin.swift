@@ -145,10 +145,13 @@ extension SessionFetcher {
       throw SessionFetcherError.invalidConfiguration(
         "set at most one of destinationFileURL and accumulateDataBlock")
     }
+    // A fetch over a Unix socket never leaves the machine: it counts as local.
+    let viaSocket = config.unixSocketPath != nil && config.allowLocalhostRequest
     guard
-      SecurityPolicy.allows(
-        url, allowedInsecureSchemes: config.allowedInsecureSchemes,
-        allowLocalhostRequest: config.allowLocalhostRequest)
+      viaSocket
+        || SecurityPolicy.allows(
+          url, allowedInsecureSchemes: config.allowedInsecureSchemes,
+          allowLocalhostRequest: config.allowLocalhostRequest)
     else {
       throw SessionFetcherError.insecureRequest(url)
     }
@@ -217,6 +220,8 @@ extension SessionFetcher {
       try RequestValidation.check(probe)
     }
     try SessionFetcher.checkTLS(config.tlsSettings, engine: session.engine)
+    let route = TransportRoute(proxy: config.proxySettings, unixSocketPath: config.unixSocketPath)
+    try SessionFetcher.checkRoute(route, engine: session.engine)
     let idleTimeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
     var resourceTimeout = config.resourceTimeoutInterval
     if resourceTimeout == nil, ownConfiguration,
@@ -233,7 +238,8 @@ extension SessionFetcher {
       monitors: monitors, cookieStorage: config.shouldHandleCookies ? config.cookieStorage : nil,
       session: session, ownsSession: ownsSession,
       testBlock: config.testBlock ?? SessionFetcher.globalTestBlock,
-      postsNotifications: config.postsNotifications, tlsSettings: config.tlsSettings)
+      postsNotifications: config.postsNotifications, tlsSettings: config.tlsSettings,
+      route: route)
   }
 
   /// Throws ``SessionFetcherError/engineUnavailable(_:)`` for an engine that cannot run here.
@@ -254,6 +260,27 @@ extension SessionFetcher {
       throw SessionFetcherError.unsupportedByEngine(
         "TLSSettings \(unsupported.joined(separator: ", ")) on the URLSession engine, which has no TLS "
           + "configuration; the libcurl engine honours them (set engine = .libcurl)")
+    }
+  }
+
+  /// Throws when `engine` cannot honour `route` (``SessionFetcherError/unsupportedByEngine(_:)``)
+  /// or the route cannot be used (``SessionFetcherError/invalidConfiguration(_:)``).
+  static func checkRoute(_ route: TransportRoute, engine: FetcherEngine) throws {
+    guard !route.isDefault else { return }
+    if engine == .urlSession {
+      let names = [
+        route.proxy != nil ? "proxySettings" : nil, route.unixSocketPath != nil ? "unixSocketPath" : nil,
+      ]
+      throw SessionFetcherError.unsupportedByEngine(
+        "\(names.compactMap { $0 }.joined(separator: " and ")) on the URLSession engine, which takes its "
+          + "proxy only from the environment and connects over TCP only; the libcurl engine honours "
+          + "them (set engine = .libcurl)")
+    }
+    if let problem = route.proxy?.problem {
+      throw SessionFetcherError.invalidConfiguration(problem)
+    }
+    if let path = route.unixSocketPath, let problem = TransportRoute.socketPathProblem(path) {
+      throw SessionFetcherError.invalidConfiguration(problem)
     }
   }
 
@@ -413,7 +440,7 @@ extension SessionFetcher {
     // failed). libcurl's interim 100 response is ignored in `receive(response:)`.
     }
     let task = plan.session.makeTask(
-      request: wireRequest, body: engineBody, tls: plan.tlsSettings, handler: self)
+      request: wireRequest, body: engineBody, tls: plan.tlsSettings, route: plan.route, handler: self)
     guard let task else {
       attemptFailed(error: SessionFetcherError.invalidConfiguration("the fetcher's session was invalidated"))
       return

@@ -273,6 +273,39 @@ public final class SessionFetcher: @unchecked Sendable {
     set { self[config: \.tlsSettings] = newValue }
   }
 
+  /// The proxy of this fetch, in place of the environment's (see ``ProxySettings``); a service's
+  /// fetchers get the service's `proxySettings`. Read when the fetch begins. nil, the default:
+  /// the environment's `http_proxy`, `https_proxy` and `no_proxy`. Any other value needs the
+  /// libcurl engine: on the URLSession engine the fetch fails at begin with
+  /// ``SessionFetcherError/unsupportedByEngine(_:)``; an unknown proxy scheme fails at begin with
+  /// ``SessionFetcherError/invalidConfiguration(_:)``.
+  public var proxySettings: ProxySettings? {
+    get { self[config: \.proxySettings] }
+    set { self[config: \.proxySettings] = newValue }
+  }
+
+  /// A Unix domain socket every connection of this fetch goes to (such as
+  /// `/var/run/docker.sock`), instead of the URL's host and port; a service's fetchers get the
+  /// service's `unixSocketPath`. The URL still gives the scheme, the path and the `Host` header, and
+  /// a socket fetch counts as local for ``allowLocalhostRequest``. Read when the fetch begins.
+  ///
+  /// Needs the libcurl engine (``SessionFetcherError/unsupportedByEngine(_:)`` at begin on the
+  /// URLSession engine). A path longer than the platform's socket addresses hold (107 bytes on
+  /// Linux), or one naming a file that is not a socket, fails at begin with
+  /// ``SessionFetcherError/invalidConfiguration(_:)``; a missing socket fails to connect
+  /// (`URLError(.cannotConnectToHost)`, retried like any connection failure).
+  ///
+  /// ```swift
+  /// let fetcher = SessionFetcher.fetcher(urlString: "http://localhost/v1.43/containers/json")
+  /// fetcher.engine = .libcurl
+  /// fetcher.unixSocketPath = "/var/run/docker.sock"
+  /// fetcher.allowLocalhostRequest = true
+  /// ```
+  public var unixSocketPath: String? {
+    get { self[config: \.unixSocketPath] }
+    set { self[config: \.unixSocketPath] = newValue }
+  }
+
   /// Receives a successful response body chunk by chunk instead of keeping it, and `nil` when a
   /// new response (a retry) restarts the body. The completion's data is nil.
   public var accumulateDataBlock: (@Sendable (Data?) -> Void)? {

@@ -127,7 +127,8 @@ package final class FetcherSession: @unchecked Sendable {
   /// `tls` applies on the libcurl engine (the fetcher refuses settings other than the defaults on
   /// the URLSession engine before it gets here).
   package func makeTask(
-    request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(), handler: any SessionTaskHandler
+    request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(),
+    route: TransportRoute = TransportRoute(), handler: any SessionTaskHandler
   ) -> (any EngineTask)? {
     #if canImport(FoundationNetworking)
       // libcurl moves http and https; URLSession still answers data: and file: URLs.
@@ -136,7 +137,7 @@ package final class FetcherSession: @unchecked Sendable {
       {
         return makeCurlTask(
           request: FetcherSession.addingHeaders(configuration.httpAdditionalHeaders, to: request), body: body,
-          tls: tls, handler: handler)
+          tls: tls, route: route, handler: handler)
       }
     #endif
     // Read before taking the lock: a file body small enough is sent from memory (see
@@ -183,7 +184,8 @@ package final class FetcherSession: @unchecked Sendable {
 
   #if canImport(FoundationNetworking)
     private func makeCurlTask(
-      request: URLRequest, body: EngineBody, tls: TLSSettings, handler: any SessionTaskHandler
+      request: URLRequest, body: EngineBody, tls: TLSSettings, route: TransportRoute,
+      handler: any SessionTaskHandler
     ) -> (any EngineTask)? {
       let curl = state.withLock { state -> CurlEngine? in
         if state.invalidated { return nil }
@@ -192,7 +194,7 @@ package final class FetcherSession: @unchecked Sendable {
         state.curl = try? CurlEngine(configuration: configuration)
         return state.curl
       }
-      return curl?.makeTask(request: request, body: body, tls: tls, handler: handler)
+      return curl?.makeTask(request: request, body: body, tls: tls, route: route, handler: handler)
     }
   #endif
 

@@ -330,6 +330,81 @@ struct InteropTests {
       #expect(refused.allSatisfy { $0.hasPrefix("407 ") }, "\(refused)")
     }
   }
+
+  @Test(
+    "squid through ProxySettings on the libcurl engine: 200 with the credential, 407 with a wrong one",
+    .enabled(if: FetcherEngine.libcurl.isAvailable))
+  func proxySettingsThroughSquid() async throws {
+    let proxy = Interop.url("SESSIONFETCHER_PROXY_URL")
+    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
+    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
+    for (secret, status) in [(password, 200), ("wrong", 407)] {
+      let fetcher = Interop.fetcher(Interop.httpbin("/get"))
+      fetcher.engine = .libcurl
+      fetcher.proxySettings = ProxySettings(
+        url: proxy, credential: URLCredential(user: user, password: secret, persistence: .none))
+      let result = await fetcher.fetchResult(timeout: 30)
+      #expect(fetcher.statusCode == status, "\(String(describing: result.error))")
+    }
+  }
+
+  @Test("ProxySettings.direct ignores http_proxy on the libcurl engine; the URLSession engine refuses it")
+  func directIgnoresTheEnvironment() throws {
+    guard let probe = Interop.probe() else { return }
+    var environment = Interop.environment
+    for name in ["no_proxy", "NO_PROXY", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"] {
+      environment[name] = nil
+    }
+    // Nothing listens on port 1: through this proxy every fetch fails to connect.
+    environment["http_proxy"] = "http://127.0.0.1:1"
+    let target = Interop.httpbin("/get").absoluteString
+    func run(_ extra: [String: String]) throws -> [String] {
+      try Interop.run([probe, target], environment: environment.merging(extra) { $1 }).lines
+    }
+    let proxied = try run(["SESSIONFETCHER_ENGINE": "libcurl"])
+    #expect(proxied.count == 1 && proxied.allSatisfy { $0.hasPrefix("0 ") }, "\(proxied)")
+    if FetcherEngine.libcurl.isAvailable {
+      let direct = try run(["SESSIONFETCHER_ENGINE": "libcurl", "PROXY_PROBE_DIRECT": "1"])
+      #expect(direct.count == 1 && direct.allSatisfy { $0.hasPrefix("200 ") }, "\(direct)")
+    }
+    let refused = try run(["SESSIONFETCHER_ENGINE": "urlSession", "PROXY_PROBE_DIRECT": "1"])
+    #expect(refused.count == 1 && refused.allSatisfy { $0.contains("proxySettings") }, "\(refused)")
+  }
+
+  @Test(
+    "nginx over its Unix socket on the libcurl engine: the file's bytes",
+    .enabled(
+      if: FetcherEngine.libcurl.isAvailable && Interop.environment["SESSIONFETCHER_NGINX_SOCKET"] != nil))
+  func unixSocketToNginx() async throws {
+    let fetcher = Interop.fetcher(URL(string: "http://localhost/1k.bin")!)
+    fetcher.engine = .libcurl
+    fetcher.allowLocalhostRequest = true
+    fetcher.unixSocketPath = Interop.environment["SESSIONFETCHER_NGINX_SOCKET"]
+    let result = await fetcher.fetchResult(timeout: 30)
+    let expected = try Data(contentsOf: Interop.nginxRoot.appendingPathComponent("1k.bin"))
+    #expect(result.data == expected, "\(String(describing: result.error))")
+  }
+
+  @Test(
+    "microsocks through ProxySettings on the libcurl engine: 200 with the login, refused without",
+    .enabled(if: FetcherEngine.libcurl.isAvailable && Interop.environment["SESSIONFETCHER_SOCKS_URL"] != nil))
+  func proxySettingsThroughMicrosocks() async throws {
+    let proxy = Interop.url("SESSIONFETCHER_SOCKS_URL")
+    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
+    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
+    for (secret, succeeds) in [(password, true), ("wrong", false)] {
+      let fetcher = Interop.fetcher(Interop.httpbin("/get"))
+      fetcher.engine = .libcurl
+      fetcher.proxySettings = ProxySettings(
+        url: proxy, credential: URLCredential(user: user, password: secret, persistence: .none))
+      let result = await fetcher.fetchResult(timeout: 30)
+      if succeeds {
+        #expect(fetcher.statusCode == 200, "\(String(describing: result.error))")
+      } else {
+        #expect(result.urlError != nil, "\(String(describing: result.error))")
+      }
+    }
+  }
 }
 
 /// The 1 GiB transfers, run on their own after the main suite (`SESSIONFETCHER_INTEROP_LARGE=1

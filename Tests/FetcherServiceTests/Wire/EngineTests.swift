@@ -43,6 +43,32 @@ import Testing
       #expect(service.sharedSessionCreationCount == 2)
     }
 
+    /// The service's proxy settings and socket reach its fetchers; the URLSession engine refuses
+    /// them at begin, the libcurl engine honours them (`.direct`: no proxy, straight to the server).
+    @Test func proxySettingsAndSocketComeFromTheService() async throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let service = makeService()
+      service.engine = .urlSession
+      service.proxySettings = .direct
+      service.unixSocketPath = "/run/x.sock"
+      let fetcher = service.fetcher(url: server.url("/text?value=x"))
+      #expect(fetcher.proxySettings == .direct && fetcher.unixSocketPath == "/run/x.sock")
+      guard case .unsupportedByEngine(let text)? = await fetcher.fetchResult(timeout: 10).fetcherError else {
+        Issue.record("not refused")
+        return
+      }
+      #expect(text.contains("proxySettings and unixSocketPath"), "\(text)")
+      #expect(server.requestCount(path: "/text") == 0)
+
+      guard FetcherEngine.libcurl.isAvailable else { return }
+      let curlService = makeService()
+      curlService.engine = .libcurl
+      curlService.proxySettings = ProxySettings(url: URL(string: "http://127.0.0.1:9"), bypassHosts: ["*"])
+      let direct = curlService.fetcher(url: server.url("/text?value=y"))
+      #expect(await direct.fetchResult(timeout: 10).data == Data("y".utf8))
+    }
+
     /// Without a shared session, each fetcher's session is made with the service's engine.
     @Test func fetchersWithoutReuseUseTheServiceEngine() async throws {
       let server = try TestServer()

@@ -6,9 +6,13 @@
   /// as URLSession would present it: the libcurl engine never answers one itself, the handler decides.
   enum CurlChallenge {
     /// The challenge for `head`, or nil when it is not one.
-    static func make(head: CurlResponseHead, response: HTTPURLResponse, url: URL, previousFailureCount: Int)
-      -> (challenge: URLAuthenticationChallenge, isProxy: Bool)?
-    {
+    ///
+    /// - Parameter proxy: the fetch's own proxy settings (nil: the environment's proxy), for the
+    ///   protection space of a 407.
+    static func make(
+      head: CurlResponseHead, response: HTTPURLResponse, url: URL, previousFailureCount: Int,
+      proxy: ProxySettings? = nil
+    ) -> (challenge: URLAuthenticationChallenge, isProxy: Bool)? {
       let isProxy: Bool
       switch head.statusCode {
       case 401: isProxy = false
@@ -22,7 +26,7 @@
       let realm = self.realm(header)
       let scheme = url.scheme?.lowercased() ?? "http"
       let space: URLProtectionSpace
-      if isProxy, let proxy = proxyHost(for: url) {
+      if isProxy, let proxy = proxyHost(for: url, settings: proxy) {
         space = URLProtectionSpace(
           proxyHost: proxy.host, port: proxy.port,
           type: scheme == "https" ? NSURLProtectionSpaceHTTPSProxy : NSURLProtectionSpaceHTTPProxy,
@@ -59,8 +63,13 @@
       return String(rest.prefix { $0 != "," && $0 != " " })
     }
 
-    /// The proxy a request to `url` goes through: the environment's, as libcurl reads it.
-    private static func proxyHost(for url: URL) -> (host: String, port: Int)? {
+    /// The proxy a request to `url` goes through: the fetch's own, else the environment's, as
+    /// libcurl reads it.
+    private static func proxyHost(for url: URL, settings: ProxySettings?) -> (host: String, port: Int)? {
+      if let settings {
+        guard let proxyURL = settings.url, let host = proxyURL.host else { return nil }
+        return (host, proxyURL.port ?? 1080)
+      }
       let environment = ProcessInfo.processInfo.environment
       let name = url.scheme?.lowercased() == "https" ? "https_proxy" : "http_proxy"
       guard let value = environment[name] ?? environment[name.uppercased()], !value.isEmpty else {

@@ -38,9 +38,10 @@ import Foundation
     ///
     /// The engine keeps `handler` until the task completes.
     package func makeTask(
-      request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(), handler: any SessionTaskHandler
+      request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(),
+      route: TransportRoute = TransportRoute(), handler: any SessionTaskHandler
     ) -> CurlTask? {
-      loop.makeTask(request: request, body: body, tls: tls, handler: handler)
+      loop.makeTask(request: request, body: body, tls: tls, route: route, handler: handler)
     }
 
     /// No new tasks; running transfers finish, then the loop thread exits. A task made earlier but
@@ -73,7 +74,8 @@ import Foundation
       throw CurlEngineError.unavailable(CurlLibrary.unavailableReason ?? "unavailable")
     }
     package func makeTask(
-      request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(), handler: any SessionTaskHandler
+      request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(),
+      route: TransportRoute = TransportRoute(), handler: any SessionTaskHandler
     ) -> CurlTask? {
       nil
     }

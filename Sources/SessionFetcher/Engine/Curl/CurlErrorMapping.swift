@@ -69,6 +69,12 @@ package enum CurlErrorMapping {
     case 61: return .cannotDecodeContentData
     case 63: return .dataLengthExceedsMaximum
     case 94: return .userAuthenticationRequired
+    // A SOCKS (or HTTPS) proxy's handshake failed: a rejected login is an authentication failure,
+    // anything else (a proxy that closed, answered garbage or could not reach the host) means no
+    // connection to the host.
+    case 97:
+      return curlMessage.lowercased().contains("rejected") || curlMessage.contains("authentication")
+        ? .userAuthenticationRequired : .cannotConnectToHost
     default: return .unknown
     }
   }

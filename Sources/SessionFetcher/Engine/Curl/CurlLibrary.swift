@@ -21,6 +21,12 @@
       return String(cString: version)
     }
 
+    /// The loaded libcurl's version as a number (`0x075801` for 7.88.1), or 0 when unavailable.
+    package static var versionNumber: UInt32 {
+      guard ccurl_load() == 0 else { return 0 }
+      return ccurl_version_number()
+    }
+
     /// libcurl's own text for a `CURLcode`.
     static func describe(code: Int32) -> String {
       String(cString: ccurl_easy_strerror(code))
@@ -33,5 +39,7 @@
     package static var unavailableReason: String? { "the libcurl engine is unavailable on this platform" }
     /// Always nil.
     package static var version: String? { nil }
+    /// Always 0.
+    package static var versionNumber: UInt32 { 0 }
   }
 #endif

@@ -57,11 +57,12 @@
     var attachedCount: Int { control.withLock { $0.attachedCount } }
 
     /// A task for `request`, or nil once the loop is invalidated.
-    func makeTask(request: URLRequest, body: EngineBody, tls: TLSSettings, handler: any SessionTaskHandler)
-      -> CurlTask?
-    {
+    func makeTask(
+      request: URLRequest, body: EngineBody, tls: TLSSettings, route: TransportRoute,
+      handler: any SessionTaskHandler
+    ) -> CurlTask? {
       guard !isInvalidated else { return nil }
-      return CurlTask(request: request, body: body, tls: tls, handler: handler, loop: self)
+      return CurlTask(request: request, body: body, tls: tls, route: route, handler: handler, loop: self)
     }
 
     /// Queues `command` for the loop thread and wakes it, starting it first if needed. A command

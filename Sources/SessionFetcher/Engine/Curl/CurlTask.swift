@@ -25,6 +25,8 @@
     private let body: EngineBody
     /// The TLS settings of every transfer of the task.
     private let tls: TLSSettings
+    /// The proxy and Unix socket of every transfer of the task.
+    private let route: TransportRoute
     /// The transfer on libcurl, while one runs.
     var transfer: CurlTransfer?
     /// How many times the request was sent again with a credential.
@@ -32,12 +34,13 @@
 
     init(
       request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(),
-      handler: any SessionTaskHandler,
+      route: TransportRoute = TransportRoute(), handler: any SessionTaskHandler,
       loop: CurlLoop
     ) {
       originalRequest = request
       self.body = body
       self.tls = tls
+      self.route = route
       self.loop = loop
       state = Locked(CurlTaskState(handler: handler))
     }
@@ -106,7 +109,7 @@
       }
       return try CurlTransfer(
         request: originalRequest, body: source, options: options, credential: credential, tls: tls,
-        userdata: userdata)
+        route: route, userdata: userdata)
     }
 
     /// Ends the task with `error` (the handler's last call), recording `curlCode` and `metrics` first.
@@ -126,6 +129,12 @@
         return SessionFetcherError.invalidTLSSettings(
           "clientCertificate, clientKey or clientKeyPassword cannot be used: \(transfer.errorMessage(code: code))"
         )
+      }
+      let connectStatus = transfer.connectStatus
+      if connectStatus >= 300 {
+        // The proxy refused the tunnel (a 407 its credential did not satisfy, a 403, a 502): its
+        // status, as a proxy's refusal of a plain http request is reported.
+        return SessionFetcherError.status(code: connectStatus, data: Data())
       }
       return CurlErrorMapping.urlError(
         code: code, curlMessage: transfer.errorMessage(code: code), url: originalRequest.url,
@@ -158,7 +167,8 @@
       let handler = state.withLock { $0.handler }
       guard let handler else { return 0 }
       if let challenge = CurlChallenge.make(
-        head: head, response: response, url: url, previousFailureCount: challengeResends)
+        head: head, response: response, url: url, previousFailureCount: challengeResends,
+        proxy: route.proxy)
       {
         let (disposition, credential) = handler.task(self, didReceive: challenge.challenge)
         if disposition == .useCredential, let credential, let user = credential.user, challengeResends < 3 {

@@ -46,7 +46,8 @@
     ///   `CURLOPT_PRIVATE` (see ``CurlLoop``'s ownership rule).
     init(
       request: URLRequest, body: CurlBodySource?, options: CurlEngineOptions, credential: Credential?,
-      tls: TLSSettings = TLSSettings(), userdata: UnsafeMutableRawPointer
+      tls: TLSSettings = TLSSettings(), route: TransportRoute = TransportRoute(),
+      userdata: UnsafeMutableRawPointer
     ) throws(URLError) {
       guard let url = request.url, let scheme = url.scheme?.lowercased(),
         scheme == "http" || scheme == "https"
@@ -88,8 +89,13 @@
         // wanting HTTP/2), serializing requests that 16 HTTP/1.1 connections would run at once.
         ccurl_easy_setopt_long(easy, CCURLOPT_PIPEWAIT, 1)
       }
-      if let proxy = options.proxyURL(forScheme: scheme) {
+      if let proxy = route.proxy {
+        applyProxy(proxy)
+      } else if let proxy = options.proxyURL(forScheme: scheme) {
         setString(CCURLOPT_PROXY, proxy)
+      }
+      if let path = route.unixSocketPath {
+        setString(CCURLOPT_UNIX_SOCKET_PATH, path)
       }
 
       ccurl_easy_setopt_write_function(easy, CCURLOPT_HEADERFUNCTION, curlHeaderCallback)
@@ -226,6 +232,27 @@
       }
       let version = tls.minimumVersion == .tls13 ? CCURL_SSLVERSION_TLSv1_3 : CCURL_SSLVERSION_TLSv1_2
       ccurl_easy_setopt_long(easy, CCURLOPT_SSLVERSION, Int(version))
+    }
+
+    /// Sets `proxy` in place of the environment's: the URL without its credential (libcurl reads the
+    /// kind of proxy from its scheme), the bypass list (empty: none, not the environment's), and the
+    /// credential, sent with Basic (or SOCKS5 username/password) from the first request.
+    private func applyProxy(_ proxy: ProxySettings) {
+      // "" turns the environment's proxy off.
+      setString(CCURLOPT_PROXY, proxy.url == nil ? "" : proxy.redactedURLString ?? "")
+      setString(CCURLOPT_NOPROXY, proxy.bypassHosts.joined(separator: ","))
+      if let login = proxy.userAndPassword {
+        setString(CCURLOPT_PROXYUSERNAME, login.user)
+        setString(CCURLOPT_PROXYPASSWORD, login.password)
+        ccurl_easy_setopt_long(easy, CCURLOPT_PROXYAUTH, Int(CCURLAUTH_BASIC))
+      }
+    }
+
+    /// The status of the proxy's answer to CONNECT, or 0 when no CONNECT was answered.
+    var connectStatus: Int {
+      var status = 0
+      ccurl_easy_getinfo_long(easy, CCURLINFO_HTTP_CONNECTCODE, &status)
+      return status
     }
 
     private func setString(_ option: Int32, _ value: String) {
