@@ -40,9 +40,15 @@ for source in Sources/*/; do
   module="$(basename "$source")"
   [[ -f "$bin/Modules/$module.swiftmodule" ]] && modules+=("$module")
 done
+# -I "$bin/<Target>.build": the module maps SwiftPM makes for the C targets the core imports (CCurl,
+# CPublicSuffix), so that loading a module that imports them finds them.
+c_includes=()
+for source in Sources/*/; do
+  target="$(basename "$source")"
+  [[ -d "${source}include" && -d "$bin/$target.build" ]] && c_includes+=(-I "$bin/$target.build")
+done
 for module in "${modules[@]}"; do
-  # -I "$bin/CCurl.build": the module map SwiftPM makes for the C target the core imports.
-  "$extract_bin" -module-name "$module" -target "$triple" -I "$bin/Modules" -I "$bin/CCurl.build" \
+  "$extract_bin" -module-name "$module" -target "$triple" -I "$bin/Modules" "${c_includes[@]}" \
     -module-cache-path "$bin/ModuleCache" -minimum-access-level public \
     -emit-extension-block-symbols -output-dir "$graphs"
 done
