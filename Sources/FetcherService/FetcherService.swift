@@ -251,7 +251,7 @@ public final class FetcherService: @unchecked Sendable {
   }
 
   /// The Range window of the fetchers' downloads to a file; see
-  /// `SessionFetcher.downloadWindowLength`. Default: 4 MiB on Linux, nil (one request) on Apple
+  /// `SessionFetcher.downloadWindowLength`. Default: 16 MiB on Linux, nil (one request) on Apple
   /// platforms; nil turns windows off.
   public var downloadWindowLength: Int64? {
     get { self[defaults: \.downloadWindowLength] }

@@ -2,7 +2,7 @@ import Foundation
 
 /// What the user configured; read once when the fetch begins.
 package struct FetcherConfiguration {
-  /// The default of ``SessionFetcher/downloadWindowLength``: 4 MiB on Linux, nil elsewhere.
+  /// The default of ``SessionFetcher/downloadWindowLength``: 16 MiB on Linux, nil elsewhere.
   package static let defaultDownloadWindowLength = StreamWindows.defaultDownloadLength
 
   package var request: URLRequest?

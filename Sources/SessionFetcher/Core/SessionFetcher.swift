@@ -239,7 +239,7 @@ public final class SessionFetcher: @unchecked Sendable {
   }
 
   /// On Linux, the ``destinationFileURL`` body is asked for in Range windows of this many bytes
-  /// (default 4 MiB; nil or 0 asks for it whole). Elsewhere nil, and ignored.
+  /// (default 16 MiB; nil or 0 asks for it whole). Elsewhere nil, and ignored.
   ///
   /// FoundationNetworking cannot slow libcurl down: when the thread writing the file falls behind
   /// the socket (a busy machine, a slow disk), the chunks wait in memory, without bound. Measured
@@ -256,7 +256,7 @@ public final class SessionFetcher: @unchecked Sendable {
   /// ``SessionFetcherError/streamInterrupted(description:)``. A server that ignores ranges answers
   /// 200 and the body comes whole, as without windows; so does a content-coded or open-ended 206.
   /// Windows are not used for a request with a body or its own `Range`, for a resumed download
-  /// (``resumeData``), for a retry, or with a ``testBlock``. Each window is one more request: 256
+  /// (``resumeData``), for a retry, or with a ``testBlock``. Each window is one more request: 64
   /// for a GiB at the default.
   public var downloadWindowLength: Int64? {
     get { self[config: \.downloadWindowLength] }

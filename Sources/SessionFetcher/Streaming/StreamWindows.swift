@@ -22,10 +22,10 @@ enum StreamWindows {
   /// The smallest window: below it the requests would cost more than the bytes they carry.
   static let minimumLength = 16 * 1024
 
-  /// The default window of a download to a file (``SessionFetcher/downloadWindowLength``): 4 MiB
+  /// The default window of a download to a file (``SessionFetcher/downloadWindowLength``): 16 MiB
   /// where pausing means continuing with a Range request (Linux), else none.
   static let defaultDownloadLength: Int64? =
-    StreamPausing.method == .continueWithRange ? 4 * 1024 * 1024 : nil
+    StreamPausing.method == .continueWithRange ? 16 * 1024 * 1024 : nil
 
   /// Turns windows on for a download to a file when the fetch begins (see
   /// ``SessionFetcher/downloadWindowLength``); ``addRangeHeaders(to:storage:)`` turns them off
