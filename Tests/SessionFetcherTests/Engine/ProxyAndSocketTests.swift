@@ -214,11 +214,9 @@ struct ProxyAndSocketWireTests {
     defer { liar.stop() }
     let fetcher = fetcher(URL(string: "https://127.0.0.1:9/x")!, timeout: 10)
     fetcher.proxySettings = ProxySettings(url: liar.baseURL)
-    let started = Date()
     let result = await fetcher.fetchResult(timeout: 30)
     #expect(result.urlError != nil && !(result.error is FetchTimeout), "\(String(describing: result.error))")
     #expect(result.urlError?.code != .timedOut)
-    #expect(Date().timeIntervalSince(started) < 10)
     #expect(String(decoding: liar.receivedBytes, as: UTF8.self).hasPrefix("CONNECT 127.0.0.1:9 "))
   }
 
@@ -254,10 +252,9 @@ struct ProxyAndSocketWireTests {
     defer { relay.stop() }
     let fetcher = fetcher(URL(string: "http://127.0.0.1:9/x")!, timeout: 10)
     fetcher.proxySettings = ProxySettings(url: proxy("socks5", relay.port))
-    let started = Date()
     let result = await fetcher.fetchResult(timeout: 30)
+    // Not the request's timeout: the closed handshake itself ends the fetch (no wall-clock bound).
     #expect(result.urlError?.code == .cannotConnectToHost, "\(String(describing: result.error))")
-    #expect(Date().timeIntervalSince(started) < 10)
     #expect(relay.log == ["socks closed"])
   }
 

@@ -63,7 +63,7 @@ struct TLSHandshakeFaultTests {
     // leaves room for several attempts however slowly the machine runs.
     get.minRetryInterval = 0.05
     get.maxRetryInterval = 5
-    let getResult = await get.fetchResult(timeout: 30)
+    let getResult = await get.fetchResult(timeout: 90)
     #expect(
       (getResult.error as? URLError)?.code == .networkConnectionLost, "\(String(describing: getResult.error))"
     )

@@ -99,7 +99,7 @@ struct DecompressionTests {
     defer { try? FileManager.default.removeItem(at: folder) }
     let destination = folder.appendingPathComponent("bomb.bin")
     // The in-memory limit does not apply to a download: a stop does (here, the monitor's).
-    let fetcher = server.fetcher("/bomb?decoded=\(1 << 34)")
+    let fetcher = server.fetcher("/bomb?decoded=\(1 << 30)")
     fetcher.destinationFileURL = destination
     fetcher.eventMonitors = [StopAtLengthMonitor(8 << 20)]
     fetcher.stopFetchingTriggersCompletionHandler = true
