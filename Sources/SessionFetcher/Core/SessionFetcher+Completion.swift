@@ -55,15 +55,9 @@ extension SessionFetcher {
         let urlError = transportError as? URLError
         let bareTimeout = urlError?.code == .timedOut && urlError?.failingURL == nil
         let url = storage.currentRequest?.url
-        var error =
+        let error =
           bareTimeout
           ? SessionFetcher.timedOutError(url: url) : ContentDecoding.error(transportError, response: response)
-        if urlError?.code == .requestBodyStreamExhausted, storage.plan?.exactStreamLength != nil,
-          let urlError
-        {
-          // A body of exact length that was not (see `BodySpool`): the same error on both engines.
-          error = SessionFetcherError.bodyUnavailable(description: urlError.localizedDescription)
-        }
         return .failure(AttemptFailure(error: error, response: http))
       }
       switch StreamWindows.hopEnded(&storage) {
@@ -271,7 +265,7 @@ extension SessionFetcher {
       (
         method: String, partial: Bool, enabled: Bool, authorizer: (any FetcherAuthorizer)?,
         refreshed: Bool, queue: DispatchQueue, block: RetryBlock?, elapsed: TimeInterval,
-        backoff: RetryBackoff, streamStarted: Bool, retriesLeft: Bool
+        backoff: RetryBackoff, streamStarted: Bool
       )? = storage.withLock { storage in
         guard storage.lifecycle.isFetching, let plan = storage.plan else { return nil }
         if storage.backoff == nil {
@@ -284,8 +278,7 @@ extension SessionFetcher {
           storage.config.isRetryEnabled, storage.config.authorizer, storage.didRefreshAuthorization,
           plan.callbackQueue, storage.config.retryBlock,
           Date().timeIntervalSince(storage.timing.startDate ?? Date()), storage.backoff!,
-          !StreamWindows.allowsRetry(after: failure.error, storage: storage),
-          storage.config.maxRetryCount.map { storage.timing.retryCount < $0 } ?? true
+          !StreamWindows.allowsRetry(after: failure.error, storage: storage)
         )
       }
     guard let context else { return }
@@ -304,7 +297,7 @@ extension SessionFetcher {
     }
     // A stream consumer already holds part of the body: a new attempt would deliver it twice
     // (unless it asks for a fresh Range window after it, see `StreamWindows`).
-    guard context.enabled, !context.streamStarted, context.retriesLeft else {
+    guard context.enabled, !context.streamStarted else {
       finishFailed(failure)
       return
     }
@@ -430,7 +423,7 @@ extension SessionFetcher {
     let ending:
       (
         FetcherLifecycle.Finish, DispatchQueue, FetcherCompletionHandler?, FetcherSession?, PartFile?,
-        (any EngineTask)?, SuccessParser?, [AsyncStream<TransferProgress>.Continuation], URL?
+        (any EngineTask)?, SuccessParser?
       )? = storage.withLock { storage in
         guard let finish = storage.lifecycle.finish() else { return nil }
         let parser = error == nil ? storage.successParser : nil
@@ -450,18 +443,10 @@ extension SessionFetcher {
         if task != nil { storage.cancelReason = .stopped }
         let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
         let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
-        return (
-          finish, queue, storage.completion, ownSession, partFile, task, parser,
-          storage.takeProgressContinuations(), storage.takeBodySpoolFile()
-        )
+        return (finish, queue, storage.completion, ownSession, partFile, task, parser)
       }
-    guard let (transition, queue, completion, ownSession, partFile, task, parser, progress, spool) = ending
-    else {
-      return
-    }
-    for continuation in progress { continuation.finish() }
+    guard let (transition, queue, completion, ownSession, partFile, task, parser) = ending else { return }
     Self.letGo(task)
-    if let spool { try? FileManager.default.removeItem(at: spool) }
     partFile?.discard()
     ownSession?.finishTasksAndInvalidate()
     for monitor in allMonitors() { monitor.fetcher(self, didFinishWithData: data, error: error) }
@@ -540,12 +525,12 @@ extension SessionFetcher {
     let stopping:
       (
         FetcherLifecycle.Stop?, DispatchQueue, FetcherCompletionHandler?, (any EngineTask)?, PartFile?,
-        FetcherSession?, [AsyncStream<TransferProgress>.Continuation], URL?
+        FetcherSession?
       ) = storage.withLock { storage in
         if forceCompletion { storage.forceCompletionOnStop = true }
         storage.callbacksSuppressed = true
         let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
-        guard let stop = storage.lifecycle.stop() else { return (nil, queue, nil, nil, nil, nil, [], nil) }
+        guard let stop = storage.lifecycle.stop() else { return (nil, queue, nil, nil, nil, nil) }
         storage.timing.endDate = Date()
         storage.finalError = SessionFetcherError.cancelled
         Self.disarmTimeout(&storage)
@@ -557,16 +542,11 @@ extension SessionFetcher {
         let notify = storage.config.stopFetchingTriggersCompletionHandler || storage.forceCompletionOnStop
         let completion = stop.mayCompleteAsCancelled && notify ? storage.completion : nil
         let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
-        return (
-          stop, queue, completion, task, partFile, ownSession, storage.takeProgressContinuations(),
-          storage.takeBodySpoolFile()
-        )
+        return (stop, queue, completion, task, partFile, ownSession)
       }
-    let (transition, queue, completion, task, partFile, ownSession, progress, spool) = stopping
-    for continuation in progress { continuation.finish() }
+    let (transition, queue, completion, task, partFile, ownSession) = stopping
     guard let transition else { return }
     Self.letGo(task, invalidating: ownSession)
-    if let spool { try? FileManager.default.removeItem(at: spool) }
     partFile?.discard()
     if transition.from != .idle {
       for monitor in allMonitors() {
