@@ -71,16 +71,9 @@ public final class HostileServer: Sendable {
     self.baseURL = baseURL
     self.stopSignal = stopSignal
     let connection = Connection(stopSignal: stopSignal, state: state, reply: reply)
-    startWorker(name: "HostileServer accept :\(listener.port)") { [workers] in
+    workers.startThread(name: "HostileServer accept :\(listener.port)") { [workers] in
       Self.acceptLoop(listener: listener.descriptor, stopSignal: stopSignal) { fd in
-        let worker = workers.register()
-        let thread = Thread {
-          workers.started(worker)
-          connection.serve(fd)
-          workers.finished(worker)
-        }
-        thread.name = "HostileServer connection"
-        thread.start()
+        workers.startThread(name: "HostileServer connection") { connection.serve(fd) }
       }
     }
   }
@@ -115,17 +108,6 @@ public final class HostileServer: Sendable {
   public func stop() {
     stopSignal.fire()
     _ = workers.waitUntilFinished(timeout: 5)
-  }
-
-  private func startWorker(name: String, _ body: @escaping @Sendable () -> Void) {
-    let worker = workers.register()
-    let thread = Thread { [workers] in
-      workers.started(worker)
-      body()
-      workers.finished(worker)
-    }
-    thread.name = name
-    thread.start()
   }
 
   private static func acceptLoop(

@@ -48,14 +48,7 @@ final class ServerCore: Sendable {
 
   /// Starts a server thread running `body`, tracked so that `stop()` can wait for it.
   func startWorker(name: String, _ body: @escaping @Sendable () -> Void) {
-    let worker = workers.register()
-    let thread = Thread { [workers] in
-      workers.started(worker)
-      body()
-      workers.finished(worker)
-    }
-    thread.name = name
-    thread.start()
+    workers.startThread(name: name, body)
   }
 
   /// Accepts connections until the server stops, then closes the listener.

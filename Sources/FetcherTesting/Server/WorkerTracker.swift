@@ -61,4 +61,16 @@ final class WorkerTracker: @unchecked Sendable {
       if !condition.wait(until: deadline) { return false }
     }
   }
+
+  /// Runs `body` on a new thread named `name`, counted as a worker from now until `body` returns.
+  func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    let worker = register()
+    let thread = Thread { [self] in
+      started(worker)
+      body()
+      finished(worker)
+    }
+    thread.name = name
+    thread.start()
+  }
 }
