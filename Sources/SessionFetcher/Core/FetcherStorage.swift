@@ -154,6 +154,11 @@ struct FetcherStorage {
   /// Redirects followed in the current attempt (the limit is per attempt).
   var attemptRedirects = 0
   var task: (any EngineTask)?
+  /// The hop being handed to the engine, before its task exists: its number (from `hopCount`)
+  /// while `sendHop` prepares the body and the engine makes the task. The timeout covers that time
+  /// too (FoundationNetworking makes a task on its shared work queue, which can be seconds behind).
+  var pendingHop: UInt64?
+  var hopCount: UInt64 = 0
   var ownSession: FetcherSession?
   var response: URLResponse?
   var sink: ResponseSink = .memory

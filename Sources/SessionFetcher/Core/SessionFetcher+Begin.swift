@@ -370,8 +370,8 @@ extension SessionFetcher {
       finish(data: nil, error: SessionFetcherError.invalidConfiguration(problem))
       return
     }
-    let proceed = storage.withLock { storage -> Bool in
-      guard storage.lifecycle.state == .running else { return false }
+    let hop = storage.withLock { storage -> UInt64? in
+      guard storage.lifecycle.state == .running else { return nil }
       storage.hopRequest = hopRequest
       storage.currentRequest = request
       storage.response = nil
@@ -385,9 +385,15 @@ extension SessionFetcher {
       storage.lastActivity = Date()
       storage.hopKeepsBody = body.isPresent
       storage.timing.transferMetrics = nil
-      return true
+      storage.hopCount += 1
+      if plan.testBlock == nil {
+        // The timeout runs from here: body preparation and the engine's making of the task count.
+        storage.pendingHop = storage.hopCount
+        armTimeout(&storage, after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
+      }
+      return storage.hopCount
     }
-    guard proceed else { return }
+    guard let hop else { return }
     for monitor in allMonitors() { monitor.fetcher(self, willSendRequest: request) }
 
     if let testBlock = plan.testBlock {
@@ -419,6 +425,7 @@ extension SessionFetcher {
       do {
         try SessionFetcher.checkReadableFile(url)
       } catch {
+        guard abandon(hop: hop) else { return }
         attemptFailed(error: error)
         return
       }
@@ -427,6 +434,7 @@ extension SessionFetcher {
       do {
         engineBody = .stream(try provider())
       } catch {
+        guard abandon(hop: hop) else { return }
         attemptFailed(
           error: SessionFetcherError.bodyUnavailable(
             description: "the body stream provider threw: \(SessionFetcherError.readable(error))"))
@@ -442,20 +450,33 @@ extension SessionFetcher {
     let task = plan.session.makeTask(
       request: wireRequest, body: engineBody, tls: plan.tlsSettings, route: plan.route, handler: self)
     guard let task else {
+      guard abandon(hop: hop) else { return }
       attemptFailed(error: SessionFetcherError.invalidConfiguration("the fetcher's session was invalidated"))
       return
     }
-    let stillRunning = storage.withLock { storage -> Bool in
-      guard storage.lifecycle.state == .running else { return false }
+    // Still this hop's, unless a timeout or a stop ended it while the task was being made.
+    let current = storage.withLock { storage -> Bool in
+      guard storage.lifecycle.state == .running, storage.pendingHop == hop else { return false }
+      storage.pendingHop = nil
       storage.task = task
       return true
     }
-    guard stillRunning else {
+    guard current else {
       Self.letGo(task)
       return
     }
-    scheduleTimeout(after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
     task.resume()
+  }
+
+  /// Gives up `hop` before it has a task (its body cannot be had, or there is no session): `false`
+  /// if a timeout or a stop ended it first, which has then reported the attempt's end already.
+  private func abandon(hop: UInt64) -> Bool {
+    storage.withLock { storage in
+      guard storage.lifecycle.state == .running, storage.pendingHop == hop else { return false }
+      storage.pendingHop = nil
+      Self.disarmTimeout(&storage)
+      return true
+    }
   }
 
   // MARK: - Timeouts
@@ -529,13 +550,15 @@ extension SessionFetcher {
   /// first, so that nothing it still reports reaches the fetcher (see `accepts`), and cancelled
   /// after the attempt has ended.
   private func checkTimeout(token: UInt64) {
-    let timedOut: (any EngineTask)? = storage.withLock { storage in
+    let timedOut: (any EngineTask)?? = storage.withLock { storage in
       // A check disarmed or replaced after the clock took it out does nothing.
       guard storage.timeoutToken == token else { return nil }
       storage.timeoutToken = nil
-      guard let task = storage.task, let plan = storage.plan, storage.lifecycle.state == .running,
-        !storage.stream.isSuspended
+      // A hop with its task, or one whose task is still being made.
+      guard storage.task != nil || storage.pendingHop != nil, let plan = storage.plan,
+        storage.lifecycle.state == .running, !storage.stream.isSuspended
       else { return nil }
+      let task = storage.task
       let now = Date()
       let idleLeft = plan.idleTimeout - now.timeIntervalSince(storage.lastActivity)
       let deadlineLeft =
@@ -545,7 +568,8 @@ extension SessionFetcher {
         // of the task under the lock that decides it, so the task here has no other reason.
         storage.cancelReason = .timedOut
         storage.task = nil
-        return task
+        storage.pendingHop = nil
+        return .some(task)
       }
       // Armed again under the same lock, so that a pause or an end meanwhile cannot be missed.
       armTimeout(&storage, after: min(idleLeft, deadlineLeft))
@@ -553,6 +577,6 @@ extension SessionFetcher {
     }
     guard let timedOut else { return }
     completeHop(error: nil)
-    Self.letGo(timedOut)
+    if let task = timedOut { Self.letGo(task) }
   }
 }

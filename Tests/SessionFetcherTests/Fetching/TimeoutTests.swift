@@ -168,6 +168,36 @@ struct TimeoutTests {
     #expect(await blocked.value.data == TestServer.patternBytes(count: 10))
   }
 
+  /// The timeout runs from the moment the hop is handed on, not from when the engine's task exists:
+  /// a body stream provider that blocks (as making a task on FoundationNetworking's shared work
+  /// queue does when it is seconds behind) does not put the timeout off. The provider is held until
+  /// the result is in; without the timeout covering that time, no result would come while it holds.
+  @Test func theTimeoutCoversTheTimeBeforeTheEnginesTaskExists() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let session = FetcherSession(configuration: nil, engine: .default)
+    defer { session.invalidateAndCancel() }
+    let fetcher = Self.fetcher(server, "/echo", session: session, timeout: 1)
+    fetcher.request?.httpMethod = "POST"
+    let hold = Gate()
+    let providerReturned = Recorder<Bool>()
+    fetcher.bodyStreamProvider = {
+      hold.wait(timeout: 30)
+      providerReturned.append(true)
+      return InputStream(data: Data("late".utf8))
+    }
+    let done = Recorder<FetchResult>()
+    // On a thread of its own: the provider may be asked on the thread that begins the fetch.
+    Thread.detachNewThread {
+      fetcher.beginFetch { data, error in done.append(FetchResult(data: data, error: error)) }
+    }
+    #expect(await eventually(timeout: 25) { done.count > 0 })
+    let heldUntilTheEnd = providerReturned.count == 0
+    hold.open()
+    #expect(heldUntilTheEnd, "the result came only after the provider returned")
+    #expect(done.values.first?.urlError?.code == .timedOut, "\(String(describing: done.values.first?.error))")
+  }
+
   /// A failure the fetcher decides on a response head (a body announced past
   /// `maximumResponseBodyLength`) stays the fetch's error when the idle timeout comes due before the
   /// attempt has ended, here while a monitor holds the head for longer than the timeout: the attempt
