@@ -186,10 +186,20 @@ struct InteropTests {
     for credential in [URLCredential(user: "user", password: "wrong", persistence: .none), nil] {
       let fetcher = Interop.fetcher(Interop.httpbin("/basic-auth/user/passwd"))
       fetcher.credential = credential
-      let started = Date()
+      let heads = ResponseCount()
+      fetcher.eventMonitors = [heads]
       let result = await fetcher.fetchResult()
       #expect((result.error as? SessionFetcherError)?.statusCode == 401)
-      #expect(Date().timeIntervalSince(started) < 10)
+      // Promptly: the challenge, and at most one answer to it with the wrong credential.
+      #expect((1...2).contains(heads.count.count), "\(heads.count.count) responses")
+    }
+  }
+
+  /// Counts the response heads a fetch was told of.
+  final class ResponseCount: FetcherEventMonitor, @unchecked Sendable {
+    let count = Recorder<Bool>()
+    func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {
+      count.append(true)
     }
   }
 
