@@ -109,6 +109,7 @@ public final class FetcherService: @unchecked Sendable {
     fetcher.updateConfiguration { config in
       config.callbackQueue = defaults.callbackQueue
       config.isRetryEnabled = defaults.isRetryEnabled
+      config.maxRetryCount = defaults.maxRetryCount
       config.retryBlock = defaults.retryBlock
       config.minRetryInterval = FetcherConfiguration.retryInterval(defaults.minRetryInterval)
       config.maxRetryInterval = FetcherConfiguration.retryInterval(defaults.maxRetryInterval)
@@ -154,6 +155,20 @@ public final class FetcherService: @unchecked Sendable {
   public var isRetryEnabled: Bool {
     get { self[defaults: \.isRetryEnabled] }
     set { self[defaults: \.isRetryEnabled] = newValue }
+  }
+
+  /// The most retries each fetcher makes (default nil: as many as the retry window allows); see
+  /// `SessionFetcher.maxRetryCount`. A negative value makes the fetchers fail at begin with
+  /// `SessionFetcherError.invalidConfiguration`.
+  ///
+  /// ```swift
+  /// let service = FetcherService()
+  /// service.isRetryEnabled = true
+  /// service.maxRetryCount = 3
+  /// ```
+  public var maxRetryCount: Int? {
+    get { self[defaults: \.maxRetryCount] }
+    set { self[defaults: \.maxRetryCount] = newValue }
   }
 
   /// The fetchers' retry decision; see `SessionFetcher.retryBlock`.

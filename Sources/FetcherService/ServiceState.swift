@@ -5,6 +5,7 @@ import SessionFetcher
 struct FetcherDefaults {
   var callbackQueue: DispatchQueue = .main
   var isRetryEnabled = false
+  var maxRetryCount: Int?
   var retryBlock: SessionFetcher.RetryBlock?
   var minRetryInterval: TimeInterval = 0
   var maxRetryInterval: TimeInterval = 0

@@ -13,16 +13,13 @@ import Testing
 @Suite("HTTPLogging flushes at the end of the process")
 struct LoggingExitTests {
   @Test("a fetch logged just before the process ends is in its files", arguments: ["exit", "return"])
-  func lastFetchReachesTheFiles(ending: String) throws {
-    let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
-      .appendingPathComponent("logging-exit-probe")
-    try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
+  func lastFetchReachesTheFiles(ending: String) async throws {
     let server = try TestServer()
     let folder = try makeTemporaryFolder()
     defer { try? FileManager.default.removeItem(at: folder) }
     let url = server.url("/bytes/1000")
 
-    let output = try Self.run(probe, arguments: [folder.path, url.absoluteString, ending])
+    let output = try await Self.run(arguments: [folder.path, url.absoluteString, ending])
     #expect(output.status == 0, "\(output)")
     #expect(output.text.contains("status 200, 1000 bytes, error: none"), "\(output)")
 
@@ -41,18 +38,15 @@ struct LoggingExitTests {
     #expect(FileManager.default.fileExists(atPath: run.appendingPathComponent("fetch_1.txt").path))
   }
 
-  /// Runs `probe` without the proxy variables of this environment (its fetch goes to loopback),
-  /// for at most 60 s.
-  static func run(_ probe: URL, arguments: [String]) throws -> (status: Int32, text: String) {
-    let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "logging-exit-\(UUID().uuidString).out")
-    defer { try? FileManager.default.removeItem(at: outputURL) }
+  /// Runs `logging-exit-probe` without the proxy variables of this environment (its fetch goes to
+  /// loopback), for at most 60 s.
+  static func run(arguments: [String]) async throws -> (status: Int32, text: String) {
     let proxyNames: Set = [
       "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
     ]
     let environment = ProcessInfo.processInfo.environment.filter { !proxyNames.contains($0.key) }
-    let pid = try ChildProcess.spawn([probe.path] + arguments, environment: environment, output: outputURL)
-    let exit = ChildProcess.wait(pid, timeout: 60)
-    return (exit.exitCode ?? 128 + (exit.signal ?? 0), ChildProcess.readGrowingFile(outputURL))
+    let (exit, lines) = try await ChildProcess.runProbe(
+      named: "logging-exit-probe", arguments: arguments, environment: environment, timeout: 60)
+    return (exit.exitCode ?? 128 + (exit.signal ?? 0), lines.joined(separator: "\n"))
   }
 }

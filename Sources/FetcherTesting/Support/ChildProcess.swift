@@ -71,6 +71,54 @@
       return Exit(exitCode: signal == 0 ? (status >> 8) & 0xff : nil, signal: signal == 0 ? nil : signal)
     }
 
+    /// Runs `arguments` to its end, for at most `timeout` seconds (then it is killed), with
+    /// `environment`, and returns how it ended and what it printed (standard output and error),
+    /// line by line. The wait is on a thread of its own: a test that awaits this leaves the
+    /// cooperative pool to the tests running beside it (on 2 cores a blocked pool thread halts half
+    /// the suite).
+    package static func run(
+      _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+      timeout: TimeInterval
+    ) async throws -> (exit: Exit, lines: [String]) {
+      let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "child-\(UUID().uuidString).out")
+      defer { try? FileManager.default.removeItem(at: output) }
+      let pid = try spawn(arguments, environment: environment, output: output)
+      let exit = await withCheckedContinuation { (continuation: CheckedContinuation<Exit, Never>) in
+        Thread.detachNewThread { continuation.resume(returning: wait(pid, timeout: timeout)) }
+      }
+      let lines = readGrowingFile(output).split(separator: "\n")
+        .map(String.init)
+      return (exit, ownLines(lines))
+    }
+
+    /// Runs the probe executable `name`, built beside the running test executable, with
+    /// `arguments`; see ``run(_:environment:timeout:)``. Throws if the probe was not built.
+    package static func runProbe(
+      named name: String, arguments: [String] = [],
+      environment: [String: String] = ProcessInfo.processInfo.environment, timeout: TimeInterval = 120
+    ) async throws -> (exit: Exit, lines: [String]) {
+      let probe = try ownExecutable().deletingLastPathComponent().appendingPathComponent(name)
+      guard FileManager.default.isExecutableFile(atPath: probe.path) else {
+        throw SpawnError(description: "not built: \(probe.path)")
+      }
+      return try await run([probe.path] + arguments, environment: environment, timeout: timeout)
+    }
+
+    /// The lines a child printed itself: without the empty last line, and without the table of
+    /// suppressions LeakSanitizer appends at exit under the AddressSanitizer build (a line of dashes,
+    /// then "Suppressions used:").
+    package static func ownLines(_ lines: [String]) -> [String] {
+      var lines = lines
+      if let table = lines.indices.first(where: {
+        lines[$0].hasPrefix("Suppressions used:") && $0 > 0 && lines[$0 - 1].hasPrefix("-----")
+      }) {
+        lines.removeSubrange((table - 1)...)
+      }
+      while lines.last?.isEmpty == true { lines.removeLast() }
+      return lines
+    }
+
     /// The text of a file another process may still be writing, read with read(2): Foundation's
     /// `String(contentsOf:)` of a file that is empty when it looks keeps what it allocated
     /// (LeakSanitizer reports it).

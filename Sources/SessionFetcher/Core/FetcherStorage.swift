@@ -14,13 +14,18 @@ package struct FetcherConfiguration {
   package var sendsBodyFileChunked = false
   package var bodyStreamProvider: SessionFetcher.BodyStreamProvider?
   package var bodyLength: Int64?
+  /// Whether ``bodyLength`` is the exact length of every stream ``bodyStreamProvider`` makes, so
+  /// the body may go with a `Content-Length` (see `SessionFetcher.sendHop`).
+  package var bodyStreamHasExactLength = false
   package var destinationFileURL: URL?
   package var downloadWindowLength: Int64? = FetcherConfiguration.defaultDownloadWindowLength
   package var accumulateDataBlock: (@Sendable (Data?) -> Void)?
   package var sendProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
   package var receivedProgressBlock: (@Sendable (Int64, Int64) -> Void)?
   package var downloadProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
+  package var progressContinuations: [AsyncStream<TransferProgress>.Continuation] = []
   package var isRetryEnabled = false
+  package var maxRetryCount: Int?
   package var retryBlock: SessionFetcher.RetryBlock?
   package var minRetryInterval: TimeInterval?
   package var maxRetryInterval: TimeInterval?
@@ -191,6 +196,9 @@ struct FetcherStorage {
   var completionWaiters: NSCondition?
   /// Set by stopFetching: queued user callbacks must not run.
   var callbacksSuppressed = false
+  /// The temporary file the current attempt's body was read into (see `BodySpool`), deleted
+  /// when the next attempt replaces it and when the fetch ends.
+  var bodySpoolFile: URL?
 
   init(request: URLRequest?, urlString: String) {
     configBox = ConfigurationBox(FetcherConfiguration(request: request))
@@ -238,6 +246,9 @@ final class FetchPlan: @unchecked Sendable {
   let baseRequest: URLRequest
   var body: BodySource
   let bodyLength: Int64?
+  /// The exact length of every stream of a `.stream` body, to send with a `Content-Length`
+  /// (``SessionFetcher/setBodyStream(_:exactLength:)``); nil sends streams chunked.
+  let exactStreamLength: Int64?
   let destination: URL?
   let accumulates: Bool
   /// The most bytes of a response body kept in memory (nil: no limit).
@@ -261,7 +272,8 @@ final class FetchPlan: @unchecked Sendable {
   let postsNotifications: Bool
 
   init(
-    baseRequest: URLRequest, body: BodySource, bodyLength: Int64?, destination: URL?, accumulates: Bool,
+    baseRequest: URLRequest, body: BodySource, bodyLength: Int64?, exactStreamLength: Int64? = nil,
+    destination: URL?, accumulates: Bool,
     maximumInMemoryBodyLength: Int64?, idleTimeout: TimeInterval, resourceTimeout: TimeInterval?,
     callbackQueue: DispatchQueue, monitors: [any FetcherEventMonitor],
     cookieStorage: SessionCookieStorage?, session: FetcherSession, ownsSession: Bool,
@@ -273,6 +285,7 @@ final class FetchPlan: @unchecked Sendable {
     self.baseRequest = baseRequest
     self.body = body
     self.bodyLength = bodyLength
+    self.exactStreamLength = exactStreamLength
     self.destination = destination
     self.accumulates = accumulates
     self.maximumInMemoryBodyLength = maximumInMemoryBodyLength

@@ -141,6 +141,10 @@ extension SessionFetcher {
       throw SessionFetcherError.invalidConfiguration(
         "maximumRedirects must be 0 or more, not \(config.maximumRedirects)")
     }
+    if let maxRetryCount = config.maxRetryCount, maxRetryCount < 0 {
+      throw SessionFetcherError.invalidConfiguration(
+        "maxRetryCount is \(maxRetryCount); it must be 0 or more (nil for no limit)")
+    }
     if config.destinationFileURL != nil && config.accumulateDataBlock != nil {
       throw SessionFetcherError.invalidConfiguration(
         "set at most one of destinationFileURL and accumulateDataBlock")
@@ -161,6 +165,7 @@ extension SessionFetcher {
 
     var body = BodySource.none
     var bodyLength = config.bodyLength
+    var exactStreamLength: Int64?
     if let data = config.bodyData {
       body = .data(data)
     } else if let fileURL = config.bodyFileURL {
@@ -173,6 +178,9 @@ extension SessionFetcher {
       }
     } else if let provider = config.bodyStreamProvider {
       body = .stream(provider)
+      if config.bodyStreamHasExactLength, let length = config.bodyLength, length >= 0 {
+        exactStreamLength = length
+      }
     } else if let data = request.httpBody {
       body = .data(data)
     }
@@ -230,7 +238,7 @@ extension SessionFetcher {
       resourceTimeout = session.configuration.timeoutIntervalForResource
     }
     return FetchPlan(
-      baseRequest: request, body: body, bodyLength: bodyLength,
+      baseRequest: request, body: body, bodyLength: bodyLength, exactStreamLength: exactStreamLength,
       destination: config.destinationFileURL, accumulates: config.accumulateDataBlock != nil,
       maximumInMemoryBodyLength: config.maximumResponseBodyLength,
       idleTimeout: idleTimeout, resourceTimeout: resourceTimeout,
@@ -431,8 +439,9 @@ extension SessionFetcher {
       }
       engineBody = .file(url)
     case .stream(let provider):
+      let stream: InputStream
       do {
-        engineBody = .stream(try provider())
+        stream = try provider()
       } catch {
         guard abandon(hop: hop) else { return }
         attemptFailed(
@@ -440,13 +449,67 @@ extension SessionFetcher {
             description: "the body stream provider threw: \(SessionFetcherError.readable(error))"))
         return
       }
-      // A stream goes chunked; a Content-Length as well would frame it twice (corelibs #4818).
+      // Without an exact length a stream goes chunked; a Content-Length as well would frame it
+      // twice on FoundationNetworking (corelibs #4818). libcurl sets the length of a sized stream.
       wireRequest.setValue(nil, forHTTPHeaderField: "Content-Length")
-    // No empty `Expect` to suppress libcurl's `Expect: 100-continue` on the URLSession engine:
-    // FoundationNetworking sends an empty value as a bare `Expect:` line, which strict servers
-    // answer with 417 (gunicorn 22 and later, so every streamed or MIMEDocument upload to them
-    // failed). libcurl's interim 100 response is ignored in `receive(response:)`.
+      // No empty `Expect` to suppress libcurl's `Expect: 100-continue` on the URLSession engine:
+      // FoundationNetworking sends an empty value as a bare `Expect:` line, which strict servers
+      // answer with 417 (gunicorn 22 and later, so every streamed or MIMEDocument upload to them
+      // failed). libcurl's interim 100 response is ignored in `receive(response:)`.
+      guard let length = plan.exactStreamLength else {
+        engineBody = .stream(stream)
+        break
+      }
+      if plan.session.sendsSizedStreams(for: wireRequest) {
+        engineBody = .sizedStream(stream, length: length)
+        break
+      }
+      spoolThenSend(wireRequest, stream: stream, length: length, plan: plan, hop: hop)
+      return
     }
+    startTask(wireRequest, body: engineBody, plan: plan, hop: hop)
+  }
+
+  /// Reads a stream of known length whole, off the caller's thread, then sends it with a
+  /// `Content-Length` on the URLSession engine (see `BodySpool`). A stream that fails, or is not
+  /// the length it announced, fails the attempt with nothing sent.
+  private func spoolThenSend(
+    _ request: URLRequest, stream: InputStream, length: Int64, plan: FetchPlan, hop: UInt64
+  ) {
+    nonisolated(unsafe) let stream = stream
+    DispatchQueue.global(qos: .userInitiated).async {
+      let prepared: BodySpool.Prepared
+      do {
+        prepared = try BodySpool.prepare(stream, length: length)
+      } catch {
+        guard self.abandon(hop: hop) else { return }
+        self.attemptFailed(error: error)
+        return
+      }
+      let engineBody: EngineBody
+      switch prepared {
+      case .data(let data):
+        engineBody = .data(data)
+      case .file(let url):
+        let (kept, replaced) = self.storage.withLock { storage -> (Bool, URL?) in
+          guard storage.lifecycle.state == .running, storage.pendingHop == hop else { return (false, nil) }
+          let replaced = storage.bodySpoolFile
+          storage.bodySpoolFile = url
+          return (true, replaced)
+        }
+        if let replaced { try? FileManager.default.removeItem(at: replaced) }
+        guard kept else {
+          try? FileManager.default.removeItem(at: url)
+          return
+        }
+        engineBody = .file(url)
+      }
+      self.startTask(request, body: engineBody, plan: plan, hop: hop)
+    }
+  }
+
+  /// Hands one exchange to the engine and starts it.
+  private func startTask(_ wireRequest: URLRequest, body engineBody: EngineBody, plan: FetchPlan, hop: UInt64) {
     let task = plan.session.makeTask(
       request: wireRequest, body: engineBody, tls: plan.tlsSettings, route: plan.route, handler: self)
     guard let task else {

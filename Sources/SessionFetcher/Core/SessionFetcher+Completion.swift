@@ -55,9 +55,15 @@ extension SessionFetcher {
         let urlError = transportError as? URLError
         let bareTimeout = urlError?.code == .timedOut && urlError?.failingURL == nil
         let url = storage.currentRequest?.url
-        let error =
+        var error =
           bareTimeout
           ? SessionFetcher.timedOutError(url: url) : ContentDecoding.error(transportError, response: response)
+        if urlError?.code == .requestBodyStreamExhausted, storage.plan?.exactStreamLength != nil,
+          let urlError
+        {
+          // A body of exact length that was not (see `BodySpool`): the same error on both engines.
+          error = SessionFetcherError.bodyUnavailable(description: urlError.localizedDescription)
+        }
         return .failure(AttemptFailure(error: error, response: http))
       }
       switch StreamWindows.hopEnded(&storage) {
@@ -265,7 +271,7 @@ extension SessionFetcher {
       (
         method: String, partial: Bool, enabled: Bool, authorizer: (any FetcherAuthorizer)?,
         refreshed: Bool, queue: DispatchQueue, block: RetryBlock?, elapsed: TimeInterval,
-        backoff: RetryBackoff, streamStarted: Bool
+        backoff: RetryBackoff, streamStarted: Bool, retriesLeft: Bool
       )? = storage.withLock { storage in
         guard storage.lifecycle.isFetching, let plan = storage.plan else { return nil }
         if storage.backoff == nil {
@@ -278,7 +284,8 @@ extension SessionFetcher {
           storage.config.isRetryEnabled, storage.config.authorizer, storage.didRefreshAuthorization,
           plan.callbackQueue, storage.config.retryBlock,
           Date().timeIntervalSince(storage.timing.startDate ?? Date()), storage.backoff!,
-          !StreamWindows.allowsRetry(after: failure.error, storage: storage)
+          !StreamWindows.allowsRetry(after: failure.error, storage: storage),
+          storage.config.maxRetryCount.map { storage.timing.retryCount < $0 } ?? true
         )
       }
     guard let context else { return }
@@ -297,7 +304,7 @@ extension SessionFetcher {
     }
     // A stream consumer already holds part of the body: a new attempt would deliver it twice
     // (unless it asks for a fresh Range window after it, see `StreamWindows`).
-    guard context.enabled, !context.streamStarted else {
+    guard context.enabled, !context.streamStarted, context.retriesLeft else {
       finishFailed(failure)
       return
     }
@@ -423,7 +430,7 @@ extension SessionFetcher {
     let ending:
       (
         FetcherLifecycle.Finish, DispatchQueue, FetcherCompletionHandler?, FetcherSession?, PartFile?,
-        (any EngineTask)?, SuccessParser?
+        (any EngineTask)?, SuccessParser?, [AsyncStream<TransferProgress>.Continuation], URL?
       )? = storage.withLock { storage in
         guard let finish = storage.lifecycle.finish() else { return nil }
         let parser = error == nil ? storage.successParser : nil
@@ -443,10 +450,18 @@ extension SessionFetcher {
         if task != nil { storage.cancelReason = .stopped }
         let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
         let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
-        return (finish, queue, storage.completion, ownSession, partFile, task, parser)
+        return (
+          finish, queue, storage.completion, ownSession, partFile, task, parser,
+          storage.takeProgressContinuations(), storage.takeBodySpoolFile()
+        )
       }
-    guard let (transition, queue, completion, ownSession, partFile, task, parser) = ending else { return }
+    guard let (transition, queue, completion, ownSession, partFile, task, parser, progress, spool) = ending
+    else {
+      return
+    }
+    for continuation in progress { continuation.finish() }
     Self.letGo(task)
+    if let spool { try? FileManager.default.removeItem(at: spool) }
     partFile?.discard()
     ownSession?.finishTasksAndInvalidate()
     for monitor in allMonitors() { monitor.fetcher(self, didFinishWithData: data, error: error) }
@@ -525,12 +540,12 @@ extension SessionFetcher {
     let stopping:
       (
         FetcherLifecycle.Stop?, DispatchQueue, FetcherCompletionHandler?, (any EngineTask)?, PartFile?,
-        FetcherSession?
+        FetcherSession?, [AsyncStream<TransferProgress>.Continuation], URL?
       ) = storage.withLock { storage in
         if forceCompletion { storage.forceCompletionOnStop = true }
         storage.callbacksSuppressed = true
         let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
-        guard let stop = storage.lifecycle.stop() else { return (nil, queue, nil, nil, nil, nil) }
+        guard let stop = storage.lifecycle.stop() else { return (nil, queue, nil, nil, nil, nil, [], nil) }
         storage.timing.endDate = Date()
         storage.finalError = SessionFetcherError.cancelled
         Self.disarmTimeout(&storage)
@@ -542,11 +557,16 @@ extension SessionFetcher {
         let notify = storage.config.stopFetchingTriggersCompletionHandler || storage.forceCompletionOnStop
         let completion = stop.mayCompleteAsCancelled && notify ? storage.completion : nil
         let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
-        return (stop, queue, completion, task, partFile, ownSession)
+        return (
+          stop, queue, completion, task, partFile, ownSession, storage.takeProgressContinuations(),
+          storage.takeBodySpoolFile()
+        )
       }
-    let (transition, queue, completion, task, partFile, ownSession) = stopping
+    let (transition, queue, completion, task, partFile, ownSession, progress, spool) = stopping
+    for continuation in progress { continuation.finish() }
     guard let transition else { return }
     Self.letGo(task, invalidating: ownSession)
+    if let spool { try? FileManager.default.removeItem(at: spool) }
     partFile?.discard()
     if transition.from != .idle {
       for monitor in allMonitors() {

@@ -26,9 +26,12 @@ extension SessionFetcher: SessionTaskHandler {
       guard accepts(task, storage), let plan = storage.plan else { return nil }
       storage.lastActivity = Date()
       storage.timing.bytesSent += bytesSent
-      guard let block = storage.config.sendProgressBlock else { return nil }
       // A stream body reports 0 expected bytes on Linux: use the declared length, else unknown.
       let expected = totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : (plan.bodyLength ?? -1)
+      storage.publish(
+        TransferProgress(
+          direction: .upload, completedBytes: totalBytesSent, expectedBytes: expected >= 0 ? expected : nil))
+      guard let block = storage.config.sendProgressBlock else { return nil }
       return (plan.callbackQueue, block, expected)
     }
     guard let (queue, block, expected) = delivery else { return }
@@ -301,6 +304,10 @@ extension SessionFetcher: SessionTaskHandler {
         }
         var expected = storage.expectedContentLength
         if expected >= 0 && storage.responseBodyLength > expected { expected = -1 }
+        storage.publish(
+          TransferProgress(
+            direction: .download, completedBytes: storage.responseBodyLength,
+            expectedBytes: expected >= 0 ? expected : nil))
         return (
           plan.callbackQueue, delivery, storage.config.receivedProgressBlock, download,
           storage.responseBodyLength, expected

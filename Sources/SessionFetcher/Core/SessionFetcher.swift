@@ -209,13 +209,23 @@ public final class SessionFetcher: @unchecked Sendable {
   /// engine reads it on a thread of its own.
   public var bodyStreamProvider: BodyStreamProvider? {
     get { self[config: \.bodyStreamProvider] }
-    set { self[config: \.bodyStreamProvider] = newValue }
+    set {
+      storage.withLock {
+        $0.config.bodyStreamProvider = newValue
+        $0.config.bodyStreamHasExactLength = false
+      }
+    }
   }
 
   /// The length of the ``bodyStreamProvider``'s stream, if known: used for send progress.
   public var bodyLength: Int64? {
     get { self[config: \.bodyLength] }
-    set { self[config: \.bodyLength] = newValue }
+    set {
+      storage.withLock {
+        $0.config.bodyLength = newValue
+        $0.config.bodyStreamHasExactLength = false
+      }
+    }
   }
 
   // MARK: - Download (at most one; default: in memory)
@@ -344,7 +354,24 @@ public final class SessionFetcher: @unchecked Sendable {
     set { self[config: \.isRetryEnabled] = newValue }
   }
 
-  /// Decides whether to retry; called only while the backoff allows another retry.
+  /// The most retries the fetch makes after its first attempt (default nil: as many as the
+  /// backoff's window allows, see ``maxRetryInterval``). 0 means none. Only counts when
+  /// ``isRetryEnabled`` is set; the retry window still ends retrying earlier. A negative value
+  /// fails the fetch at begin with ``SessionFetcherError/invalidConfiguration(_:)``, before any
+  /// request is sent.
+  ///
+  /// ```swift
+  /// let fetcher = SessionFetcher.fetcher(urlString: "https://example.com/feed.json")
+  /// fetcher.isRetryEnabled = true
+  /// fetcher.maxRetryCount = 2  // at most three attempts in all
+  /// ```
+  public var maxRetryCount: Int? {
+    get { self[config: \.maxRetryCount] }
+    set { self[config: \.maxRetryCount] = newValue }
+  }
+
+  /// Decides whether to retry; called only while the backoff (and ``maxRetryCount``) allows
+  /// another retry.
   public var retryBlock: RetryBlock? {
     get { self[config: \.retryBlock] }
     set { self[config: \.retryBlock] = newValue }

@@ -122,6 +122,18 @@ package final class FetcherSession: @unchecked Sendable {
     return session
   }
 
+  /// Whether ``makeTask(request:body:tls:handler:)`` sends an ``EngineBody/sizedStream(_:length:)``
+  /// of `request` with its `Content-Length`: on the libcurl engine (for http and https). URLSession
+  /// sends any stream chunked (see `BodySpool`).
+  package func sendsSizedStreams(for request: URLRequest) -> Bool {
+    #if canImport(FoundationNetworking)
+      guard engine == .libcurl, let scheme = request.url?.scheme?.lowercased() else { return false }
+      return scheme == "http" || scheme == "https"
+    #else
+      return false
+    #endif
+  }
+
   /// Creates a task for `request` and `body` and registers `handler` for it, or returns nil if the
   /// session is invalidated. The task is not resumed.
   /// `tls` applies on the libcurl engine (the fetcher refuses settings other than the defaults on
@@ -160,8 +172,10 @@ package final class FetcherSession: @unchecked Sendable {
         } else {
           task = session.uploadTask(with: request, fromFile: url)
         }
-      case .stream(let stream):
+      case .stream(let stream), .sizedStream(let stream, _):
+        // Never with a length here: FoundationNetworking would frame it twice (corelibs #4818).
         var streamed = request
+        streamed.setValue(nil, forHTTPHeaderField: "Content-Length")
         streamed.httpBodyStream = stream
         task = session.dataTask(with: streamed)
       }

@@ -489,6 +489,32 @@ struct InteropLargeTransferTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["256m.bin"])
   }
 
+  @Test("a multipart document with a file part, PUT with its Content-Length, byte-equal on nginx's disk")
+  func multipartDocumentUpload() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("interop-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let part = folder.appendingPathComponent("part.bin")
+    try Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }).write(to: part)
+    let document = MIMEDocument()
+    document.appendFormField(name: "title", value: "interop")
+    document.appendFormFile(name: "file", filename: "part.bin", fileURL: part)
+    let expected = try document.generateData().data
+    let name = "mime-\(UUID().uuidString).bin"
+    var request = URLRequest(url: Interop.nginx("/upload/\(name)"))
+    request.httpMethod = "PUT"
+    let fetcher = SessionFetcher(request: request)
+    fetcher.allowedInsecureSchemes = ["http"]
+    fetcher.callbackQueue = DispatchQueue(label: "interop.mime")
+    try fetcher.setBody(document)
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(fetcher.statusCode == 201)
+    let stored = Interop.nginxRoot.appendingPathComponent("upload/\(name)")
+    defer { try? FileManager.default.removeItem(at: stored) }
+    #expect(try Data(contentsOf: stored) == expected)
+  }
+
   @Test("1 GiB PUT upload from a file, sha256 equal on nginx's disk")
   func gigabyteUpload() async throws {
     let source = Interop.nginxRoot.appendingPathComponent("1g.bin")

@@ -6,7 +6,8 @@ import Testing
 
 @Suite("Early retry")
 struct EarlyRetryTests {
-  /// A service that retries after 30 s, and one of its fetchers waiting out that delay after a 503.
+  /// A service that retries after 300 s (longer than any stall of a loaded suite), and one of its
+  /// fetchers waiting out that delay after a 503.
   struct WaitingFetch {
     let service: FetcherService
     let fetcher: SessionFetcher
@@ -16,7 +17,7 @@ struct EarlyRetryTests {
     init(_ server: TestServer, key: String, earlyRetry: Bool) async {
       service = makeService()
       service.isRetryEnabled = true
-      service.minRetryInterval = 30
+      service.minRetryInterval = 300
       service.maxRetryInterval = 600
       service.isEarlyRetryEnabled = earlyRetry
       fetcher = service.fetcher(url: server.url("/fail-first?n=1&key=\(key)&status=503"))
@@ -27,7 +28,7 @@ struct EarlyRetryTests {
     }
   }
 
-  /// A fetcher waiting out a 30 s retry delay retries at once when another fetch to its host
+  /// A fetcher waiting out a 300 s retry delay retries at once when another fetch to its host
   /// succeeds.
   @Test func aSuccessOnTheHostEndsTheRetryDelay() async throws {
     let server = try TestServer()

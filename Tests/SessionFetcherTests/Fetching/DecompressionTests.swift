@@ -167,20 +167,12 @@ struct DecompressionTests {
   /// only as the fetcher takes the bytes; FoundationNetworking hands them over asynchronously, so
   /// what it inflated before the cancellation reached it (about 20 MiB here) comes on top.
   @Test(arguments: [false, true])
-  func aBombsPeakMemoryStaysNearTheLimit(_ chunked: Bool) throws {
+  func aBombsPeakMemoryStaysNearTheLimit(_ chunked: Bool) async throws {
     #if os(Linux)
       let limit = 16 << 20
-      let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
-        .appendingPathComponent("decoding-probe")
-      try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
-      let output = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "decoding-probe-\(UUID().uuidString).out")
-      defer { try? FileManager.default.removeItem(at: output) }
-      let pid = try ChildProcess.spawn(
-        [probe.path, String(limit)] + (chunked ? ["chunked"] : []),
-        environment: ProcessInfo.processInfo.environment, output: output)
-      let exit = ChildProcess.wait(pid, timeout: 150)
-      let line = ChildProcess.readGrowingFile(output).split(separator: "\n").last.map(String.init) ?? ""
+      let (exit, lines) = try await ChildProcess.runProbe(
+        named: "decoding-probe", arguments: [String(limit)] + (chunked ? ["chunked"] : []), timeout: 150)
+      let line = lines.last ?? ""
       #expect(exit.exitCode == 0, "\(exit): \(line)")
       #expect(line.contains("larger than the limit of \(limit) bytes"), "\(line)")
       let words = line.split(separator: " ")

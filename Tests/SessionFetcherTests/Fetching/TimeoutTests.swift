@@ -99,38 +99,22 @@ struct TimeoutTests {
   /// queue, which `cancel()` waits for (the libcurl engine reads such a body on a thread of its
   /// own). That hold stops every URLSession of the process, so it is made in a child process,
   /// `timeout-probe` (built beside the tests), on the engine the tests run on.
-  @Test func aTimeoutEndsTheFetchWhileTheEngineCannotCancel() throws {
+  @Test func aTimeoutEndsTheFetchWhileTheEngineCannotCancel() async throws {
     #if os(Linux)
-      let (exit, lines) = try Self.runTimeoutProbe([])
+      let (exit, lines) = try await ChildProcess.runProbe(named: "timeout-probe")
       #expect(exit.exitCode == 0, "\(exit): \(lines)")
       #expect(lines.last == "error \(URLError.Code.timedOut.rawValue) while held: true", "\(lines)")
     #endif
   }
 
-  #if os(Linux)
-    /// Runs `timeout-probe` (built beside the tests) with `arguments` in the tests' environment, and
-    /// returns how it ended and the lines it printed.
-    static func runTimeoutProbe(_ arguments: [String]) throws -> (exit: ChildProcess.Exit, lines: [String]) {
-      let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
-        .appendingPathComponent("timeout-probe")
-      try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
-      let output = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "timeout-probe-\(UUID().uuidString).out")
-      defer { try? FileManager.default.removeItem(at: output) }
-      let pid = try ChildProcess.spawn(
-        [probe.path] + arguments, environment: ProcessInfo.processInfo.environment, output: output)
-      let exit = ChildProcess.wait(pid, timeout: 120)
-      return (exit, ChildProcess.readGrowingFile(output).split(separator: "\n").map(String.init))
-    }
-  #endif
 
   /// The answer to a redirect never reaches a task cancelled while it waited for it: that kills the
   /// process in FoundationNetworking (`RedirectAnswerGate`). `timeout-probe redirect-cancel` holds
   /// the session's delegate queue while a redirected fetch times out and its task is cancelled, then
   /// lets the answer through; in a child process, on the URLSession engine whatever the tests run on.
-  @Test func aRedirectAnswerNeverReachesACancelledTask() throws {
+  @Test func aRedirectAnswerNeverReachesACancelledTask() async throws {
     #if os(Linux)
-      let (exit, lines) = try Self.runTimeoutProbe(["redirect-cancel"])
+      let (exit, lines) = try await ChildProcess.runProbe(named: "timeout-probe", arguments: ["redirect-cancel"])
       #expect(exit.exitCode == 0, "\(exit): \(lines.suffix(20))")
       #expect(
         lines.last == "redirect error \(URLError.Code.timedOut.rawValue), survived", "\(lines.suffix(20))")

@@ -8,9 +8,9 @@ import Testing
 @Suite struct WaitForCompletionTests {
   /// A command-line tool's top-level code before its first `await`: the wait runs the main run loop,
   /// so the completion (on the main queue, the default) runs and the wait returns true.
-  @Test func onTheMainThreadTheMainQueueRuns() throws {
+  @Test func onTheMainThreadTheMainQueueRuns() async throws {
     #if os(Linux)
-      let (exit, lines) = try Self.runWaitProbe("main-thread")
+      let (exit, lines) = try await ChildProcess.runProbe(named: "wait-probe", arguments: ["main-thread"])
       #expect(exit.exitCode == 0, "\(exit): \(lines)")
       #expect(lines.last == "returned true, completion ran true", "\(lines)")
     #endif
@@ -20,9 +20,9 @@ import Testing
   /// queue, which must run the completion: the wait says so on standard error and returns false (at
   /// once off the main thread, at its timeout on it), and the completion runs once the queue is free.
   @Test(arguments: ["after-await", "main-queue-block"])
-  func onTheMainQueueTheWaitSaysWhyItCannotComplete(_ mode: String) throws {
+  func onTheMainQueueTheWaitSaysWhyItCannotComplete(_ mode: String) async throws {
     #if os(Linux)
-      let (exit, lines) = try Self.runWaitProbe(mode)
+      let (exit, lines) = try await ChildProcess.runProbe(named: "wait-probe", arguments: [mode])
       #expect(exit.exitCode == 0, "\(exit): \(lines)")
       #expect(lines.contains(SessionFetcher.blockedWaitWarning(onMainQueue: true)), "\(lines)")
       #expect(lines.contains("returned false, completion ran false"), "\(lines)")
@@ -52,22 +52,4 @@ import Testing
     #expect(queue.sync { fetcher.waitForCompletion(timeout: 1) })
   }
 
-  #if os(Linux)
-    /// Runs `wait-probe MODE` (built beside the tests) in the tests' environment; returns how it ended
-    /// and the lines it printed (standard output and error).
-    static func runWaitProbe(_ mode: String) throws -> (exit: ChildProcess.Exit, lines: [String]) {
-      let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
-        .appendingPathComponent("wait-probe")
-      try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
-      let output = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "wait-probe-\(UUID().uuidString).out")
-      defer { try? FileManager.default.removeItem(at: output) }
-      let pid = try ChildProcess.spawn(
-        [probe.path, mode], environment: ProcessInfo.processInfo.environment, output: output)
-      let exit = ChildProcess.wait(pid, timeout: 120)
-      let lines = ChildProcess.readGrowingFile(output).split(separator: "\n").map(String.init)
-      // Under LeakSanitizer the child ends with its "Suppressions used" table: not the probe's.
-      return (exit, Array(lines.prefix { !$0.hasPrefix("-----") }))
-    }
-  #endif
 }

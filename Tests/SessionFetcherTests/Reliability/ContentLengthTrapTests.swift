@@ -21,8 +21,8 @@ struct ContentLengthTrapTests {
 
   #if os(Linux)
     @Test("kills a process that uses a bare URLSession (FoundationNetworking's trap)", arguments: trapping)
-    func bareURLSessionTraps(contentLength: String) throws {
-      let (exit, lines) = try Self.runProbe(["urlsession", contentLength])
+    func bareURLSessionTraps(contentLength: String) async throws {
+      let (exit, lines) = try await Self.runProbe(["urlsession", contentLength])
       #expect(
         Self.trapped(exit, lines),
         "FoundationNetworking no longer traps (\(exit): \(lines)): the URLSession engine's limitation in the Linux notes can go"
@@ -30,27 +30,27 @@ struct ContentLengthTrapTests {
     }
 
     @Test("just below the rounding boundary, a bare URLSession survives")
-    func bareURLSessionSurvivesBelowTheBoundary() throws {
-      let (exit, lines) = try Self.runProbe(["urlsession", "9223372036854775295"])
+    func bareURLSessionSurvivesBelowTheBoundary() async throws {
+      let (exit, lines) = try await Self.runProbe(["urlsession", "9223372036854775295"])
       #expect(exit.exitCode == 0, "\(exit): \(lines)")
       #expect(lines.last == "survived", "\(lines)")
     }
 
     @Test("kills a process fetching on the URLSession engine too (the library cannot intervene)")
-    func urlSessionEngineTraps() throws {
-      let (exit, lines) = try Self.runProbe(["fetcher", "urlSession", "9223372036854775807"])
+    func urlSessionEngineTraps() async throws {
+      let (exit, lines) = try await Self.runProbe(["fetcher", "urlSession", "9223372036854775807"])
       #expect(
         Self.trapped(exit, lines),
         "the URLSession engine survives (\(exit): \(lines)): update the Linux notes and this test")
     }
 
     @Test("the libcurl engine ends the fetch with an error, in a process of its own", arguments: trapping)
-    func libcurlEngineSurvivesInAChild(contentLength: String) throws {
+    func libcurlEngineSurvivesInAChild(contentLength: String) async throws {
       if let reason = FetcherEngine.libcurl.unavailableReason {
         Issue.record("libcurl engine unavailable: \(reason)")
         return
       }
-      let (exit, lines) = try Self.runProbe(["fetcher", "libcurl", contentLength])
+      let (exit, lines) = try await Self.runProbe(["fetcher", "libcurl", contentLength])
       #expect(exit.exitCode == 0, "\(exit): \(lines)")
       #expect(lines.last == "survived", "\(lines)")
       #expect(lines.contains { $0.hasPrefix("ended: error ") }, "\(lines)")
@@ -67,17 +67,8 @@ struct ContentLengthTrapTests {
       return died && lines.contains { $0.contains("Signal 4:") || $0.contains("Signal 5:") }
     }
 
-    static func runProbe(_ arguments: [String]) throws -> (exit: ChildProcess.Exit, lines: [String]) {
-      let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
-        .appendingPathComponent("content-length-probe")
-      try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
-      let output = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "content-length-probe-\(UUID().uuidString).out")
-      defer { try? FileManager.default.removeItem(at: output) }
-      let pid = try ChildProcess.spawn(
-        [probe.path] + arguments, environment: ProcessInfo.processInfo.environment, output: output)
-      let exit = ChildProcess.wait(pid, timeout: 120)
-      return (exit, ChildProcess.readGrowingFile(output).split(separator: "\n").map(String.init))
+    static func runProbe(_ arguments: [String]) async throws -> (exit: ChildProcess.Exit, lines: [String]) {
+      try await ChildProcess.runProbe(named: "content-length-probe", arguments: arguments)
     }
   #endif
 

@@ -17,14 +17,11 @@ struct SigpipeTests {
   @Test(
     "Uploads to servers that close or reset under them end with an error, not SIGPIPE",
     arguments: ["urlSession", "libcurl"])
-  func uploadsSurviveBrokenConnections(engine: String) throws {
+  func uploadsSurviveBrokenConnections(engine: String) async throws {
     if engine == "libcurl", let reason = FetcherEngine.libcurl.unavailableReason {
       Issue.record("libcurl engine unavailable: \(reason)")
       return
     }
-    let probe = try ChildProcess.ownExecutable().deletingLastPathComponent()
-      .appendingPathComponent("sigpipe-probe")
-    try #require(FileManager.default.isExecutableFile(atPath: probe.path), "not built: \(probe.path)")
     try #require(TLSFixtures.isAvailable, "openssl and scripts/make-test-certs.sh are needed")
     try #require(PythonTLSServer.isAvailable, "python3 is needed for the TLS servers")
     let fixtures = try TLSFixtures()
@@ -42,22 +39,22 @@ struct SigpipeTests {
     defer { proxy.stop() }
     let ca = fixtures.file("ca.pem").path
 
-    let direct = try Self.runProbe(
-      probe, engine: engine, ca: ca,
+    let direct = try await Self.runProbe(
+      engine: engine, ca: ca,
       urls: [
         "http://127.0.0.1:\(early.port)/upload", "http://127.0.0.1:\(reset.port)/upload",
         "https://127.0.0.1:\(tlsEarly.port)/upload", "https://127.0.0.1:\(tlsReset.port)/upload",
       ],
       proxy: nil)
-    let proxied = try Self.runProbe(
-      probe, engine: engine, ca: ca,
+    let proxied = try await Self.runProbe(
+      engine: engine, ca: ca,
       urls: ["http://127.0.0.1:\(early.port)/upload", "https://127.0.0.1:\(tlsSilent.port)/upload"],
       proxy: "http://127.0.0.1:\(proxy.port)")
     print("sigpipe-probe [\(engine)] direct: \(direct.output)")
     print("sigpipe-probe [\(engine)] through a proxy that closes: \(proxied.output)")
     // The control: in the same child set-up, a plain write to a closed socket is killed by SIGPIPE,
     // so a SIGPIPE raised by a fetch would show.
-    let control = try Self.runProbe(probe, arguments: ["control"], proxy: nil)
+    let control = try await Self.runProbe(arguments: ["control"], proxy: nil)
     #expect(control.signal == SIGPIPE, "the control was not killed by SIGPIPE: \(control)")
     for run in [direct, proxied] {
       #expect(run.output.first == "SIGPIPE disposition: default, blocked: false", "\(run.output)")
@@ -85,16 +82,11 @@ struct SigpipeTests {
 
   /// Runs the probe with the proxy variables of its environment replaced by `proxy`, for at most
   /// 180 s (then SIGKILL).
-  static func runProbe(_ probe: URL, engine: String, ca: String, urls: [String], proxy: String?) throws
-    -> ProbeRun
-  {
-    try runProbe(probe, arguments: [engine, ca] + urls, proxy: proxy)
+  static func runProbe(engine: String, ca: String, urls: [String], proxy: String?) async throws -> ProbeRun {
+    try await runProbe(arguments: [engine, ca] + urls, proxy: proxy)
   }
 
-  static func runProbe(_ probe: URL, arguments: [String], proxy: String?) throws -> ProbeRun {
-    let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "sigpipe-\(UUID().uuidString).out")
-    defer { try? FileManager.default.removeItem(at: outputFile) }
+  static func runProbe(arguments: [String], proxy: String?) async throws -> ProbeRun {
     let proxyNames: Set = [
       "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy",
       "NO_PROXY",
@@ -104,11 +96,9 @@ struct SigpipeTests {
       environment["http_proxy"] = proxy
       environment["https_proxy"] = proxy
     }
-    let pid = try ChildProcess.spawn([probe.path] + arguments, environment: environment, output: outputFile)
-    let exit = ChildProcess.wait(pid, timeout: 180)
-    let text = ChildProcess.readGrowingFile(outputFile)
-    return ProbeRun(
-      output: text.split(separator: "\n").map(String.init), exitCode: exit.exitCode, signal: exit.signal)
+    let (exit, lines) = try await ChildProcess.runProbe(
+      named: "sigpipe-probe", arguments: arguments, environment: environment, timeout: 180)
+    return ProbeRun(output: lines, exitCode: exit.exitCode, signal: exit.signal)
   }
 }
 

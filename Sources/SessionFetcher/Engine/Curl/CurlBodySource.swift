@@ -61,19 +61,30 @@
     /// The stream, read on a thread of its own from now on (a stream that blocks must not hold up
     /// the loop's other transfers); closed by ``close()``. `onReadable` is called on that thread
     /// when bytes (or the end) arrive after a read found none.
-    init(stream: InputStream, onReadable: @escaping @Sendable () -> Void) {
+    ///
+    /// With `exactLength`, the body goes with that `Content-Length`, and a stream that ends before
+    /// it or runs past it fails the transfer (its last byte is never handed to libcurl, so the
+    /// server never sees a complete request of the wrong content); without, it goes chunked.
+    init(stream: InputStream, exactLength: Int64? = nil, onReadable: @escaping @Sendable () -> Void) {
       source = .stream(StreamPump(stream: stream, onReadable: onReadable))
-      length = nil
+      length = exactLength
       isFile = false
     }
 
     /// Copies up to `capacity` bytes into `buffer`.
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> ReadResult {
       if case .stream(let pump) = source {
-        let result = pump.read(into: buffer, capacity: capacity)
+        let result =
+          if let length {
+            readExactly(length, from: pump, into: buffer, capacity: capacity)
+          } else {
+            pump.read(into: buffer, capacity: capacity)
+          }
         switch result {
-        case .bytes(let count): bytesRead += Int64(count)
-        case .failed: failure = URLError(.requestBodyStreamExhausted)
+        case .bytes(let count):
+          bytesRead += Int64(count)
+        case .failed:
+          if failure == nil { failure = Self.streamFailure(pump.streamError) }
         case .wouldBlock: break
         }
         return result
@@ -81,6 +92,73 @@
       guard let count = readFromSource(into: buffer, capacity: capacity) else { return .failed }
       bytesRead += Int64(count)
       return .bytes(count)
+    }
+
+    /// The last byte of a stream of exact length, read but not handed to libcurl until the stream
+    /// has shown that it ends there.
+    private var heldLastByte: UInt8?
+
+    /// Reads a stream that must be `length` bytes long. Its last byte goes to libcurl only once the
+    /// stream has ended right after it: with every byte of the `Content-Length` sent the request
+    /// would be complete, so a stream that turns out longer (or fails) must be cut before.
+    private func readExactly(
+      _ length: Int64, from pump: StreamPump, into buffer: UnsafeMutableRawPointer, capacity: Int
+    ) -> ReadResult {
+      let remaining = length - bytesRead
+      if remaining <= 0 { return .bytes(0) }
+      if remaining > 1 {
+        let result = pump.read(into: buffer, capacity: Int(min(Int64(capacity), remaining - 1)))
+        if result == .bytes(0) {
+          failure = Self.lengthMismatch(expected: length, read: bytesRead, ended: true)
+          return .failed
+        }
+        return result
+      }
+      var probe: UInt8 = 0
+      if heldLastByte == nil {
+        switch pump.read(into: &probe, capacity: 1) {
+        case .bytes(0):
+          failure = Self.lengthMismatch(expected: length, read: bytesRead, ended: true)
+          return .failed
+        case .bytes:
+          heldLastByte = probe
+        case .wouldBlock:
+          return .wouldBlock
+        case .failed:
+          return .failed
+        }
+      }
+      switch pump.read(into: &probe, capacity: 1) {
+      case .bytes(0):
+        buffer.storeBytes(of: heldLastByte!, as: UInt8.self)
+        heldLastByte = nil
+        return .bytes(1)
+      case .bytes:
+        failure = Self.lengthMismatch(expected: length, read: length + 1, ended: false)
+        return .failed
+      case .wouldBlock:
+        return .wouldBlock
+      case .failed:
+        return .failed
+      }
+    }
+
+    private static func streamFailure(_ streamError: (any Error)?) -> URLError {
+      guard let streamError else { return URLError(.requestBodyStreamExhausted) }
+      return URLError(
+        .requestBodyStreamExhausted,
+        userInfo: [
+          NSUnderlyingErrorKey: streamError,
+          NSLocalizedDescriptionKey: "The request body stream failed: \(streamError.localizedDescription)",
+        ])
+    }
+
+    private static func lengthMismatch(expected: Int64, read: Int64, ended: Bool) -> URLError {
+      let text =
+        ended
+        ? "The request body stream ended after \(read) of its \(expected) bytes"
+        : "The request body stream ran past its \(expected) bytes"
+      return URLError(.requestBodyStreamExhausted, userInfo: [NSLocalizedDescriptionKey: text])
     }
 
     /// Body bytes handed to libcurl so far (libcurl's own upload count includes chunk framing).
@@ -158,6 +236,8 @@
     private var start = 0
     private var ended = false
     private var failed = false
+    /// The stream's error, once it failed.
+    private var failure: (any Error)?
     private var closed = false
     /// A read found the buffer empty: the next bytes (or the end) call `onReadable`.
     private var waiting = false
@@ -192,6 +272,7 @@
           ended = true
         } else {
           failed = true
+          failure = stream.streamError
         }
         let wake = waiting && !closed
         waiting = false
@@ -221,6 +302,13 @@
       if ended { return .bytes(0) }
       waiting = true
       return .wouldBlock
+    }
+
+    /// The stream's error, once reading it failed.
+    var streamError: (any Error)? {
+      condition.lock()
+      defer { condition.unlock() }
+      return failure
     }
 
     /// Stops the pump: it closes the stream once a read in progress returns.

@@ -82,6 +82,24 @@
 
     var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
+    /// The source of a stream body: `stream` for the first request, a fresh one from the handler
+    /// for a resend after a challenge.
+    private func makeStreamSource(_ stream: InputStream, exactLength: Int64?) throws(URLError)
+      -> CurlBodySource
+    {
+      let onReadable: @Sendable () -> Void = { [weak self] in
+        guard let self else { return }
+        loop.send(.resumeSending(self))
+      }
+      if challengeResends == 0 {
+        return CurlBodySource(stream: stream, exactLength: exactLength, onReadable: onReadable)
+      } else if let fresh = state.withLock({ $0.handler })?.taskNeedsNewBodyStream(self) {
+        return CurlBodySource(stream: fresh, exactLength: exactLength, onReadable: onReadable)
+      } else {
+        throw URLError(.requestBodyStreamExhausted)
+      }
+    }
+
     /// Makes the transfer of the first request (or of a resend with `credential`).
     func makeTransfer(
       options: CurlEngineOptions, credential: CurlTransfer.Credential?, userdata: UnsafeMutableRawPointer
@@ -95,17 +113,9 @@
       case .file(let url):
         source = try CurlBodySource(fileURL: url)
       case .stream(let stream):
-        let onReadable: @Sendable () -> Void = { [weak self] in
-          guard let self else { return }
-          loop.send(.resumeSending(self))
-        }
-        if challengeResends == 0 {
-          source = CurlBodySource(stream: stream, onReadable: onReadable)
-        } else if let fresh = state.withLock({ $0.handler })?.taskNeedsNewBodyStream(self) {
-          source = CurlBodySource(stream: fresh, onReadable: onReadable)
-        } else {
-          throw URLError(.requestBodyStreamExhausted)
-        }
+        source = try makeStreamSource(stream, exactLength: nil)
+      case .sizedStream(let stream, let length):
+        source = try makeStreamSource(stream, exactLength: length)
       }
       return try CurlTransfer(
         request: originalRequest, body: source, options: options, credential: credential, tls: tls,

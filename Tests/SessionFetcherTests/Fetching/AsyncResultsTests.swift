@@ -1,0 +1,193 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+@Suite("async results: fetchResponse, download, progressUpdates")
+struct AsyncResultsTests {
+  // MARK: - fetchResponse
+
+  @Test func fetchResponseGivesTheBodyTheResponseAndTheTiming() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let result = try await server.fetcher("/bytes/1234").fetchResponse()
+    #expect(result.data == TestServer.patternBytes(count: 1234))
+    #expect(result.statusCode == 200)
+    #expect(result.response?.statusCode == 200)
+    #expect(result.response?.value(forHTTPHeaderField: "ETag") == "\"bytes-1234\"")
+    #expect(result.timing.bytesReceived == 1234)
+    #expect(result.timing.duration != nil)
+  }
+
+  @Test func fetchResponseThrowsWhatBeginFetchThrows() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    var thrown: [SessionFetcherError] = []
+    for useResponse in [false, true] {
+      let fetcher = server.fetcher("/status/404")
+      do {
+        if useResponse { _ = try await fetcher.fetchResponse() } else { _ = try await fetcher.beginFetch() }
+        Issue.record("expected an error")
+      } catch let error as SessionFetcherError {
+        thrown.append(error)
+      }
+    }
+    #expect(thrown.count == 2)
+    #expect(thrown.first == thrown.last)
+    #expect(thrown.first?.statusCode == 404)
+  }
+
+  @Test func cancellingFetchResponseStopsTheFetch() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/hang")
+    let task = Task { try await fetcher.fetchResponse() }
+    #expect(await eventually { server.requestCount(path: "/hang") == 1 })
+    task.cancel()
+    #expect((await task.result.error as? SessionFetcherError) == .cancelled)
+    #expect(!fetcher.isFetching)
+  }
+
+  @Test func fetchResponseCancelledBeforeTheRequestExistsSendsNothing() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/bytes/1")
+    let task = Task {
+      withUnsafeCurrentTask { task in task?.cancel() }
+      return try await fetcher.fetchResponse()
+    }
+    #expect((await task.result.error as? SessionFetcherError) == .cancelled)
+    try await Task.sleep(nanoseconds: 100_000_000)
+    #expect(server.requests.isEmpty)
+  }
+
+  // MARK: - download
+
+  @Test func downloadReturnsTheFileItWrote() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("nested/file.bin")
+    let fetcher = server.fetcher("/bytes/70000")
+    let file = try await fetcher.download(to: destination)
+    #expect(file == destination)
+    #expect(fetcher.destinationFileURL == destination)
+    #expect(try Data(contentsOf: file) == TestServer.patternBytes(count: 70000))
+  }
+
+  @Test func downloadUsesTheDestinationFileURLWhenGivenNone() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let fetcher = server.fetcher("/bytes/10")
+    fetcher.destinationFileURL = folder.appendingPathComponent("ten")
+    let file = try await fetcher.download()
+    #expect(try Data(contentsOf: file) == TestServer.patternBytes(count: 10))
+  }
+
+  @Test func downloadWithoutADestinationThrowsAndSendsNothing() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/bytes/10")
+    await #expect(throws: SessionFetcherError.self) { try await fetcher.download() }
+    do {
+      try await fetcher.download()
+    } catch let error as SessionFetcherError {
+      guard case .invalidConfiguration = error else {
+        Issue.record("expected invalidConfiguration, got \(error)")
+        return
+      }
+    }
+    try await Task.sleep(nanoseconds: 100_000_000)
+    #expect(server.requests.isEmpty)
+  }
+
+  @Test func aFailedDownloadThrowsAndLeavesNoFile() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("missing")
+    do {
+      try await server.fetcher("/status/404").download(to: destination)
+      Issue.record("expected an error")
+    } catch let error as SessionFetcherError {
+      #expect(error.statusCode == 404)
+    }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+  }
+
+  // MARK: - progressUpdates
+
+  @Test func progressUpdatesReachTheWholeBodyAndFinish() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let count = 300_000
+    let fetcher = server.fetcher("/bytes/\(count)")
+    let updates = fetcher.progressUpdates
+    let seen = Task {
+      var values: [TransferProgress] = []
+      for await progress in updates { values.append(progress) }
+      return values
+    }
+    let data = try await fetcher.beginFetch()
+    #expect(data.count == count)
+    let values = await seen.value  // Ends: the stream finishes with the fetch.
+    #expect(!values.isEmpty)
+    #expect(values.allSatisfy { $0.direction == .download })
+    #expect(
+      values.last
+        == TransferProgress(direction: .download, completedBytes: Int64(count), expectedBytes: Int64(count)))
+    #expect(zip(values, values.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
+  }
+
+  /// Nobody reads the stream while the fetch runs: the fetch is not held up, and the stream kept
+  /// only the newest value, then its end.
+  @Test func anUnreadProgressStreamKeepsOnlyTheNewestValue() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let count = 500_000
+    let fetcher = server.fetcher("/bytes/\(count)?chunked=1&chunkSize=1000")
+    let updates = fetcher.progressUpdates
+    let data = try await fetcher.beginFetch()
+    #expect(data.count == count)
+    var values: [TransferProgress] = []
+    for await progress in updates { values.append(progress) }
+    #expect(
+      values == [TransferProgress(direction: .download, completedBytes: Int64(count), expectedBytes: nil)])
+  }
+
+  /// The answer has no body (a 204), so no download value can take the last upload value's place.
+  @Test func progressUpdatesReportTheUpload() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/status/204")
+    fetcher.bodyData = Data(count: 200_000)
+    let updates = fetcher.progressUpdates
+    let seen = Task {
+      var values: [TransferProgress] = []
+      for await progress in updates { values.append(progress) }
+      return values
+    }
+    _ = try await fetcher.beginFetch()
+    let values = await seen.value
+    #expect(values.allSatisfy { $0.direction == .upload })
+    #expect(
+      values.last == TransferProgress(direction: .upload, completedBytes: 200_000, expectedBytes: 200_000))
+  }
+
+  @Test func progressUpdatesFinishWhenTheFetchIsStoppedOrHasEnded() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/hang")
+    let updates = fetcher.progressUpdates
+    let task = Task { try await fetcher.beginFetch() }
+    #expect(await eventually { server.requestCount(path: "/hang") == 1 })
+    fetcher.stopFetching()
+    _ = await task.result
+    for await _ in updates {}
+    for await _ in fetcher.progressUpdates {}  // Taken after the end: finished at once.
+  }
+}
