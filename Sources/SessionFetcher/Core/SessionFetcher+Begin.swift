@@ -509,7 +509,8 @@ extension SessionFetcher {
   }
 
   /// Hands one exchange to the engine and starts it.
-  private func startTask(_ wireRequest: URLRequest, body engineBody: EngineBody, plan: FetchPlan, hop: UInt64) {
+  private func startTask(_ wireRequest: URLRequest, body engineBody: EngineBody, plan: FetchPlan, hop: UInt64)
+  {
     let task = plan.session.makeTask(
       request: wireRequest, body: engineBody, tls: plan.tlsSettings, route: plan.route, handler: self)
     guard let task else {

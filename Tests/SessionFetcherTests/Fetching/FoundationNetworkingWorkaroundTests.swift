@@ -90,9 +90,9 @@ struct FoundationNetworkingWorkaroundTests {
   @Test func idleTimeoutIsResetByProgress() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    // 60 pieces 100 ms apart: never idle for 5 s, though the whole takes about 6 s. (A shorter idle
-    // timeout once ran out in the parallel suite on a loaded 2-core machine.)
-    let fetcher = Self.fetcher(server.url("/drip?bytes=1000&chunks=60&interval=100"), timeout: 5)
+    // 100 pieces 100 ms apart: never idle for 8 s, though the whole takes about 10 s. (Shorter idle
+    // timeouts, 1 s and then 5 s, ran out in the parallel suite on a loaded 2-core machine.)
+    let fetcher = Self.fetcher(server.url("/drip?bytes=1000&chunks=100&interval=100"), timeout: 8)
     #expect(await fetcher.fetchResult().data == TestServer.patternBytes(count: 1000))
   }
 

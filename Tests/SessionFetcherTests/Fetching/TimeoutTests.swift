@@ -107,14 +107,14 @@ struct TimeoutTests {
     #endif
   }
 
-
   /// The answer to a redirect never reaches a task cancelled while it waited for it: that kills the
   /// process in FoundationNetworking (`RedirectAnswerGate`). `timeout-probe redirect-cancel` holds
   /// the session's delegate queue while a redirected fetch times out and its task is cancelled, then
   /// lets the answer through; in a child process, on the URLSession engine whatever the tests run on.
   @Test func aRedirectAnswerNeverReachesACancelledTask() async throws {
     #if os(Linux)
-      let (exit, lines) = try await ChildProcess.runProbe(named: "timeout-probe", arguments: ["redirect-cancel"])
+      let (exit, lines) = try await ChildProcess.runProbe(
+        named: "timeout-probe", arguments: ["redirect-cancel"])
       #expect(exit.exitCode == 0, "\(exit): \(lines.suffix(20))")
       #expect(
         lines.last == "redirect error \(URLError.Code.timedOut.rawValue), survived", "\(lines.suffix(20))")
