@@ -20,7 +20,8 @@ package enum ContentDecoding {
   ///
   /// - FoundationNetworking reports libcurl's `CURLE_BAD_CONTENT_ENCODING` as `.unknown` with
   ///   libcurl's text ("Error while processing content unencoding: …", "Unrecognized content
-  ///   encoding type …"), and a decoder failing inside a chunked body as "Failed reading the
+  ///   encoding type …", or for br and zstd only the code's own text, "Unrecognized or bad HTTP
+  ///   Content or Transfer-Encoding"), and a decoder failing inside a chunked body as "Failed reading the
   ///   chunked-encoded stream" (its write callback never fails otherwise).
   /// - The libcurl engine maps code 61 itself; a decoder failing inside a chunked body reaches it
   ///   as code 23 (`CURLE_WRITE_ERROR`, "Failed reading the chunked-encoded stream"), which its own
@@ -33,6 +34,7 @@ package enum ContentDecoding {
     let curlCode = urlError.userInfo[CurlErrorMapping.curlCodeKey] as? Int
     let decoding =
       description.contains("unencoding") || description.contains("content encoding")
+        || description.contains("content or transfer-encoding")
       || description.contains("chunked-encoded stream") || curlCode == 23 || curlCode == 61
     guard decoding else { return error }
     return URLError(.cannotDecodeContentData, userInfo: urlError.userInfo)

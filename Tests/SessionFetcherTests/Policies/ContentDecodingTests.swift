@@ -32,6 +32,9 @@ struct ContentDecodingTests {
       ),
       (.unknown, "Unrecognized content encoding type. libcurl understands deflate, gzip", nil, "xz", true),
       (.unknown, "Failed reading the chunked-encoded stream", nil, "gzip", true),
+      // br and zstd: only the code's own text.
+      (.unknown, "Unrecognized or bad HTTP Content or Transfer-Encoding", nil, "br", true),
+      (.unknown, "Unrecognized or bad HTTP Content or Transfer-Encoding", nil, "zstd", true),
       // The libcurl engine: the code.
       (.unknown, "Failed reading the chunked-encoded stream", 23, "gzip", true),
       // Not an encoded response, or another failure: unchanged.
