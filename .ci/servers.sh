@@ -25,6 +25,8 @@ interop_install() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends nginx-light squid apache2-utils microsocks >/dev/null
+  # Brotli for nginx, where Debian has it for this nginx (the br test is skipped without it).
+  apt-get install -y -qq --no-install-recommends libnginx-mod-http-brotli-filter >/dev/null 2>&1 || true
   python3 -m venv "$1/venv-httpbin"
   # Versions measured to work together on Python 3.11.
   "$1/venv-httpbin/bin/pip" install -q --disable-pip-version-check \
@@ -67,12 +69,24 @@ interop_start() {
   head -c 1024 /dev/urandom >"$d/nginx/www/1k.bin"
   head -c 1073741824 /dev/urandom >"$d/nginx/www/1g.bin"
   head -c 268435456 "$d/nginx/www/1g.bin" >"$d/nginx/www/256m.bin"
+  # Compressible text (gzip and br on the fly), and a gzip bomb served as it is with
+  # Content-Encoding: gzip (1 GiB of zeros in about 1 MiB).
+  mkdir -p "$d/nginx/www/text" "$d/nginx/www/bomb"
+  for i in $(seq 1 20000); do echo "line $i: the quick brown fox jumps over the lazy dog"; done \
+    >"$d/nginx/www/text/lines.txt"
+  head -c 1073741824 /dev/zero | gzip -9 >"$d/nginx/www/bomb/zeros.gz"
+  local brotli_module=/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so brotli_load="" brotli_on=""
+  if [ -f "$brotli_module" ]; then
+    brotli_load="load_module $brotli_module;"
+    brotli_on="brotli on; brotli_types text/plain; brotli_min_length 0;"
+  fi
   chown -R www-data: "$d/nginx/www/upload" "$d/nginx/tmp" "$d/nginx/logs" 2>/dev/null || true
   chmod 755 "$d"  # workers run as www-data and must reach www/ (mktemp -d makes 0700 folders)
   # TLS: certificates from a private CA, made now (scripts/make-test-certs.sh).
   mkdir -p "$d/tls"
   "$(dirname "${BASH_SOURCE[0]}")/../scripts/make-test-certs.sh" "$d/tls" >/dev/null 2>&1
   cat >"$d/nginx/nginx.conf" <<EOF
+$brotli_load
 user www-data;
 worker_processes 1;
 pid nginx.pid;
@@ -115,6 +129,15 @@ http {
         server_name localhost;
         root www;
         location / { }
+        location /text/ {
+            gzip on; gzip_types text/plain; gzip_min_length 0; gzip_comp_level 6;
+            $brotli_on
+        }
+        location /bomb/ {
+            types { }
+            default_type application/octet-stream;
+            add_header Content-Encoding gzip;
+        }
         location /upload/ {
             client_max_body_size 0;
             client_body_buffer_size 1m;
@@ -174,6 +197,9 @@ EOF
   export SESSIONFETCHER_NGINX_URL="http://127.0.0.1:$INTEROP_NGINX_PORT"
   export SESSIONFETCHER_NGINX_ROOT="$d/nginx/www"
   export SESSIONFETCHER_NGINX_SOCKET="$d/nginx/nginx.sock"
+  if [ -f /usr/lib/nginx/modules/ngx_http_brotli_filter_module.so ]; then
+    export SESSIONFETCHER_NGINX_BROTLI=1
+  fi
   export SESSIONFETCHER_NGINX_ACCESS_LOG="$d/nginx/logs/access.log"
   export SESSIONFETCHER_NGINX_TLS_URL="https://127.0.0.1:$INTEROP_NGINX_TLS_PORT"
   export SESSIONFETCHER_NGINX_TLS_ACCESS_LOG="$d/nginx/logs/access-tls.log"

@@ -34,7 +34,7 @@ package enum ContentDecoding {
     let curlCode = urlError.userInfo[CurlErrorMapping.curlCodeKey] as? Int
     let decoding =
       description.contains("unencoding") || description.contains("content encoding")
-        || description.contains("content or transfer-encoding")
+      || description.contains("content or transfer-encoding")
       || description.contains("chunked-encoded stream") || curlCode == 23 || curlCode == 61
     guard decoding else { return error }
     return URLError(.cannotDecodeContentData, userInfo: urlError.userInfo)

@@ -214,6 +214,29 @@ struct InteropTests {
     #expect(Interop.json(brotli.data)["brotli"] as? Bool == true)
   }
 
+  @Test(
+    "nginx compresses on the fly: each coding asked for arrives decoded", arguments: ["gzip", "br"])
+  func nginxCompressesOnTheFly(_ coding: String) async throws {
+    guard coding != "br" || Interop.environment["SESSIONFETCHER_NGINX_BROTLI"] == "1" else { return }
+    let expected = try Data(contentsOf: Interop.nginxRoot.appendingPathComponent("text/lines.txt"))
+    let fetcher = Interop.fetcher(Interop.nginx("/text/lines.txt"))
+    fetcher.setRequestValue(coding, forHTTPHeaderField: "Accept-Encoding")
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil, "\(String(describing: result.error))")
+    #expect((fetcher.response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Encoding") == coding)
+    #expect(result.data == expected)
+    #expect(fetcher.downloadedLength == Int64(expected.count))
+  }
+
+  @Test("a gzip bomb from nginx (1 GiB of zeros) ends at the decoded limit")
+  func nginxGzipBomb() async throws {
+    let fetcher = Interop.fetcher(Interop.nginx("/bomb/zeros.gz"))
+    let limit: Int64 = 16 << 20
+    fetcher.maximumResponseBodyLength = limit
+    let result = await fetcher.fetchResult(timeout: 60)
+    #expect(result.fetcherError == .responseTooLarge(limit: limit), "\(String(describing: result.error))")
+  }
+
   @Test("chunked streams: deterministic bytes, NDJSON lines, accumulated chunk by chunk")
   func chunkedStreams() async throws {
     let path = "/stream-bytes/100000?seed=7&chunk_size=1000"
@@ -299,6 +322,46 @@ struct InteropTests {
       "no 304 with If-None-Match in nginx's log")
   }
 
+  @Test(
+    "nginx over its Unix socket on the libcurl engine: the file's bytes",
+    .enabled(
+      if: FetcherEngine.libcurl.isAvailable && Interop.environment["SESSIONFETCHER_NGINX_SOCKET"] != nil))
+  func unixSocketToNginx() async throws {
+    let fetcher = Interop.fetcher(URL(string: "http://localhost/1k.bin")!)
+    fetcher.engine = .libcurl
+    fetcher.allowLocalhostRequest = true
+    fetcher.unixSocketPath = Interop.environment["SESSIONFETCHER_NGINX_SOCKET"]
+    let result = await fetcher.fetchResult(timeout: 30)
+    let expected = try Data(contentsOf: Interop.nginxRoot.appendingPathComponent("1k.bin"))
+    #expect(result.data == expected, "\(String(describing: result.error))")
+  }
+
+  @Test(
+    "microsocks through ProxySettings on the libcurl engine: 200 with the login, refused without",
+    .enabled(if: FetcherEngine.libcurl.isAvailable && Interop.environment["SESSIONFETCHER_SOCKS_URL"] != nil))
+  func proxySettingsThroughMicrosocks() async throws {
+    let proxy = Interop.url("SESSIONFETCHER_SOCKS_URL")
+    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
+    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
+    for (secret, succeeds) in [(password, true), ("wrong", false)] {
+      let fetcher = Interop.fetcher(Interop.httpbin("/get"))
+      fetcher.engine = .libcurl
+      fetcher.proxySettings = ProxySettings(
+        url: proxy, credential: URLCredential(user: user, password: secret, persistence: .none))
+      let result = await fetcher.fetchResult(timeout: 30)
+      if succeeds {
+        #expect(fetcher.statusCode == 200, "\(String(describing: result.error))")
+      } else {
+        #expect(result.urlError != nil, "\(String(describing: result.error))")
+      }
+    }
+  }
+}
+
+/// The tests through squid, one at a time: run beside each other, squid once let a wrong password
+/// through for the user it had just validated with the right one.
+@Suite("Interop: squid", .serialized, .enabled(if: Interop.isEnabled, Interop.skipMessage))
+struct InteropProxyTests {
   // MARK: - squid (in a child process: the proxy comes only from its environment)
 
   @Test("through squid with proxy credentials in http_proxy: 200; without them: 407")
@@ -358,6 +421,44 @@ struct InteropTests {
     }
   }
 
+  @Test(
+    "https through squid by CONNECT to nginx's TLS port, on the libcurl engine: the file with the credential, 407 without",
+    .enabled(if: FetcherEngine.libcurl.isAvailable && InteropTLS.isEnabled))
+  func httpsThroughSquid() async throws {
+    let proxy = Interop.url("SESSIONFETCHER_PROXY_URL")
+    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
+    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
+    let expected = try Data(contentsOf: Interop.nginxRoot.appendingPathComponent("text/lines.txt"))
+    for (secret, status) in [("wrong", 407), (password, 200), ("wrong", 407)] {
+      let fetcher = Interop.fetcher(InteropTLS.url("/text/lines.txt"))
+      fetcher.engine = .libcurl
+      fetcher.tlsSettings = InteropTLS.settings
+      fetcher.proxySettings = ProxySettings(
+        url: proxy, credential: URLCredential(user: user, password: secret, persistence: .none))
+      let result = await fetcher.fetchResult(timeout: 30)
+      // A refused CONNECT has no response of its own: its status is the error's.
+      let answered = status == 200 ? fetcher.statusCode : result.fetcherError?.statusCode
+      #expect(answered == status, "\(String(describing: result.error))")
+      if status == 200 { #expect(result.data == expected) }
+    }
+  }
+
+  @Test(
+    "bypassHosts: a bypassed host is fetched directly, the other goes through squid (407 without a login)",
+    .enabled(if: FetcherEngine.libcurl.isAvailable))
+  func bypassThroughSquid() async throws {
+    let proxy = ProxySettings(url: Interop.url("SESSIONFETCHER_PROXY_URL"), bypassHosts: ["127.0.0.1"])
+    let direct = Interop.fetcher(Interop.httpbin("/get"))
+    direct.engine = .libcurl
+    direct.proxySettings = proxy
+    #expect(await direct.fetchResult(timeout: 30).error == nil)
+    let proxied = Interop.fetcher(Interop.httpbin2("/get"))
+    proxied.engine = .libcurl
+    proxied.proxySettings = proxy
+    _ = await proxied.fetchResult(timeout: 30)
+    #expect(proxied.statusCode == 407)
+  }
+
   @Test("ProxySettings.direct ignores http_proxy on the libcurl engine; the URLSession engine refuses it")
   func directIgnoresTheEnvironment() throws {
     guard let probe = Interop.probe() else { return }
@@ -379,41 +480,6 @@ struct InteropTests {
     }
     let refused = try run(["SESSIONFETCHER_ENGINE": "urlSession", "PROXY_PROBE_DIRECT": "1"])
     #expect(refused.count == 1 && refused.allSatisfy { $0.contains("proxySettings") }, "\(refused)")
-  }
-
-  @Test(
-    "nginx over its Unix socket on the libcurl engine: the file's bytes",
-    .enabled(
-      if: FetcherEngine.libcurl.isAvailable && Interop.environment["SESSIONFETCHER_NGINX_SOCKET"] != nil))
-  func unixSocketToNginx() async throws {
-    let fetcher = Interop.fetcher(URL(string: "http://localhost/1k.bin")!)
-    fetcher.engine = .libcurl
-    fetcher.allowLocalhostRequest = true
-    fetcher.unixSocketPath = Interop.environment["SESSIONFETCHER_NGINX_SOCKET"]
-    let result = await fetcher.fetchResult(timeout: 30)
-    let expected = try Data(contentsOf: Interop.nginxRoot.appendingPathComponent("1k.bin"))
-    #expect(result.data == expected, "\(String(describing: result.error))")
-  }
-
-  @Test(
-    "microsocks through ProxySettings on the libcurl engine: 200 with the login, refused without",
-    .enabled(if: FetcherEngine.libcurl.isAvailable && Interop.environment["SESSIONFETCHER_SOCKS_URL"] != nil))
-  func proxySettingsThroughMicrosocks() async throws {
-    let proxy = Interop.url("SESSIONFETCHER_SOCKS_URL")
-    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
-    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
-    for (secret, succeeds) in [(password, true), ("wrong", false)] {
-      let fetcher = Interop.fetcher(Interop.httpbin("/get"))
-      fetcher.engine = .libcurl
-      fetcher.proxySettings = ProxySettings(
-        url: proxy, credential: URLCredential(user: user, password: secret, persistence: .none))
-      let result = await fetcher.fetchResult(timeout: 30)
-      if succeeds {
-        #expect(fetcher.statusCode == 200, "\(String(describing: result.error))")
-      } else {
-        #expect(result.urlError != nil, "\(String(describing: result.error))")
-      }
-    }
   }
 }
 

@@ -247,6 +247,25 @@ struct ProxyAndSocketWireTests {
     #expect(!String(describing: result.error).contains("wrong"))
   }
 
+  /// A SOCKS5 session the proxy admitted by one login is not reused by a fetch with another (libcurl
+  /// matches a pooled SOCKS connection by its login; a CONNECT tunnel it does not, which the interop
+  /// suite shows with squid and nginx, a server that keeps its connections).
+  @Test func aSOCKSSessionIsNotReusedByAnotherLogin() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let relay = try RelayServer(.socks5(login: (user: "dave", password: Self.secret)))
+    defer { relay.stop() }
+    let right = fetcher(server.url("/text?value=r"))
+    right.proxySettings = ProxySettings(url: proxy("socks5", relay.port, login: "dave:\(Self.secret)"))
+    #expect(await right.fetchResult().data == Data("r".utf8))
+    let wrong = fetcher(server.url("/text?value=w"))
+    wrong.proxySettings = ProxySettings(url: proxy("socks5", relay.port, login: "dave:wrong"))
+    let result = await wrong.fetchResult()
+    #expect(result.urlError?.code == .userAuthenticationRequired, "\(String(describing: result.error))")
+    #expect(relay.log.last == "socks login rejected", "\(relay.log)")
+    #expect(server.requestCount(path: "/text") == 1)
+  }
+
   @Test func aSOCKSServerThatClosesTheHandshake() async throws {
     let relay = try RelayServer(.socks5(login: nil, closeAfterGreeting: true))
     defer { relay.stop() }

@@ -90,7 +90,7 @@
         ccurl_easy_setopt_long(easy, CCURLOPT_PIPEWAIT, 1)
       }
       if let proxy = route.proxy {
-        applyProxy(proxy)
+        applyProxy(proxy, tunnels: scheme == "https")
       } else if let proxy = options.proxyURL(forScheme: scheme) {
         setString(CCURLOPT_PROXY, proxy)
       }
@@ -145,6 +145,7 @@
           setString(CCURLOPT_PROXYUSERNAME, credential.user)
           setString(CCURLOPT_PROXYPASSWORD, credential.password)
           ccurl_easy_setopt_long(easy, CCURLOPT_PROXYAUTH, Int(CCURLAUTH_BASIC))
+          if url.scheme?.lowercased() == "https" { forbidReuseOfAuthenticatedConnection() }
         } else {
           let token = Data("\(credential.user):\(credential.password)".utf8).base64EncodedString()
           appendHeader("Authorization: Basic \(token)")
@@ -237,7 +238,9 @@
     /// Sets `proxy` in place of the environment's: the URL without its credential (libcurl reads the
     /// kind of proxy from its scheme), the bypass list (empty: none, not the environment's), and the
     /// credential, sent with Basic (or SOCKS5 username/password) from the first request.
-    private func applyProxy(_ proxy: ProxySettings) {
+    ///
+    /// - Parameter tunnels: whether the request goes through an HTTP proxy by CONNECT (https).
+    private func applyProxy(_ proxy: ProxySettings, tunnels: Bool) {
       // "" turns the environment's proxy off.
       setString(CCURLOPT_PROXY, proxy.url == nil ? "" : proxy.redactedURLString ?? "")
       setString(CCURLOPT_NOPROXY, proxy.bypassHosts.joined(separator: ","))
@@ -245,7 +248,17 @@
         setString(CCURLOPT_PROXYUSERNAME, login.user)
         setString(CCURLOPT_PROXYPASSWORD, login.password)
         ccurl_easy_setopt_long(easy, CCURLOPT_PROXYAUTH, Int(CCURLAUTH_BASIC))
+        if tunnels { forbidReuseOfAuthenticatedConnection() }
       }
+    }
+
+    /// Closes the connection when the transfer ends, for a CONNECT tunnel the proxy admitted by a
+    /// login: libcurl (7.88) matches a pooled tunnel by the proxy's host and port, not its login, so
+    /// a later fetch with another login, a wrong one or none would go through it unchallenged. Plain
+    /// http through an HTTP proxy needs no such care (the proxy checks the login of every request),
+    /// nor SOCKS5 (libcurl matches its login).
+    private func forbidReuseOfAuthenticatedConnection() {
+      ccurl_easy_setopt_long(easy, CCURLOPT_FORBID_REUSE, 1)
     }
 
     /// The status of the proxy's answer to CONNECT, or 0 when no CONNECT was answered.
