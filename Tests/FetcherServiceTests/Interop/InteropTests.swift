@@ -66,6 +66,21 @@ enum Interop {
     return fetcher
   }
 
+  /// The login squid and microsocks ask for.
+  static var proxyUser: String { environment["SESSIONFETCHER_PROXY_USER"] ?? "" }
+  static var proxyPassword: String { environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? "" }
+
+  /// A fetcher of `url` on the libcurl engine through the proxy at `proxy` (an environment
+  /// variable's name), logging in as ``proxyUser`` with `password`.
+  static func proxiedFetcher(_ url: URL, proxy: String, password: String) -> SessionFetcher {
+    let fetcher = Interop.fetcher(url)
+    fetcher.engine = .libcurl
+    fetcher.proxySettings = ProxySettings(
+      url: Interop.url(proxy),
+      credential: URLCredential(user: proxyUser, password: password, persistence: .none))
+    return fetcher
+  }
+
   static func json(_ data: Data?) -> [String: Any] {
     (data.flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any]) ?? [:]
   }
@@ -258,9 +273,11 @@ struct InteropTests {
   @Test("delays within the timeout succeed; a delay past it times out promptly")
   func delaysAndTimeouts() async throws {
     let slow = Interop.fetcher(Interop.httpbin("/delay/1"))
-    slow.request?.timeoutInterval = 5
+    // Far above the delay: a loaded machine (a CI build beside the tests) can add seconds.
+    slow.request?.timeoutInterval = 20
     let started = Date()
-    #expect(await slow.fetchResult().error == nil)
+    let slowResult = await slow.fetchResult()
+    #expect(slowResult.error == nil, "\(String(describing: slowResult.error))")
     #expect(Date().timeIntervalSince(started) >= 1)
 
     // httpbin answers after 10 s (its longest delay): a timed-out result can only come from the
@@ -270,8 +287,9 @@ struct InteropTests {
     let result = await tooSlow.fetchResult()
     #expect((result.error as? URLError)?.code == .timedOut)
 
-    let drip = Interop.fetcher(Interop.httpbin("/drip?numbytes=20&duration=2&delay=0"))
-    drip.request?.timeoutInterval = 1.5
+    // 8 s in all, a byte every 0.4 s: the timeout is for idleness, not for the whole.
+    let drip = Interop.fetcher(Interop.httpbin("/drip?numbytes=20&duration=8&delay=0"))
+    drip.request?.timeoutInterval = 5
     #expect(await drip.fetchResult().data?.count == 20)
   }
 
@@ -340,14 +358,9 @@ struct InteropTests {
     "microsocks through ProxySettings on the libcurl engine: 200 with the login, refused without",
     .enabled(if: FetcherEngine.libcurl.isAvailable && Interop.environment["SESSIONFETCHER_SOCKS_URL"] != nil))
   func proxySettingsThroughMicrosocks() async throws {
-    let proxy = Interop.url("SESSIONFETCHER_SOCKS_URL")
-    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
-    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
-    for (secret, succeeds) in [(password, true), ("wrong", false)] {
-      let fetcher = Interop.fetcher(Interop.httpbin("/get"))
-      fetcher.engine = .libcurl
-      fetcher.proxySettings = ProxySettings(
-        url: proxy, credential: URLCredential(user: user, password: secret, persistence: .none))
+    for (secret, succeeds) in [(Interop.proxyPassword, true), ("wrong", false)] {
+      let fetcher = Interop.proxiedFetcher(
+        Interop.httpbin("/get"), proxy: "SESSIONFETCHER_SOCKS_URL", password: secret)
       let result = await fetcher.fetchResult(timeout: 30)
       if succeeds {
         #expect(fetcher.statusCode == 200, "\(String(describing: result.error))")
@@ -368,8 +381,7 @@ struct InteropProxyTests {
   func proxy() throws {
     guard let probe = Interop.probe() else { return }
     let proxy = Interop.url("SESSIONFETCHER_PROXY_URL")
-    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
-    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
+    let (user, password) = (Interop.proxyUser, Interop.proxyPassword)
     let targets = [Interop.httpbin("/get").absoluteString, Interop.httpbin2("/headers").absoluteString]
     func run(_ proxyURL: String, extra: [String: String] = [:]) throws -> [String] {
       var environment = Interop.environment
@@ -408,14 +420,9 @@ struct InteropProxyTests {
     "squid through ProxySettings on the libcurl engine: 200 with the credential, 407 with a wrong one",
     .enabled(if: FetcherEngine.libcurl.isAvailable))
   func proxySettingsThroughSquid() async throws {
-    let proxy = Interop.url("SESSIONFETCHER_PROXY_URL")
-    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
-    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
-    for (secret, status) in [(password, 200), ("wrong", 407)] {
-      let fetcher = Interop.fetcher(Interop.httpbin("/get"))
-      fetcher.engine = .libcurl
-      fetcher.proxySettings = ProxySettings(
-        url: proxy, credential: URLCredential(user: user, password: secret, persistence: .none))
+    for (secret, status) in [(Interop.proxyPassword, 200), ("wrong", 407)] {
+      let fetcher = Interop.proxiedFetcher(
+        Interop.httpbin("/get"), proxy: "SESSIONFETCHER_PROXY_URL", password: secret)
       let result = await fetcher.fetchResult(timeout: 30)
       #expect(fetcher.statusCode == status, "\(String(describing: result.error))")
     }
@@ -425,16 +432,11 @@ struct InteropProxyTests {
     "https through squid by CONNECT to nginx's TLS port, on the libcurl engine: the file with the credential, 407 without",
     .enabled(if: FetcherEngine.libcurl.isAvailable && InteropTLS.isEnabled))
   func httpsThroughSquid() async throws {
-    let proxy = Interop.url("SESSIONFETCHER_PROXY_URL")
-    let user = Interop.environment["SESSIONFETCHER_PROXY_USER"] ?? ""
-    let password = Interop.environment["SESSIONFETCHER_PROXY_PASSWORD"] ?? ""
     let expected = try Data(contentsOf: Interop.nginxRoot.appendingPathComponent("text/lines.txt"))
-    for (secret, status) in [("wrong", 407), (password, 200), ("wrong", 407)] {
-      let fetcher = Interop.fetcher(InteropTLS.url("/text/lines.txt"))
-      fetcher.engine = .libcurl
+    for (secret, status) in [("wrong", 407), (Interop.proxyPassword, 200), ("wrong", 407)] {
+      let fetcher = Interop.proxiedFetcher(
+        InteropTLS.url("/text/lines.txt"), proxy: "SESSIONFETCHER_PROXY_URL", password: secret)
       fetcher.tlsSettings = InteropTLS.settings
-      fetcher.proxySettings = ProxySettings(
-        url: proxy, credential: URLCredential(user: user, password: secret, persistence: .none))
       let result = await fetcher.fetchResult(timeout: 30)
       // A refused CONNECT has no response of its own: its status is the error's.
       let answered = status == 200 ? fetcher.statusCode : result.fetcherError?.statusCode
