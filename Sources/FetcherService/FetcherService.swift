@@ -219,7 +219,7 @@ public final class FetcherService: @unchecked Sendable {
     set { self[defaults: \.postsNotifications] = newValue }
   }
 
-  /// Answers servers' authentication challenges; see `SessionFetcher.credential`.
+  /// Answers servers' Basic and Digest challenges; see `SessionFetcher.credential`.
   public var credential: URLCredential? {
     get { self[defaults: \.credential] }
     set { self[defaults: \.credential] = newValue }

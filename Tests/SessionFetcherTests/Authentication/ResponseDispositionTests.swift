@@ -131,4 +131,20 @@ struct ResponseDispositionTests {
     #expect((result.error as? URLError)?.code == .cancelled)
     #expect(heads.values == [200])
   }
+
+  /// The original's testFetcherTestBlockDoesNotCallDidReceiveResponse_WithNilResponse.
+  @Test func aStubWithoutAResponseDoesNotReachTheBlock() async throws {
+    let fetcher = SessionFetcher.fetcher(urlString: "https://example.invalid/x")
+    fetcher.callbackQueue = makeCallbackQueue()
+    fetcher.testBlock = { _, respond in respond(nil, Data("stub".utf8), nil) }
+    let heads = Recorder<Int>()
+    fetcher.didReceiveResponseBlock = { _ in
+      heads.append(0)
+      return .cancel
+    }
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(result.data == Data("stub".utf8))
+    #expect(heads.count == 0)
+  }
 }
