@@ -8,7 +8,7 @@ import SessionFetcher
 /// Without a valid `Authorization: Digest`: 401 with `WWW-Authenticate: Digest realm="test", …`
 /// (`?challenge=VALUE` offers VALUE instead; `?stale=1` offers a nonce starting `old-`, which,
 /// answered correctly, gets a 401 with `stale=true` and a nonce starting `fresh-`). With a valid
-/// one: 200 JSON `{"authenticated":true,"user":USER,"nc":NC}`.
+/// one: 200 JSON `{"authenticated":true,"user":USER,"nc":NC}` (`?then=URL`: a 302 to URL instead).
 enum DigestAuthRoute {
   static let realm = "test"
   static let opaque = "0paque"
@@ -43,6 +43,9 @@ enum DigestAuthRoute {
     }
     if stale, nonce.hasPrefix("old-") {
       return challenge(qop: qop, algorithm: algorithm, request, stale: true, prefix: "fresh-")
+    }
+    if let next = request.query["then"] {
+      return .text("redirecting", status: 302, headers: [HTTPHeader(name: "Location", value: next)])
     }
     return .json(
       .object([

@@ -30,6 +30,9 @@ struct ChallengeState {
   var failures = 0
   /// Requests made with each Digest nonce (its `nc`).
   var nonceCounts: [String: Int] = [:]
+  /// The hop that carried the last answer: a challenge of another hop (a redirect's) is a new
+  /// one, not a failure.
+  var answeredHop: UInt64?
   /// The hop whose challenge waits for the ``ChallengeBlock``.
   var waitingHop: UInt64?
 
@@ -74,12 +77,12 @@ extension SessionFetcher {
         guard storage.lifecycle.state == .running, let plan = storage.plan,
           let url = storage.currentRequest?.url
         else { return nil }
-        if storage.challenges.resends > 0 {
-          if case .digest(let digest) = challenge.kind, digest.isStale {
-            // The nonce expired, not the credential.
-          } else {
-            storage.challenges.failures += 1
-          }
+        if storage.challenges.answeredHop != storage.hopCount {
+          storage.challenges.failures = 0
+        } else if case .digest(let digest) = challenge.kind, digest.isStale {
+          // The nonce expired, not the credential.
+        } else {
+          storage.challenges.failures += 1
         }
         var credential = storage.config.credential
         if let origin = plan.baseRequest.url,
@@ -160,6 +163,8 @@ extension SessionFetcher {
         storage.challenges.nonceCounts[digest.nonce] = nonceCount
       }
       storage.challenges.resends += 1
+      // `sendHop` numbers the resend next.
+      storage.challenges.answeredHop = storage.hopCount + 1
       hop.setValue(value, forHTTPHeaderField: "Authorization")
       return .some((hop, storage.hopKeepsBody ? plan.body : .none))
     }

@@ -268,6 +268,20 @@ struct ChallengeBlockTests {
     #expect(counts == ["nc=00000001", "nc=00000002"])
   }
 
+  @Test func aRedirectToAnotherProtectedPathIsANewChallenge() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher(
+      "/digest-auth/auth/user/pa55/MD5?then=%2Fdigest-auth%2Fauth%2Fuser%2Fpa55%2FSHA-256")
+    fetcher.credential = Self.credential()
+    let seen = Recorder<Seen>()
+    fetcher.challengeBlock = Self.recordingBlock(seen) { _ in (.performDefaultHandling, nil) }
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil, "\(String(describing: result.error))")
+    #expect(seen.values.map(\.previousFailureCount) == [0, 0])
+    #expect(server.requests.count == 4)
+  }
+
   @Test func theDigestCredentialIsNotGivenToAnotherOrigin() async throws {
     let target = try TestServer()
     defer { target.stop() }
