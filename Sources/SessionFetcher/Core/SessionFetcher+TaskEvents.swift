@@ -133,7 +133,7 @@ extension SessionFetcher: SessionTaskHandler {
     var streamHead: URLResponse?
     var windowRefetch: (task: (any EngineTask)?, hop: URLRequest)?
     var failure: FailedAttempt?
-    var gate: (hop: UInt64, block: DidReceiveResponseBlock)?
+    var gate: (hop: UInt64, block: DidReceiveResponseBlock, head: URLResponse)?
     let outcome: (Restart, SessionCookieStorage?, URL?)? = storage.withLock { storage in
       guard accepts(task, storage), let plan = storage.plan else { return nil }
       let now = Date()
@@ -238,7 +238,7 @@ extension SessionFetcher: SessionTaskHandler {
         held.streamConsumer = streamConsumer
         streamConsumer = nil
         storage.responseGate = held
-        gate = (storage.hopCount, block)
+        gate = (storage.hopCount, block, response)
       }
       return (restart, plan.cookieStorage, response.url ?? storage.currentRequest?.url)
     }
@@ -261,7 +261,8 @@ extension SessionFetcher: SessionTaskHandler {
       return
     }
     if let gate {
-      askAboutResponse(response, hop: gate.hop, block: gate.block)
+      // The head as the fetch sees it: a stream's first Range window describes the whole resource.
+      askAboutResponse(gate.head, hop: gate.hop, block: gate.block)
       return
     }
     streamConsumer?.fetcher(self, didReceiveStreamResponse: streamHead ?? response)

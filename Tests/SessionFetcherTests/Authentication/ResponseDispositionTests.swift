@@ -147,4 +147,54 @@ struct ResponseDispositionTests {
     #expect(result.data == Data("stub".utf8))
     #expect(heads.count == 0)
   }
+
+  @Test func aStreamStartsOnceAllowedAndDeliversEverything() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    // Small marks: on Linux the body comes in Range windows, each with its own head; the block
+    // sees the first (the whole resource) only.
+    let fetcher = server.fetcher("/bytes/300000")
+    let heads = Recorder<Int>()
+    fetcher.didReceiveResponseBlock = { response in
+      heads.append((response as? HTTPURLResponse)?.statusCode ?? 0)
+      try? await Task.sleep(nanoseconds: 200_000_000)
+      return .allow
+    }
+    var received = Data()
+    for try await chunk in try await fetcher.beginStreaming(highWaterMark: 64 * 1024) {
+      received.append(chunk)
+    }
+    #expect(received == TestServer.patternBytes(count: 300_000))
+    #expect(heads.values == [200])
+  }
+
+  @Test func aCancelledDownloadLeavesNoFile() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("body.bin")
+    let fetcher = server.fetcher("/bytes/100000")
+    fetcher.destinationFileURL = destination
+    fetcher.didReceiveResponseBlock = { _ in .cancel }
+    let result = await fetcher.fetchResult()
+    #expect((result.error as? URLError)?.code == .cancelled)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+  }
+
+  @Test func anAllowedDownloadIsWhole() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let destination = folder.appendingPathComponent("body.bin")
+    let fetcher = server.fetcher("/bytes/100000")
+    fetcher.destinationFileURL = destination
+    fetcher.didReceiveResponseBlock = { _ in
+      try? await Task.sleep(nanoseconds: 200_000_000)
+      return .allow
+    }
+    #expect(await fetcher.fetchResult().error == nil)
+    #expect(try Data(contentsOf: destination) == TestServer.patternBytes(count: 100_000))
+  }
 }
