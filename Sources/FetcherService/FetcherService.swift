@@ -122,6 +122,8 @@ public final class FetcherService: @unchecked Sendable {
       config.maximumEventLength = defaults.maximumEventLength
       config.credential = defaults.credential
       config.proxyCredential = defaults.proxyCredential
+      config.challengeBlock = defaults.challengeBlock
+      config.metricsCollectionBlock = defaults.metricsCollectionBlock
       config.authorizer = defaults.authorizer
       config.stopFetchingTriggersCompletionHandler = defaults.stopFetchingTriggersCompletionHandler
       config.testBlock = defaults.testBlock
@@ -217,10 +219,24 @@ public final class FetcherService: @unchecked Sendable {
     set { self[defaults: \.postsNotifications] = newValue }
   }
 
-  /// Answers servers' authentication challenges; see `SessionFetcher.credential`.
+  /// Answers servers' Basic and Digest challenges; see `SessionFetcher.credential`.
   public var credential: URLCredential? {
     get { self[defaults: \.credential] }
     set { self[defaults: \.credential] = newValue }
+  }
+
+  /// Decides how the fetchers this service makes from now on answer servers' authentication
+  /// challenges; see `SessionFetcher.challengeBlock` (a fetcher may set its own).
+  public var challengeBlock: ChallengeBlock? {
+    get { self[defaults: \.challengeBlock] }
+    set { self[defaults: \.challengeBlock] = newValue }
+  }
+
+  /// Receives the metrics of every exchange of the fetchers this service makes from now on; see
+  /// `SessionFetcher.metricsCollectionBlock` (a fetcher may set its own).
+  public var metricsCollectionBlock: SessionFetcher.MetricsCollectionBlock? {
+    get { self[defaults: \.metricsCollectionBlock] }
+    set { self[defaults: \.metricsCollectionBlock] = newValue }
   }
 
   /// The proxy of the fetchers this service makes from now on, in place of the environment's; see

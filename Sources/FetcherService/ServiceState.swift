@@ -18,6 +18,8 @@ struct FetcherDefaults {
   var maximumEventLength = SessionFetcher.defaultMaximumEventLength
   var credential: URLCredential?
   var proxyCredential: URLCredential?
+  var challengeBlock: ChallengeBlock?
+  var metricsCollectionBlock: SessionFetcher.MetricsCollectionBlock?
   var authorizer: (any FetcherAuthorizer)?
   var userAgent: String?
   var stopFetchingTriggersCompletionHandler = false

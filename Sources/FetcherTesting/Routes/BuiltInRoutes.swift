@@ -26,6 +26,11 @@ enum BuiltInRoutes {
     case ("etag", 1): return .respond(etag(rest[0], request))
     case ("basic-auth", 2): return .respond(basicAuth(user: rest[0], password: rest[1], request))
     case ("bearer", 1): return .respond(bearer(rest[0], request))
+    case ("digest-auth", 3), ("digest-auth", 4):
+      return .respond(
+        DigestAuthRoute.respond(
+          qop: rest[0], user: rest[1], password: rest[2], algorithm: rest.count == 4 ? rest[3] : "MD5",
+          request))
     case ("retry-after", 0): return .respond(retryAfter(request))
     case ("chunked", 0): return .respond(chunked(request))
     case ("truncate", 0): return .respond(partialBody(request, ending: .close))

@@ -37,6 +37,7 @@ import Foundation
 /// | `/set-cookie?c=V&c=W` | one `Set-Cookie` per `c`; `?redirect=URL` answers 302 to URL |
 /// | `/etag/TAG` | `etag body TAG`, `ETag: "TAG"` (`?weak=1`: `W/"TAG"`); matching `If-None-Match` → 304; `?cacheControl=` |
 /// | `/basic-auth/USER/PASS` | 200 JSON when `Authorization: Basic` matches, else 401 with `WWW-Authenticate: Basic realm="test"` |
+/// | `/digest-auth/QOP/USER/PASS/ALG` | HTTP Digest (RFC 7616), checked server-side: QOP `auth` or `none`, ALG `MD5`, `MD5-sess`, `SHA-256`, `SHA-256-sess`; 200 JSON with `nc` when answered, else 401 with a Digest challenge (`?challenge=VALUE` offers VALUE; `?stale=1` answers a first correct reply with `stale=true`; `?then=URL` redirects once answered) |
 /// | `/bearer/TOKEN` | 200 JSON when `Authorization: Bearer TOKEN`, else 401 with `WWW-Authenticate: Bearer realm="test"` |
 /// | `/retry-after?status=503&after=S` | that status with `Retry-After: S` |
 /// | `/chunked?chunks=K&size=N` | chunked response of K chunks of N pattern bytes |

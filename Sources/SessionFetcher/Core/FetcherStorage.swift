@@ -36,6 +36,9 @@ package struct FetcherConfiguration {
   package var proxyCredential: URLCredential?
   package var authorizer: (any FetcherAuthorizer)?
   package var willRedirectBlock: SessionFetcher.WillRedirectBlock?
+  package var challengeBlock: ChallengeBlock?
+  package var didReceiveResponseBlock: SessionFetcher.DidReceiveResponseBlock?
+  package var metricsCollectionBlock: SessionFetcher.MetricsCollectionBlock?
   package var maximumRedirects = RedirectPolicy.maximumRedirects
   package var cookieStorage: SessionCookieStorage = .shared
   package var shouldHandleCookies = true
@@ -174,6 +177,13 @@ struct FetcherStorage {
   var receivedPartialBody = false
   var redirectTarget: URL?
   var challengeCancelled = false
+  /// The server challenges of the current attempt (see `SessionFetcher+Challenges.swift`).
+  var challenges = ChallengeState()
+  /// The final response head waiting for ``SessionFetcher/didReceiveResponseBlock`` (see
+  /// `SessionFetcher+ResponseDisposition.swift`).
+  var responseGate: ResponseGate?
+  /// What the fetcher measures of the current exchange (see `SessionFetcher+Metrics.swift`).
+  var exchange = ExchangeMeasure()
   var cancelReason: CancelReason?
   var lastActivity = Date()
   var attemptStart = Date()
@@ -215,6 +225,9 @@ struct FetcherStorage {
     config.downloadProgressBlock = nil
     config.retryBlock = nil
     config.willRedirectBlock = nil
+    config.challengeBlock = nil
+    config.didReceiveResponseBlock = nil
+    config.metricsCollectionBlock = nil
     config.testBlock = nil
     config.bodyStreamProvider = nil
     plan?.body = .none

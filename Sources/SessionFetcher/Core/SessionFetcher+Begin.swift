@@ -354,6 +354,7 @@ extension SessionFetcher {
       guard storage.lifecycle.attemptStarted(), let plan = storage.plan else { return nil }
       storage.attemptStart = Date()
       storage.attemptRedirects = 0
+      storage.challenges = ChallengeState()
       return (plan.callbackQueue, plan.body)
     }
     guard let started else { return }
@@ -388,6 +389,8 @@ extension SessionFetcher {
       storage.expectedContentLength = -1
       storage.redirectTarget = nil
       storage.challengeCancelled = false
+      storage.responseGate = nil
+      storage.exchange = ExchangeMeasure(hop: storage.hopCount + 1, start: Date())
       storage.cancelReason = nil
       storage.receivedPartialBody = false
       storage.lastActivity = Date()
@@ -591,7 +594,7 @@ extension SessionFetcher {
   /// ``scheduleTimeout(after:)`` under the fetcher's lock. Nothing is armed unless the fetch is
   /// running and its transfer is not suspended (a paused stream is not idle: it is armed again when
   /// it resumes), since the clock holds the fetcher until the check fires or is disarmed.
-  private func armTimeout(_ storage: inout FetcherStorage, after delay: TimeInterval) {
+  func armTimeout(_ storage: inout FetcherStorage, after delay: TimeInterval) {
     Self.disarmTimeout(&storage)
     guard storage.lifecycle.state == .running, !storage.stream.isSuspended else { return }
     storage.timeoutToken = Self.timeoutClock.arm(self, after: delay)

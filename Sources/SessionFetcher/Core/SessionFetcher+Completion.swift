@@ -23,10 +23,14 @@ extension SessionFetcher {
       case failure(AttemptFailure)
       case nextWindow((any FetcherStreamConsumer)?)
       case nextFileWindow
+      case challenge(ServerChallenge, HTTPURLResponse, Data)
     }
+    var metrics: MetricsDelivery?
     let outcome: Outcome = storage.withLock { storage in
       guard storage.lifecycle.state == .running else { return .ignore }
+      if ResponseGate.holdEnd(of: &storage, error: transportError) { return .ignore }
       Self.disarmTimeout(&storage)
+      metrics = exchangeEnded(&storage, error: transportError)
       let response = storage.response
       let http = response as? HTTPURLResponse
       let body = storage.responseData
@@ -41,6 +45,11 @@ extension SessionFetcher {
         return .failure(AttemptFailure(error: error, response: http))
       case nil:
         break
+      }
+      if let http, storage.plan?.testBlock == nil, transportError == nil || storage.challengeCancelled,
+        let challenge = ServerChallenge(response: http)
+      {
+        return .challenge(challenge, http, body)
       }
       if storage.challengeCancelled, let http, http.statusCode == 401 || http.statusCode == 407 {
         let data = body.isEmpty ? nil : body
@@ -77,9 +86,12 @@ extension SessionFetcher {
       }
       return .success(response)
     }
+    metrics?.deliver(self)
     switch outcome {
     case .ignore:
       return
+    case .challenge(let challenge, let response, let body):
+      answerChallenge(challenge, response: response, body: body)
     case .redirect(let response, let target, let body):
       followRedirect(response: response, target: target, body: body)
     case .failure(let failure):

@@ -26,6 +26,7 @@ extension SessionFetcher: SessionTaskHandler {
       guard accepts(task, storage), let plan = storage.plan else { return nil }
       storage.lastActivity = Date()
       storage.timing.bytesSent += bytesSent
+      storage.exchange.bytesSent += bytesSent
       // A stream body reports 0 expected bytes on Linux: use the declared length, else unknown.
       let expected = totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : (plan.bodyLength ?? -1)
       storage.publish(
@@ -63,17 +64,17 @@ extension SessionFetcher: SessionTaskHandler {
     return storage.withLock { storage in
       guard accepts(task, storage) else { return (.cancelAuthenticationChallenge, nil) }
       let space = challenge.protectionSpace
-      var credential = space.isProxy() ? storage.config.proxyCredential : storage.config.credential
-      if !space.isProxy(), let origin = storage.plan?.baseRequest.url,
-        !SessionFetcher.protectionSpace(space, isOriginOf: origin)
-      {
-        // A redirect led to another origin: the server credential is for the request's own origin.
-        credential = nil
+      // A server's challenge is the fetcher's to answer, the same on every engine (the engines
+      // answer Basic only, FoundationNetworking only some of them): the 401 ends the hop, and
+      // `answerChallenge` sends it again with the answer (see `SessionFetcher+Challenges.swift`).
+      if !space.isProxy() {
+        storage.challengeCancelled = true
+        return (.cancelAuthenticationChallenge, nil)
       }
-      if let credential, challenge.previousFailureCount == 0 {
+      if let credential = storage.config.proxyCredential, challenge.previousFailureCount == 0 {
         return (.useCredential, credential)
       }
-      // No usable credential: cancel, and report the 401/407 as a status (default handling would
+      // No usable credential: cancel, and report the 407 as a status (default handling would
       // hang forever on Swift 6.3.1, corelibs #5456).
       storage.challengeCancelled = true
       return (.cancelAuthenticationChallenge, nil)
@@ -132,6 +133,7 @@ extension SessionFetcher: SessionTaskHandler {
     var streamHead: URLResponse?
     var windowRefetch: (task: (any EngineTask)?, hop: URLRequest)?
     var failure: FailedAttempt?
+    var gate: (hop: UInt64, block: DidReceiveResponseBlock, head: URLResponse)?
     let outcome: (Restart, SessionCookieStorage?, URL?)? = storage.withLock { storage in
       guard accepts(task, storage), let plan = storage.plan else { return nil }
       let now = Date()
@@ -172,6 +174,7 @@ extension SessionFetcher: SessionTaskHandler {
       }
       let response = wholeResource ?? response
       if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
+      if storage.exchange.responseDate == nil { storage.exchange.responseDate = now }
       storage.response = response
       storage.responseData = Data()
       storage.responseBodyLength = 0
@@ -224,7 +227,19 @@ extension SessionFetcher: SessionTaskHandler {
         // Refuse before the first byte: the announced body would not fit.
         sinkError = SessionFetcherError.responseTooLarge(limit: limit)
       }
-      if let sinkError { failure = fail(&storage, with: sinkError) }
+      if let sinkError {
+        failure = fail(&storage, with: sinkError)
+      } else if let block = storage.config.didReceiveResponseBlock, storage.sink != .redirect,
+        !(status == 401 && plan.testBlock == nil && http.flatMap(ServerChallenge.init(response:)) != nil)
+      {
+        // The final head (a 401 with a challenge waits for `answerChallenge`): its body waits for
+        // the block's decision.
+        var held = ResponseGate(hop: storage.hopCount)
+        held.streamConsumer = streamConsumer
+        streamConsumer = nil
+        storage.responseGate = held
+        gate = (storage.hopCount, block, response)
+      }
       return (restart, plan.cookieStorage, response.url ?? storage.currentRequest?.url)
     }
     guard let (restart, cookieStorage, url) = outcome else { return }
@@ -245,10 +260,24 @@ extension SessionFetcher: SessionTaskHandler {
       endAttempt(failure)
       return
     }
+    if let gate {
+      // The head as the fetch sees it: a stream's first Range window describes the whole resource.
+      askAboutResponse(gate.head, hop: gate.hop, block: gate.block)
+      return
+    }
     streamConsumer?.fetcher(self, didReceiveStreamResponse: streamHead ?? response)
   }
 
-  func receive(data: Data, from task: (any EngineTask)?) {
+  func receive(data: Data, from task: (any EngineTask)?, bypassingGate: Bool = false) {
+    if !bypassingGate {
+      let held = storage.withLock { storage -> Bool in
+        guard accepts(task, storage), storage.responseGate != nil else { return false }
+        storage.responseGate?.held.append(data)
+        storage.lastActivity = Date()
+        return true
+      }
+      if held { return }
+    }
     enum Delivery {
       case none
       case accumulate(@Sendable (Data?) -> Void)
@@ -271,6 +300,7 @@ extension SessionFetcher: SessionTaskHandler {
         storage.lastActivity = now
         if storage.timing.firstByteDate == nil { storage.timing.firstByteDate = now }
         storage.timing.bytesReceived += count
+        storage.exchange.bytesReceived += count
         storage.responseBodyLength += count
         storage.receivedPartialBody = true
         var delivery = Delivery.none

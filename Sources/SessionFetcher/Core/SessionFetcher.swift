@@ -424,8 +424,11 @@ public final class SessionFetcher: @unchecked Sendable {
     set { self[config: \.allowLocalhostRequest] = newValue }
   }
 
-  /// Answers the server's authentication challenge (Basic), once. Without it, or when the server
-  /// rejects it, the fetch completes promptly with ``SessionFetcherError/status(code:data:)`` 401.
+  /// Answers the server's authentication challenge (Basic, or Digest as RFC 7616 describes it:
+  /// MD5, SHA-256, their `-sess` forms, `qop=auth`), once, and only for the request's own origin.
+  /// Without it, or when the server rejects it, the fetch completes promptly with
+  /// ``SessionFetcherError/status(code:data:)`` 401. The fetcher computes the answer itself, so it
+  /// behaves the same on every engine; a ``challengeBlock`` takes precedence.
   public var credential: URLCredential? {
     get { self[config: \.credential] }
     set { self[config: \.credential] = newValue }

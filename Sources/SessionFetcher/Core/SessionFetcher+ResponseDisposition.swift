@@ -1,0 +1,164 @@
+import Foundation
+
+/// What a ``SessionFetcher/didReceiveResponseBlock`` decides about a response head.
+public enum ResponseDisposition: Sendable {
+  /// Go on: the body is read and delivered as usual.
+  case allow
+  /// Read no more of the response: the fetch completes with `URLError(.cancelled)`.
+  case cancel
+}
+
+/// A final response head held for ``SessionFetcher/didReceiveResponseBlock``: the body bytes and
+/// the end of the exchange that arrive meanwhile wait here, in order, until it decides.
+struct ResponseGate {
+  /// The hop whose head waits.
+  var hop: UInt64
+  /// The block allowed the response: what is held is being handed on.
+  var isReleasing = false
+  var held: [Data] = []
+  /// The exchange ended while held, with this transport error (nil: none).
+  var ended = false
+  var endError: (any Error)?
+  /// The stream consumer to hand the head to once allowed (``SessionFetcher/beginStreaming(highWaterMark:lowWaterMark:)``).
+  var streamConsumer: (any FetcherStreamConsumer)?
+
+  /// Holds the end of the exchange (under the fetcher's lock) while the head waits; false when
+  /// nothing waits, or the fetcher ended the exchange itself (a timeout, a failure), which drops
+  /// the gate.
+  static func holdEnd(of storage: inout FetcherStorage, error: (any Error)?) -> Bool {
+    guard var gate = storage.responseGate else { return false }
+    guard storage.cancelReason == nil else {
+      storage.responseGate = nil
+      return false
+    }
+    guard !gate.ended else { return false }
+    gate.ended = true
+    gate.endError = error
+    storage.responseGate = gate
+    if !gate.isReleasing {
+      // The fetch's timeouts still cover the wait for the block (see `checkTimeout`).
+      storage.pendingHop = gate.hop
+    }
+    return true
+  }
+}
+
+extension SessionFetcher {
+  /// Decides about a final response head; see ``didReceiveResponseBlock``.
+  public typealias DidReceiveResponseBlock = @Sendable (URLResponse) async -> ResponseDisposition
+
+  /// Called once for the final response head of the fetch, before any byte of its body is
+  /// delivered (to the completion, ``accumulateDataBlock``, a download file or a stream): not for a
+  /// redirect that is followed, nor for a 401 that is answered with a credential (see
+  /// ``challengeBlock``). `.allow` goes on; `.cancel` reads no more of the body and completes the
+  /// fetch with `URLError(.cancelled)` (no retry).
+  ///
+  /// Runs off the callback queue; the fetch's timeouts keep running while it decides. Stubbed
+  /// responses (``testBlock``) reach it too.
+  ///
+  /// ```swift
+  /// fetcher.didReceiveResponseBlock = { response in
+  ///   response.mimeType == "application/json" ? .allow : .cancel
+  /// }
+  /// ```
+  public var didReceiveResponseBlock: DidReceiveResponseBlock? {
+    get { self[config: \.didReceiveResponseBlock] }
+    set { self[config: \.didReceiveResponseBlock] = newValue }
+  }
+
+  /// Asks the block about `response`, the head of `hop`, then goes on or cancels.
+  func askAboutResponse(_ response: URLResponse, hop: UInt64, block: @escaping DidReceiveResponseBlock) {
+    Task {
+      let disposition = await block(response)
+      self.responseDecided(disposition, hop: hop)
+    }
+  }
+
+  /// Asks the block about a final 401 that no credential answered, then fails the attempt with it,
+  /// or completes with `URLError(.cancelled)`.
+  func askAboutRefusal(_ refusal: AttemptFailure) {
+    let block = storage.withLock { $0.config.didReceiveResponseBlock }
+    guard let block, let response = refusal.response else {
+      attemptFailed(refusal)
+      return
+    }
+    Task {
+      switch await block(response) {
+      case .allow:
+        self.attemptFailed(refusal)
+      case .cancel:
+        self.finish(data: nil, error: Self.cancelledByDisposition(url: response.url))
+      }
+    }
+  }
+
+  private func responseDecided(_ disposition: ResponseDisposition, hop: UInt64) {
+    switch disposition {
+    case .cancel:
+      var metrics: MetricsDelivery?
+      let url: URL?? = storage.withLock { storage in
+        guard storage.lifecycle.state == .running, storage.responseGate?.hop == hop else { return nil }
+        storage.responseGate = nil
+        if storage.pendingHop == hop { storage.pendingHop = nil }
+        metrics = exchangeEnded(&storage, error: nil)
+        return .some(storage.currentRequest?.url)
+      }
+      guard let url else { return }
+      metrics?.deliver(self)
+      // `finish` lets go of the task, which reads no more.
+      finish(data: nil, error: Self.cancelledByDisposition(url: url))
+    case .allow:
+      let consumer: (any FetcherStreamConsumer)?? = storage.withLock { storage in
+        guard storage.lifecycle.state == .running, storage.responseGate?.hop == hop else { return nil }
+        storage.responseGate?.isReleasing = true
+        return .some(storage.responseGate?.streamConsumer)
+      }
+      guard let consumer else { return }
+      if let consumer, let head = storage.withLock({ $0.response }) {
+        consumer.fetcher(self, didReceiveStreamResponse: head)
+      }
+      releaseHeld(hop: hop)
+    }
+  }
+
+  /// Hands on what arrived while the head waited, in order (more may arrive meanwhile), then the
+  /// end of the exchange if it came.
+  private func releaseHeld(hop: UInt64) {
+    enum Step {
+      case data(Data)
+      case end((any Error)?)
+      case done
+    }
+    while true {
+      let step: Step = storage.withLock { storage in
+        guard storage.lifecycle.state == .running, var gate = storage.responseGate, gate.hop == hop else {
+          return .done
+        }
+        if !gate.held.isEmpty {
+          let data = gate.held.removeFirst()
+          storage.responseGate = gate
+          return .data(data)
+        }
+        storage.responseGate = nil
+        guard gate.ended else { return .done }
+        if storage.pendingHop == hop { storage.pendingHop = nil }
+        return .end(gate.endError)
+      }
+      switch step {
+      case .data(let data):
+        receive(data: data, from: nil, bypassingGate: true)
+      case .end(let error):
+        completeHop(error: error)
+        return
+      case .done:
+        return
+      }
+    }
+  }
+
+  static func cancelledByDisposition(url: URL?) -> URLError {
+    var info: [String: Any] = [NSLocalizedDescriptionKey: "cancelled"]
+    if let url { info[NSURLErrorFailingURLErrorKey] = url }
+    return URLError(.cancelled, userInfo: info)
+  }
+}
