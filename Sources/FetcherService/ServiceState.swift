@@ -20,6 +20,7 @@ struct FetcherDefaults {
   var proxyCredential: URLCredential?
   var authorizer: (any FetcherAuthorizer)?
   var userAgent: String?
+  var userAgentProvider: (any UserAgentProvider)?
   var stopFetchingTriggersCompletionHandler = false
   var testBlock: SessionFetcher.TestBlock?
   var configuration: URLSessionConfiguration?
@@ -139,6 +140,10 @@ struct ServiceState {
   var isEarlyRetryEnabled = false
   var unusedSessionTimeout: TimeInterval = 60
   var sessions = SessionBook()
+  /// The decorators of fetches that begin from now on, in the order they run.
+  var decorators: [any FetcherDecorator] = []
+  /// Running fetchers the throttle does not count (no host and no `serviceHost`).
+  var unthrottled: Set<SessionFetcher> = []
 }
 
 /// A one-shot timer that can be armed again and cancelled for good: the service's idle check.
