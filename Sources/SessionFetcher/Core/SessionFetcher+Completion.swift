@@ -581,7 +581,9 @@ extension SessionFetcher {
     if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
     afterDecoratorsFinish(data: nil, error: SessionFetcherError.cancelled) {
       queue.async {
-        if let completion { self.invokeCompletion(completion, data: nil, error: SessionFetcherError.cancelled) }
+        if let completion {
+          self.invokeCompletion(completion, data: nil, error: SessionFetcherError.cancelled)
+        }
         self.markCompletionDelivered()
       }
     }

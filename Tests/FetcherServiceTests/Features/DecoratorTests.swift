@@ -28,7 +28,8 @@ private final class NamingDecorator: FetcherDecorator {
 
   func fetcherDidFinish(_ fetcher: SessionFetcher, data: Data?, error: (any Error)?) async {
     if delay > 0 { await pause(delay) }
-    log.append("didFinish \(name) \(data.map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error == nil)")
+    log.append(
+      "didFinish \(name) \(data.map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error == nil)")
   }
 }
 
@@ -205,7 +206,8 @@ struct DecoratorTests {
     service.addDecorator(twin)
     service.removeDecorator(first)
     service.removeDecorator(NamingDecorator("x", log: log))  // an equal-looking stranger: no effect
-    #expect(service.decorators.map { ObjectIdentifier($0) } == [ObjectIdentifier(inert), ObjectIdentifier(twin)])
+    #expect(
+      service.decorators.map { ObjectIdentifier($0) } == [ObjectIdentifier(inert), ObjectIdentifier(twin)])
     #expect(await service.fetcher(url: server.url("/text?value=1")).fetchResult().error == nil)
     service.removeDecorator(twin)
     #expect(await service.fetcher(url: server.url("/text?value=2")).fetchResult().error == nil)
@@ -249,7 +251,10 @@ struct DecoratorTests {
     let result = await service.fetcher(url: server.url("/bearer/good")).fetchResult()
     #expect(result.error == nil)
     #expect(authorizer.sawDecoration.values == ["d", "d"])
-    #expect(server.requests(path: "/bearer/good").map { $0.header("Authorization") } == ["Bearer stale", "Bearer good"])
+    #expect(
+      server.requests(path: "/bearer/good").map { $0.header("Authorization") } == [
+        "Bearer stale", "Bearer good",
+      ])
     #expect(log.values.filter { $0.hasPrefix("willStart") }.count == 2)
   }
 
@@ -272,7 +277,9 @@ struct DecoratorTests {
     #expect(result.error as? DecoratorRefusal == DecoratorRefusal(code: 42))
     #expect(server.requestCount(path: "/text") == 0)
     #expect(
-      log.values == ["willStart before", "didFinish before nil false", "didFinish 42", "didFinish after nil false"])
+      log.values == [
+        "willStart before", "didFinish before nil false", "didFinish 42", "didFinish after nil false",
+      ])
     await drain(service.callbackQueue)
     #expect(recorder.started == 0 && recorder.stopped == 0 && recorder.retryDelayStarted == 0)
     #expect(recorder.completionInvoked == 1)

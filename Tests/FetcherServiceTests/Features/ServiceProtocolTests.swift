@@ -156,7 +156,8 @@ struct ServiceProtocolTests {
 
     let ok = try #require(
       HTTPURLResponse(url: url, statusCode: 201, httpVersion: "HTTP/1.1", headerFields: ["ETag": "\"v1\""]))
-    let created = FetcherService.mockFetcherService(fakedData: Data("made".utf8), fakedResponse: ok, fakedError: nil)
+    let created = FetcherService.mockFetcherService(
+      fakedData: Data("made".utf8), fakedResponse: ok, fakedError: nil)
     created.callbackQueue = DispatchQueue(label: "test.mock.ok")
     let made = created.fetcher(url: url)
     let madeResult = await made.fetchResult()

@@ -132,7 +132,9 @@ struct UserAgentProviderTests {
     service.userAgentProvider = provider
     let fetcher = service.fetcher(url: server.url("/fail-first?n=2&key=\(UUID().uuidString)&bytes=4"))
     #expect(await fetcher.fetchResult().error == nil)
-    #expect(server.requests(path: "/fail-first").map { $0.header("User-Agent") } == Array(repeating: "Once/1.0", count: 3))
+    #expect(
+      server.requests(path: "/fail-first").map { $0.header("User-Agent") }
+        == Array(repeating: "Once/1.0", count: 3))
     #expect(provider.calls.count == 1)
   }
 
