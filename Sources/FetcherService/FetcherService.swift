@@ -22,10 +22,11 @@ import SessionFetcher
 /// made on an invalidated session.
 ///
 /// **Throttling.** At most ``maxRunningFetchersPerHost`` fetchers run per host (the lowercased URL
-/// host; two ports of one host share it). The others wait in ``delayedFetchersByHost`` and start as
-/// slots free: lowest `SessionFetcher.servicePriority` first, first come first served within a
-/// priority (`Int.min` never waits). A fetcher whose URL has no host (`data:`, `file:`) never waits
-/// and is not counted. A fetcher waiting out a retry delay keeps its slot, as in the original
+/// host, two ports of one host sharing it; or the fetcher's `SessionFetcher.serviceHost` when set).
+/// The others wait in ``delayedFetchersByHost`` and start as slots free: lowest
+/// `SessionFetcher.servicePriority` first, first come first served within a priority (`Int.min`
+/// never waits). A fetcher whose URL has no host (`data:`, `file:`) and no `serviceHost` never
+/// waits and is not counted (``issuedFetchers`` lists it). A fetcher waiting out a retry delay keeps its slot, as in the original
 /// library: its retry must not queue behind newer fetchers of the same host.
 ///
 /// **Threading.** Every member may be used from any thread; the counts and maps are consistent

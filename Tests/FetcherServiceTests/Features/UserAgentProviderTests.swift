@@ -138,6 +138,26 @@ struct UserAgentProviderTests {
     #expect(provider.calls.count == 1)
   }
 
+  /// The original's reset of the shared session while a provider blocks: the blocked fetch still
+  /// completes, with the provider's answer, once the provider returns.
+  @Test func resetSessionWhileTheProviderBlocks() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = markedService()
+    let provider = BlockedProvider()
+    defer { provider.gate.open() }
+    service.userAgentProvider = provider
+    let fetcher = service.fetcher(url: server.url("/headers"))
+    let results = Recorder<FetchResult>()
+    fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
+    #expect(await eventually { provider.entered.count == 1 })
+    service.resetSession()
+    provider.gate.open()
+    #expect(await eventually { results.count == 1 })
+    #expect(results.values.first?.error == nil)
+    #expect(server.requests(path: "/headers").map { $0.header("User-Agent") } == ["Blocked/1.0"])
+  }
+
   /// A provider's answer with a control character fails the fetch, naming the header, nothing sent.
   @Test func controlCharacterInTheAnswerFailsTheFetch() async throws {
     let server = try TestServer()
