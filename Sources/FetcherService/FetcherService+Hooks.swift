@@ -6,7 +6,12 @@ import SessionFetcher
 // holds a fetcher only while it runs or waits, which breaks the cycle when the fetch ends.
 extension FetcherService: FetcherServiceHooks {
   package func fetcherShouldBeginNow(_ fetcher: SessionFetcher) -> Bool {
-    guard let host = FetcherService.hostKey(for: fetcher.request?.url) else { return true }
+    guard let host = FetcherService.throttleKey(of: fetcher) else {
+      state.withLock { _ = $0.unthrottled.insert(fetcher) }
+      // As below: a stop that raced ahead told the service before it knew the fetcher.
+      if !fetcher.isFetching { fetcherEnded(fetcher, succeeded: false) }
+      return true
+    }
     let priority = fetcher.servicePriority
     let runsNow = state.withLock { $0.throttle.admit(fetcher, host: host, priority: priority) }
     // A stop that raced ahead of the admission told the service before it knew the fetcher:
@@ -78,7 +83,7 @@ extension FetcherService: FetcherServiceHooks {
   }
 
   package func fetcher(_ fetcher: SessionFetcher, isWaitingToRetry: Bool) {
-    let urlHost = FetcherService.hostKey(for: fetcher.request?.url)
+    let urlHost = FetcherService.throttleKey(of: fetcher)
     state.withLock { state in
       guard let host = state.throttle.host(of: fetcher) ?? urlHost else { return }
       if isWaitingToRetry {
@@ -101,6 +106,7 @@ extension FetcherService: FetcherServiceHooks {
     let (started, earlyRetries, release) = state.withLock { state in
       let host = state.throttle.host(of: fetcher)
       let started = state.throttle.remove(fetcher)
+      state.unthrottled.remove(fetcher)
       state.pendingETags[id] = nil
       var earlyRetries: [SessionFetcher] = []
       for key in Array(state.retryWaiters.keys) {

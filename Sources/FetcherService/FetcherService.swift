@@ -22,10 +22,11 @@ import SessionFetcher
 /// made on an invalidated session.
 ///
 /// **Throttling.** At most ``maxRunningFetchersPerHost`` fetchers run per host (the lowercased URL
-/// host; two ports of one host share it). The others wait in ``delayedFetchersByHost`` and start as
-/// slots free: lowest `SessionFetcher.servicePriority` first, first come first served within a
-/// priority (`Int.min` never waits). A fetcher whose URL has no host (`data:`, `file:`) never waits
-/// and is not counted. A fetcher waiting out a retry delay keeps its slot, as in the original
+/// host, two ports of one host sharing it; or the fetcher's `SessionFetcher.serviceHost` when set).
+/// The others wait in ``delayedFetchersByHost`` and start as slots free: lowest
+/// `SessionFetcher.servicePriority` first, first come first served within a priority (`Int.min`
+/// never waits). A fetcher whose URL has no host (`data:`, `file:`) and no `serviceHost` never
+/// waits and is not counted (``issuedFetchers`` lists it). A fetcher waiting out a retry delay keeps its slot, as in the original
 /// library: its retry must not queue behind newer fetchers of the same host.
 ///
 /// **Threading.** Every member may be used from any thread; the counts and maps are consistent
@@ -72,9 +73,13 @@ public final class FetcherService: @unchecked Sendable {
   public func fetcher(url: URL) -> SessionFetcher {
     var request = URLRequest(url: url)
     // Added now, while the request is this call's alone: before each attempt it would be copied
-    // first (the fetcher keeps the request it began with).
+    // first (the fetcher keeps the request it began with). Not the request's own: a provider of the
+    // fetcher's replaces it, and with a provider of the service's it waits for the fetch.
+    guard state.withLock({ $0.defaults.userAgentProvider == nil }) else { return fetcher(request: request) }
     addUserAgent(to: &request, hasNoHeaders: true)
-    return fetcher(request: request)
+    let made = fetcher(request: request)
+    made.presetUserAgent = request.value(forHTTPHeaderField: "User-Agent")
+    return made
   }
 
   /// A fetcher for a GET of `urlString`, carrying the service's defaults. An invalid string still
@@ -130,6 +135,7 @@ public final class FetcherService: @unchecked Sendable {
       config.properties = defaults.properties
       config.cookieStorage = defaults.cookieStorage
       config.serviceHooks = self
+      config.service = WeakFetcherService(self)
       config.engine = defaults.engine
       config.tlsSettings = defaults.tlsSettings
       config.proxySettings = defaults.proxySettings
@@ -503,17 +509,20 @@ public final class FetcherService: @unchecked Sendable {
     state.withLock { $0.throttle.isWaiting(fetcher) }
   }
 
-  /// Stops every fetcher of the service, the waiting ones first, then the running ones. None of
-  /// their callbacks that were already queued runs afterwards (a fetcher with
+  /// Stops every fetcher of the service, the waiting ones first, then the running ones (host-less
+  /// ones last). None of their callbacks that were already queued runs afterwards (a fetcher with
   /// `SessionFetcher.stopFetchingTriggersCompletionHandler` gets its one `.cancelled`
   /// completion). Fetchers begun after the call run normally.
   public func stopAllFetchers() {
-    let (waiting, running) = state.withLock { state in
+    let (waiting, running, unthrottled) = state.withLock { state in
       state.retryWaiters = [:]
-      return state.throttle.removeAll()
+      let (waiting, running) = state.throttle.removeAll()
+      defer { state.unthrottled = [] }
+      return (waiting, running, state.unthrottled)
     }
     for fetcher in waiting { fetcher.stopFetching() }
     for fetcher in running { fetcher.stopFetching() }
+    for fetcher in unthrottled { fetcher.stopFetching() }
   }
 
   /// Starts fetchers the throttle moved to running, in that order, on `grantQueue`: asynchronous,
@@ -611,24 +620,8 @@ public final class FetcherService: @unchecked Sendable {
   /// `fakedError`, and a response for `http://example.invalid` with status 500 when there is an
   /// error, else 200 (as the original's `mockFetcherServiceWithFakedData:fakedError:`).
   public static func mockFetcherService(fakedData: Data?, fakedError: (any Error)?) -> FetcherService {
-    let service = FetcherService()
-    service.allowedInsecureSchemes = ["http"]
-    let box = FakedResult(data: fakedData, error: fakedError)
-    service.testBlock = { _, respond in
-      let url = URL(string: "http://example.invalid")!
-      let response = HTTPURLResponse(
-        url: url, statusCode: box.error == nil ? 200 : 500, httpVersion: "HTTP/1.1", headerFields: nil)
-      respond(response, box.data, box.error)
-    }
-    return service
+    mockFetcherService(fakedData: fakedData, fakedResponse: nil, fakedError: fakedError)
   }
-}
-
-/// A faked result captured by the mock service's test block.
-private struct FakedResult: @unchecked Sendable {
-  // `@unchecked Sendable`: immutable after creation; the error is only handed on.
-  let data: Data?
-  let error: (any Error)?
 }
 
 extension Notification.Name {

@@ -22,6 +22,7 @@ struct FetcherDefaults {
   var metricsCollectionBlock: SessionFetcher.MetricsCollectionBlock?
   var authorizer: (any FetcherAuthorizer)?
   var userAgent: String?
+  var userAgentProvider: (any UserAgentProvider)?
   var stopFetchingTriggersCompletionHandler = false
   var testBlock: SessionFetcher.TestBlock?
   var configuration: URLSessionConfiguration?
@@ -141,6 +142,10 @@ struct ServiceState {
   var isEarlyRetryEnabled = false
   var unusedSessionTimeout: TimeInterval = 60
   var sessions = SessionBook()
+  /// The decorators of fetches that begin from now on, in the order they run.
+  var decorators: [any FetcherDecorator] = []
+  /// Running fetchers the throttle does not count (no host and no `serviceHost`).
+  var unthrottled: Set<SessionFetcher> = []
 }
 
 /// A one-shot timer that can be armed again and cancelled for good: the service's idle check.

@@ -63,4 +63,8 @@ package protocol FetcherServiceHooks: AnyObject, Sendable {
   func fetcher(_ fetcher: SessionFetcher, isWaitingToRetry: Bool)
   /// The fetch ended (finished or stopped); `succeeded` is true for a successful fetch.
   func fetcherDidStop(_ fetcher: SessionFetcher, succeeded: Bool)
+  /// The decorators of a fetch that begins now, in the order they run.
+  var decorators: [any FetcherDecorator] { get }
+  /// The provider of a fetch's `User-Agent` when neither its request nor its fetcher has one.
+  var userAgentProvider: (any UserAgentProvider)? { get }
 }

@@ -53,6 +53,10 @@ package struct FetcherConfiguration {
   package var testBlock: SessionFetcher.TestBlock?
   package var eventMonitors: [any FetcherEventMonitor] = []
   package var serviceHooks: (any FetcherServiceHooks)?
+  package var service = WeakFetcherService(nil)
+  package var serviceHost: String?
+  package var userAgentProvider: (any UserAgentProvider)?
+  package var presetUserAgent: String?
   package var sessionProvider: (@Sendable () -> FetcherSession)?
   package var engine = FetcherEngine.default
   package var tlsSettings = TLSSettings()
@@ -283,6 +287,9 @@ final class FetchPlan: @unchecked Sendable {
   let testBlock: SessionFetcher.TestBlock?
   /// ``SessionFetcher/postsNotifications`` when the fetch began.
   let postsNotifications: Bool
+  /// The user-agent provider and decorators of every attempt (nil when there are none), set once
+  /// before the first attempt.
+  var preparation: AttemptPreparation?
 
   init(
     baseRequest: URLRequest, body: BodySource, bodyLength: Int64?, exactStreamLength: Int64? = nil,

@@ -65,6 +65,7 @@ extension SessionFetcher {
     for monitor in monitors { monitor.fetcherDidBegin(self) }
     do {
       let plan = try makePlan(monitors: monitors)
+      plan.preparation = AttemptPreparation.make(for: self)
       storage.withLock { storage in
         storage.plan = plan
         StreamWindows.beginDownload(&storage)
@@ -315,30 +316,23 @@ extension SessionFetcher {
 
   // MARK: - Attempts
 
-  /// Starts the next attempt: authorize, then send.
+  /// Starts the next attempt: user agent and decorators (see `AttemptPreparation`), authorize, send.
   func startAttempt() {
-    let (plan, authorizer) = storage.withLock { ($0.plan, $0.config.authorizer) }
+    let (plan, authorizer, didRefresh) = storage.withLock {
+      ($0.plan, $0.config.authorizer, $0.didRefreshAuthorization)
+    }
     guard let plan else { return }
     var request = plan.baseRequest
-    if let authorizer {
-      let didRefresh = storage.withLock { $0.didRefreshAuthorization }
-      if didRefresh { request.setValue(nil, forHTTPHeaderField: "Authorization") }
-      Task {
-        do {
-          let authorized = try await authorizer.authorizeRequest(request)
-          self.launchAttempt(authorized, authorized: true)
-        } catch {
-          self.finish(
-            data: nil, error: SessionFetcherError.authorizationFailed(description: String(describing: error)))
-        }
-      }
-    } else {
+    if authorizer != nil, didRefresh { request.setValue(nil, forHTTPHeaderField: "Authorization") }
+    if plan.preparation == nil, authorizer == nil {
       launchAttempt(request, authorized: false)
+    } else {
+      prepareAndLaunch(request, preparation: plan.preparation, authorizer: authorizer)
     }
   }
 
   /// - Parameter authorized: whether an authorizer made `authorizedRequest`.
-  private func launchAttempt(_ authorizedRequest: URLRequest, authorized: Bool) {
+  func launchAttempt(_ authorizedRequest: URLRequest, authorized: Bool) {
     var request = authorizedRequest
     let hooks = serviceHooks
     hooks?.fetcher(self, willSend: &request)

@@ -494,19 +494,21 @@ extension SessionFetcher {
       if let handler = run.0 { self.invokeCompletion(handler, data: run.1, error: run.2) }
       self.markCompletionDelivered()
     }
-    guard let parser else {
-      // One hop for the notifications and the completion, which follow each other on the queue.
-      queue.async {
-        postEnded()
-        deliverCompletion()
+    afterDecoratorsFinish(data: data, error: error) {
+      guard let parser else {
+        // One hop for the notifications and the completion, which follow each other on the queue.
+        queue.async {
+          postEnded()
+          deliverCompletion()
+        }
+        return
       }
-      return
-    }
-    queue.async(execute: postEnded)
-    // Parse-then-complete: the parse runs off the callback queue, so a slow parse never blocks it.
-    DispatchQueue.global(qos: .userInitiated).async {
-      parser(data)
-      queue.async(execute: deliverCompletion)
+      queue.async(execute: postEnded)
+      // Parse-then-complete: the parse runs off the callback queue, so a slow parse never blocks it.
+      DispatchQueue.global(qos: .userInitiated).async {
+        parser(data)
+        queue.async(execute: deliverCompletion)
+      }
     }
   }
 
@@ -577,6 +579,7 @@ extension SessionFetcher {
     let (transition, queue, completion, task, partFile, ownSession, progress, spool) = stopping
     for continuation in progress { continuation.finish() }
     guard let transition else { return }
+    storage.withLock { $0.plan?.preparation }?.cancel()
     Self.letGo(task, invalidating: ownSession)
     if let spool { try? FileManager.default.removeItem(at: spool) }
     partFile?.discard()
@@ -588,9 +591,13 @@ extension SessionFetcher {
     }
     if transition.postRetryDelayStopped { post(.sessionFetcherRetryDelayStopped, on: queue) }
     if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
-    queue.async {
-      if let completion { self.invokeCompletion(completion, data: nil, error: SessionFetcherError.cancelled) }
-      self.markCompletionDelivered()
+    afterDecoratorsFinish(data: nil, error: SessionFetcherError.cancelled) {
+      queue.async {
+        if let completion {
+          self.invokeCompletion(completion, data: nil, error: SessionFetcherError.cancelled)
+        }
+        self.markCompletionDelivered()
+      }
     }
   }
 

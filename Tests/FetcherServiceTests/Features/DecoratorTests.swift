@@ -1,0 +1,424 @@
+import FetcherService
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+/// A decorator that appends its name to `X-Decorated` (comma-separated), optionally after a delay,
+/// and records what it saw in a shared log.
+private final class NamingDecorator: FetcherDecorator {
+  let name: String
+  let delay: Double
+  let log: Recorder<String>
+
+  init(_ name: String, delay: Double = 0, log: Recorder<String>) {
+    self.name = name
+    self.delay = delay
+    self.log = log
+  }
+
+  func fetcherWillStart(_ fetcher: SessionFetcher, request: URLRequest) async throws -> URLRequest {
+    if delay > 0 { await pause(delay) }
+    log.append("willStart \(name)")
+    var request = request
+    let previous = request.value(forHTTPHeaderField: "X-Decorated")
+    request.setValue(previous.map { "\($0),\(name)" } ?? name, forHTTPHeaderField: "X-Decorated")
+    return request
+  }
+
+  func fetcherDidFinish(_ fetcher: SessionFetcher, data: Data?, error: (any Error)?) async {
+    if delay > 0 { await pause(delay) }
+    log.append(
+      "didFinish \(name) \(data.map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error == nil)")
+  }
+}
+
+/// Only the defaults: the request goes unchanged.
+private final class InertDecorator: FetcherDecorator {}
+
+private struct DecoratorRefusal: Error, Equatable {
+  let code: Int
+}
+
+/// Throws ``DecoratorRefusal`` from `fetcherWillStart`.
+private final class RefusingDecorator: FetcherDecorator {
+  let log: Recorder<String>
+  init(log: Recorder<String>) { self.log = log }
+
+  func fetcherWillStart(_ fetcher: SessionFetcher, request: URLRequest) async throws -> URLRequest {
+    throw DecoratorRefusal(code: 42)
+  }
+
+  func fetcherDidFinish(_ fetcher: SessionFetcher, data: Data?, error: (any Error)?) async {
+    log.append("didFinish \((error as? DecoratorRefusal)?.code ?? -1)")
+  }
+}
+
+/// Blocks its fetch's `fetcherWillStart` (without honouring cancellation) until `gate` opens, for
+/// requests whose URL contains `blockedPart`.
+private final class BlockingDecorator: FetcherDecorator {
+  let gate = Gate()
+  let blockedPart: String
+  let entered = Recorder<String>()
+  let returned = Recorder<String>()
+  let finished = Recorder<String>()
+
+  init(blocking blockedPart: String) {
+    self.blockedPart = blockedPart
+  }
+
+  func fetcherWillStart(_ fetcher: SessionFetcher, request: URLRequest) async throws -> URLRequest {
+    let url = request.url?.absoluteString ?? ""
+    entered.append(url)
+    if url.contains(blockedPart) {
+      let gate = self.gate
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().async {
+          gate.wait()
+          continuation.resume()
+        }
+      }
+    }
+    returned.append(url)
+    return request
+  }
+
+  func fetcherDidFinish(_ fetcher: SessionFetcher, data: Data?, error: (any Error)?) async {
+    finished.append(error.map { "\($0)" } ?? "ok")
+  }
+}
+
+/// Waits in `Task.sleep` (which honours cancellation) and records whether it was cancelled.
+private final class SleepingDecorator: FetcherDecorator {
+  let entered = Recorder<Bool>()
+  let cancelled = Recorder<Bool>()
+
+  func fetcherWillStart(_ fetcher: SessionFetcher, request: URLRequest) async throws -> URLRequest {
+    entered.append(true)
+    do {
+      try await Task.sleep(nanoseconds: 120_000_000_000)
+    } catch {
+      cancelled.append(true)
+      throw error
+    }
+    return request
+  }
+}
+
+/// Replaces the request with what `rewrite` makes of it.
+private final class RewritingDecorator: FetcherDecorator {
+  let rewrite: @Sendable (URLRequest) -> URLRequest
+  init(_ rewrite: @escaping @Sendable (URLRequest) -> URLRequest) { self.rewrite = rewrite }
+
+  func fetcherWillStart(_ fetcher: SessionFetcher, request: URLRequest) async throws -> URLRequest {
+    rewrite(request)
+  }
+}
+
+/// Records whether the decorator's header was on the request it authorizes (the decorators run
+/// first), and hands out a wrong token first and the right one after a refresh.
+private final class OrderCheckingAuthorizer: FetcherAuthorizer, @unchecked Sendable {
+  // `@unchecked Sendable`: `refreshed` is only touched under `lock`.
+  let sawDecoration = Recorder<String>()
+  private let lock = NSLock()
+  private var refreshed = false
+
+  func authorizeRequest(_ request: URLRequest) async throws -> URLRequest {
+    sawDecoration.append(request.value(forHTTPHeaderField: "X-Decorated") ?? "none")
+    var request = request
+    let token = lock.withLock { refreshed } ? "good" : "stale"
+    request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+    return request
+  }
+
+  func primeForRefresh() async -> Bool {
+    lock.withLock { refreshed = true }
+    return true
+  }
+}
+
+@Suite("Request decorators")
+struct DecoratorTests {
+  /// The original's testSingleDecorator and testSingleDecoratorWithDelay: the request is changed on
+  /// the wire, and `fetcherDidFinish` sees the body before the completion runs.
+  @Test(arguments: [0, 0.05])
+  func singleDecoratorChangesTheRequestAndSeesTheEnd(delay: Double) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let log = Recorder<String>()
+    service.addDecorator(NamingDecorator("one", delay: delay, log: log))
+    let fetcher = service.fetcher(url: server.url("/text?value=hello"))
+    let recorder = NotificationRecorder([fetcher])
+    let result = await withCheckedContinuation { (continuation: CheckedContinuation<FetchResult, Never>) in
+      fetcher.beginFetch { data, error in
+        log.append("completion")
+        continuation.resume(returning: FetchResult(data: data, error: error))
+      }
+    }
+    #expect(result.error == nil)
+    #expect(result.data == Data("hello".utf8))
+    #expect(server.requests(path: "/text").map { $0.header("X-Decorated") } == ["one"])
+    #expect(log.values == ["willStart one", "didFinish one hello true", "completion"])
+    await drain(service.callbackQueue)
+    #expect(recorder.started == 1 && recorder.stopped == 1)
+  }
+
+  /// The original's testMultipleDecorators and testMultipleDecoratorsWithDelay: they run in the
+  /// order added, each given the previous one's request, for every fetcher of the service.
+  @Test(arguments: [0, 0.05])
+  func multipleDecoratorsRunInTheOrderAdded(delay: Double) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let log = Recorder<String>()
+    for name in ["a", "b", "c"] { service.addDecorator(NamingDecorator(name, delay: delay, log: log)) }
+    #expect(service.decorators.count == 3)
+    let fetchers = [
+      service.fetcher(url: server.url("/text?value=1")),
+      service.fetcher(request: URLRequest(url: server.url("/text?value=2"))),
+      service.fetcher(urlString: server.url("/text?value=3").absoluteString),
+    ]
+    for fetcher in fetchers {
+      log.append("---")
+      let result = await fetcher.fetchResult()
+      #expect(result.error == nil)
+    }
+    #expect(server.requests(path: "/text").map { $0.header("X-Decorated") } == ["a,b,c", "a,b,c", "a,b,c"])
+    let perFetch = ["willStart a", "willStart b", "willStart c", "didFinish a", "didFinish b", "didFinish c"]
+    let expected = ["1", "2", "3"].flatMap { value in
+      ["---"] + perFetch.map { $0.hasPrefix("didFinish") ? "\($0) \(value) true" : $0 }
+    }
+    #expect(log.values == expected)
+  }
+
+  /// Removal is by identity; a fetch begun after it is not decorated; the defaults change nothing.
+  @Test func removeDecoratorByIdentity() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let log = Recorder<String>()
+    let first = NamingDecorator("x", log: log)
+    let twin = NamingDecorator("x", log: log)
+    let inert = InertDecorator()
+    service.addDecorator(first)
+    service.addDecorator(inert)
+    service.addDecorator(twin)
+    service.removeDecorator(first)
+    service.removeDecorator(NamingDecorator("x", log: log))  // an equal-looking stranger: no effect
+    #expect(
+      service.decorators.map { ObjectIdentifier($0) } == [ObjectIdentifier(inert), ObjectIdentifier(twin)])
+    #expect(await service.fetcher(url: server.url("/text?value=1")).fetchResult().error == nil)
+    service.removeDecorator(twin)
+    #expect(await service.fetcher(url: server.url("/text?value=2")).fetchResult().error == nil)
+    #expect(server.requests(path: "/text").map { $0.header("X-Decorated") } == ["x", nil])
+    #expect(log.values.filter { $0.hasPrefix("willStart") }.count == 1)
+  }
+
+  /// The original's testSingleDecoratorWithRetries: the decorator runs before every attempt, and its
+  /// `fetcherDidFinish` once per fetch.
+  @Test func decoratorRunsBeforeEveryRetry() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.isRetryEnabled = true
+    service.minRetryInterval = 0.01
+    let log = Recorder<String>()
+    service.addDecorator(NamingDecorator("r", log: log))
+    let fetcher = service.fetcher(url: server.url("/fail-first?n=2&key=\(UUID().uuidString)&bytes=4"))
+    let recorder = NotificationRecorder([fetcher])
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    let sent = server.requests(path: "/fail-first")
+    #expect(sent.count == 3)
+    #expect(sent.allSatisfy { $0.header("X-Decorated") == "r" })
+    #expect(log.values.filter { $0.hasPrefix("willStart") }.count == 3)
+    #expect(log.values.filter { $0.hasPrefix("didFinish") }.count == 1)
+    await drain(service.callbackQueue)
+    #expect(recorder.started == 3 && recorder.stopped == 3)
+    #expect(recorder.retryDelayStarted == 2 && recorder.retryDelayStopped == 2)
+  }
+
+  /// Before the authorizer, and again before the resend after an authorization refresh.
+  @Test func decoratorRunsBeforeTheAuthorizerAndBeforeTheResendAfterRefresh() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let authorizer = OrderCheckingAuthorizer()
+    service.authorizer = authorizer
+    let log = Recorder<String>()
+    service.addDecorator(NamingDecorator("d", log: log))
+    let result = await service.fetcher(url: server.url("/bearer/good")).fetchResult()
+    #expect(result.error == nil)
+    #expect(authorizer.sawDecoration.values == ["d", "d"])
+    #expect(
+      server.requests(path: "/bearer/good").map { $0.header("Authorization") } == [
+        "Bearer stale", "Bearer good",
+      ])
+    #expect(log.values.filter { $0.hasPrefix("willStart") }.count == 2)
+  }
+
+  /// The original's testSingleDecoratorFailure / testMultipleDecoratorsFailure: the error ends the
+  /// fetch unchanged, nothing is sent, no retry, later decorators do not run, every decorator's
+  /// `fetcherDidFinish` still runs, and no Started/Stopped is posted.
+  @Test func throwingDecoratorFailsTheFetchWithItsErrorAndSendsNothing() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.isRetryEnabled = true
+    service.minRetryInterval = 0.01
+    let log = Recorder<String>()
+    service.addDecorator(NamingDecorator("before", log: log))
+    service.addDecorator(RefusingDecorator(log: log))
+    service.addDecorator(NamingDecorator("after", log: log))
+    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let recorder = NotificationRecorder([fetcher])
+    let result = await fetcher.fetchResult()
+    #expect(result.error as? DecoratorRefusal == DecoratorRefusal(code: 42))
+    #expect(server.requestCount(path: "/text") == 0)
+    #expect(
+      log.values == [
+        "willStart before", "didFinish before nil false", "didFinish 42", "didFinish after nil false",
+      ])
+    await drain(service.callbackQueue)
+    #expect(recorder.started == 0 && recorder.stopped == 0 && recorder.retryDelayStarted == 0)
+    #expect(recorder.completionInvoked == 1)
+    #expect(service.numberOfFetchers == 0)
+  }
+
+  /// A decorator that never returns (and ignores cancellation): `stopFetching()` still ends the fetch
+  /// at once, and nothing is sent when the decorator finally returns.
+  @Test func stopWhileADecoratorHangsEndsTheFetchAndSendsNothing() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.stopFetchingTriggersCompletionHandler = true
+    let decorator = BlockingDecorator(blocking: "/text")
+    defer { decorator.gate.open() }
+    service.addDecorator(decorator)
+    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let recorder = NotificationRecorder([fetcher])
+    let results = Recorder<FetchResult>()
+    fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
+    #expect(await eventually { decorator.entered.count == 1 })
+    #expect(fetcher.isFetching)
+    fetcher.stopFetching()
+    #expect(!fetcher.isFetching)
+    // The completion comes while the decorator still hangs.
+    #expect(await eventually { results.count == 1 })
+    #expect(results.values.first?.fetcherError == .cancelled)
+    #expect(decorator.returned.count == 0)
+    #expect(service.numberOfFetchers == 0)
+
+    decorator.gate.open()
+    #expect(await eventually { decorator.returned.count == 1 })
+    await pause(0.2)
+    await drain(service.callbackQueue)
+    #expect(server.requestCount(path: "/text") == 0)
+    #expect(results.count == 1)
+    #expect(recorder.started == 0 && recorder.stopped == 0)
+    #expect(decorator.finished.values == ["\(SessionFetcherError.cancelled)"])
+  }
+
+  /// A stop cancels the task a decorator runs in: one that honours cancellation ends at once.
+  @Test func stopCancelsTheDecoratorsTask() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let decorator = SleepingDecorator()
+    service.addDecorator(decorator)
+    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let results = Recorder<FetchResult>()
+    fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
+    #expect(await eventually { decorator.entered.count == 1 })
+    fetcher.stopFetching()
+    #expect(await eventually { decorator.cancelled.count == 1 })
+    await pause(0.2)
+    await drain(service.callbackQueue)
+    #expect(results.count == 0)
+    #expect(server.requestCount(path: "/text") == 0)
+  }
+
+  /// The original's decorator-with-delay tests across fetchers: a decorator blocked for one fetch
+  /// does not hold up another fetch of the same service.
+  @Test func slowDecoratorDelaysOnlyItsOwnFetch() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let decorator = BlockingDecorator(blocking: "slow")
+    defer { decorator.gate.open() }
+    service.addDecorator(decorator)
+    let slow = service.fetcher(url: server.url("/text?value=slow"))
+    let slowResults = Recorder<FetchResult>()
+    slow.beginFetch { data, error in slowResults.append(FetchResult(data: data, error: error)) }
+    #expect(await eventually { decorator.entered.count == 1 })
+
+    let fast = await service.fetcher(url: server.url("/text?value=fast")).fetchResult()
+    #expect(fast.data == Data("fast".utf8))
+    #expect(slowResults.count == 0)
+    #expect(server.requests(path: "/text").map { $0.query["value"] } == ["fast"])
+
+    decorator.gate.open()
+    #expect(await eventually { slowResults.count == 1 })
+    #expect(slowResults.values.first?.data == Data("slow".utf8))
+  }
+
+  /// What a decorator returns passes the rules the caller's request did: another scheme that is not
+  /// allowed, a header with a control character, or a URL without a host fails the fetch with
+  /// nothing sent.
+  @Test(arguments: ["scheme", "header", "url"])
+  func requestReturnedByADecoratorIsChecked(change: String) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.addDecorator(
+      RewritingDecorator { request in
+        var request = request
+        switch change {
+        case "scheme": request.url = URL(string: "http://example.com/text")
+        case "header":
+          // Through the dictionary: `setValue` may drop such a value without a word.
+          var fields = request.allHTTPHeaderFields ?? [:]
+          fields["X-Bad"] = "a\r\nInjected: yes"
+          request.allHTTPHeaderFields = fields
+        default: request.url = URL(string: "https:///no-host")
+        }
+        return request
+      })
+    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let recorder = NotificationRecorder([fetcher])
+    let result = await fetcher.fetchResult()
+    switch change {
+    case "scheme":
+      #expect(result.fetcherError == .insecureRequest(URL(string: "http://example.com/text")!))
+    case "header":
+      guard case .invalidConfiguration(let problem) = result.fetcherError else {
+        Issue.record("expected invalidConfiguration, got \(String(describing: result.error))")
+        return
+      }
+      #expect(problem.contains("X-Bad"))
+    default:
+      #expect(result.fetcherError == .invalidURL("https:///no-host"))
+    }
+    #expect(server.requestCount(path: "/text") == 0)
+    await drain(service.callbackQueue)
+    #expect(recorder.started == 0 && recorder.stopped == 0)
+  }
+
+  /// A decorator may move the request to another allowed URL: that one is fetched.
+  @Test func decoratorMayRedirectTheRequestToAnAllowedURL() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let target = server.url("/text?value=moved")
+    service.addDecorator(
+      RewritingDecorator { request in
+        var request = request
+        request.url = target
+        return request
+      })
+    let result = await service.fetcher(url: server.url("/text?value=original")).fetchResult()
+    #expect(result.data == Data("moved".utf8))
+    #expect(server.requests(path: "/text").map { $0.query["value"] } == ["moved"])
+  }
+}
