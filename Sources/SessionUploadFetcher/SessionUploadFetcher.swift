@@ -49,10 +49,10 @@ extension Notification.Name {
 ///
 /// **Notifications.** Each command fetcher posts its own `sessionFetcherStarted` and
 /// `sessionFetcherStopped` (its ``SessionFetcher/parentUploadFetcher`` is this upload). The upload
-/// fetcher posts ``Foundation/Notification/Name/sessionUploadFetcherLocationObtained``, and for
+/// fetcher posts ``Foundation/NSNotification/Name/sessionUploadFetcherLocationObtained``, and for
 /// each retry delay `sessionFetcherRetryDelayStarted` and then `sessionFetcherRetryDelayStopped`
 /// (when the delay ends, or when the upload is paused or stopped during it), the first delay also
-/// ``Foundation/Notification/Name/sessionUploadFetcherInitialBackoffStarted``; their object is the
+/// ``Foundation/NSNotification/Name/sessionUploadFetcherInitialBackoffStarted``; their object is the
 /// upload fetcher.
 ///
 /// **Threading.** Every member may be used from any thread. Closures and notifications run on
