@@ -48,7 +48,7 @@ extension Notification.Name {
 /// setting one replaces the others.
 ///
 /// **Notifications.** Each command fetcher posts its own `sessionFetcherStarted` and
-/// `sessionFetcherStopped` (its ``SessionFetcher/parentUploadFetcher`` is this upload). The upload
+/// `sessionFetcherStopped` (its `SessionFetcher.parentUploadFetcher` is this upload). The upload
 /// fetcher posts ``Foundation/NSNotification/Name/sessionUploadFetcherLocationObtained``, and for
 /// each retry delay `sessionFetcherRetryDelayStarted` and then `sessionFetcherRetryDelayStopped`
 /// (when the delay ends, or when the upload is paused or stopped during it), the first delay also
