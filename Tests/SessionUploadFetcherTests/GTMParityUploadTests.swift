@@ -310,6 +310,26 @@ struct GTMParityUploadTests {
     #expect(counter.started == 1)
   }
 
+  @Test(
+    "A provider upload that succeeds lets go of its cancellation handler (…SuccessClearsCancellationHandler)")
+  func successClearsCancellationHandler() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = makeUploadFetcher(server, "/clears.location")
+    fetcher.setUploadDataLength(Int64(bigLength)) { offset, length, respond in
+      respond(bigData.subdata(in: Int(offset)..<Int(offset + length)), nil)
+    }
+    let handled = Recorder<Bool>()
+    fetcher.cancellationHandler = { _, _, _ in handled.append(true) }
+    let (_, error) = await run(fetcher)
+    #expect(error == nil)
+    #expect(await eventually { fetcher.cancellationHandler == nil })
+    fetcher.stopFetching()
+    try await Task.sleep(nanoseconds: 100_000_000)
+    #expect(handled.values.isEmpty)
+    #expect(server.commands("/clears.upload").map(\.command) == ["upload", "upload", "upload, finalize"])
+  }
+
   @Test("Upload callbacks on a concurrent queue: one at a time, the completion last")
   func concurrentCallbackQueue() async throws {
     let server = try TestServer()
