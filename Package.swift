@@ -67,7 +67,8 @@ let package = Package(
       dependencies: ["MIMEDocument", "FetcherTesting", "SessionFetcher", "FetcherService"],
       swiftSettings: strictSettings),
     .testTarget(
-      name: "HTTPLoggingTests", dependencies: ["HTTPLogging", "SessionFetcher", "FetcherTesting"],
+      name: "HTTPLoggingTests",
+      dependencies: ["HTTPLogging", "SessionFetcher", "FetcherTesting", "FetcherService", "MIMEDocument"],
       swiftSettings: strictSettings),
     .testTarget(
       name: "SessionUploadFetcherTests",

@@ -140,10 +140,51 @@ extension SessionFetcher {
     set { LoggingSettings.shared.withLock { $0.maximumBodySize = max(0, newValue) } }
   }
 
-  /// The current run's folder, once a fetch has been logged to files in it; nil before.
-  /// Writes the files of every fetch that has finished first, as ``flushLogs()`` does.
+  /// The folder of the current run's files (the original's `setLogDirectoryForCurrentRun:`).
+  ///
+  /// Reading it: the folder set here, when one is; else the current run's folder once a fetch has
+  /// been logged to files in it, nil before. It writes the files of every fetch that has finished
+  /// first, as ``flushLogs()`` does.
+  ///
+  /// Setting it, before the first logged fetch or later, ends the current run: the next fetch
+  /// logged to files begins a run whose files (`index.html`, `log.har`, `fetch_<N>.txt` and the
+  /// body files) go exactly into this folder, not into a dated folder of ``loggingDirectory``.
+  /// The folder is created (0700, with its parents) when missing and used as it is when it exists
+  /// (files of an earlier run there with the same names are replaced); no
+  /// `<process>_log_newest.html` link is made for it. A path that is a file, or that cannot be
+  /// created, turns file logging off with a notice, as any write failure does. Setting nil goes
+  /// back to a new dated folder per run.
+  ///
+  /// ```swift
+  /// SessionFetcher.loggingRunDirectory = URL(fileURLWithPath: "/tmp/ci-artifacts/http-logs")
+  /// SessionFetcher.isLoggingEnabled = true
+  /// ```
   public static var loggingRunDirectory: URL? {
-    LoggingMonitor.shared.writer.currentRunFolder
+    get {
+      if let chosen = LoggingSettings.shared.withLock({ $0.runDirectory }) { return chosen }
+      return LoggingMonitor.shared.writer.currentRunFolder
+    }
+    set {
+      LoggingSettings.shared.withLock {
+        $0.runDirectory = newValue?.standardizedFileURL
+        $0.runGeneration += 1
+      }
+    }
+  }
+
+  /// The stamp in the name of the next run's folder, `<process>_log_<stamp>` (the original's
+  /// `setLoggingDateStamp:`). nil (the default): the date and time the run begins,
+  /// `yyyy-MM-dd_HH-mm-ss`. Setting it ends the current run. Path separators and control
+  /// characters are removed from the stamp; a stamp left empty counts as nil. A folder of that
+  /// name that exists gets `_2`, `_3`… as usual. Not used when ``loggingRunDirectory`` is set.
+  public static var loggingDateStamp: String? {
+    get { LoggingSettings.shared.withLock { $0.dateStamp } }
+    set {
+      LoggingSettings.shared.withLock {
+        $0.dateStamp = LoggingSettings.cleanedDateStamp(newValue)
+        $0.runGeneration += 1
+      }
+    }
   }
 
   /// Waits until the files of every fetch that has finished are written. File writes happen on a

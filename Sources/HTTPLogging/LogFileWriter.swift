@@ -29,6 +29,10 @@ final class LogFileWriter: @unchecked Sendable {
     var directory: URL
     var processName: String
     var generation: Int
+    /// The run's folder exactly, when the caller chose it.
+    var runDirectory: URL?
+    /// The stamp in the run folder's name, when the caller chose it.
+    var dateStamp: String?
   }
 
   /// A finished fetch waiting for the queue, with its text log when it was already formatted.
@@ -79,7 +83,7 @@ final class LogFileWriter: @unchecked Sendable {
   func write(_ prepared: PreparedRecord, text: String? = nil, settings: LoggingSettings) {
     let key = RunKey(
       directory: settings.effectiveDirectory, processName: settings.effectiveProcessName,
-      generation: settings.runGeneration)
+      generation: settings.runGeneration, runDirectory: settings.runDirectory, dateStamp: settings.dateStamp)
     let isFirst = pending.withLock { records -> Bool in
       records.append(PendingRecord(prepared: prepared, key: key, text: text))
       return records.count == 1
@@ -199,21 +203,7 @@ final class LogFileWriter: @unchecked Sendable {
   private func currentRun(for key: RunKey) throws -> LogRun {
     if let run, run.key == key { return run }
     run = nil
-    // A logging directory this creates is the owner's only; one that exists is left as it is.
-    try FileManager.default.createDirectory(
-      at: key.directory, withIntermediateDirectories: true,
-      attributes: [.posixPermissions: NSNumber(value: Self.folderPermissions)])
-    let base = "\(key.processName)_log_\(LogDates.runStamp(Date()))"
-    var folder = key.directory.appendingPathComponent(base, isDirectory: true)
-    var suffix = 1
-    // `mkdir` fails when the name exists: claiming the folder is atomic, also across processes. It
-    // is created 0700 at once (`FileManager` creates it 0777 less the umask, then changes it).
-    while !Self.makeDirectory(folder) {
-      let code = errno
-      suffix += 1
-      guard code == EEXIST, suffix < 10_000 else { throw writeError(folder, errno: code) }
-      folder = key.directory.appendingPathComponent("\(base)_\(suffix)", isDirectory: true)
-    }
+    let folder = try Self.claimRunFolder(for: key)
     let htmlURL = folder.appendingPathComponent(Self.indexFileName)
     let harURL = folder.appendingPathComponent(Self.harFileName)
     let folderDescriptor = try Self.open(folder, O_RDONLY | O_DIRECTORY)
@@ -242,10 +232,44 @@ final class LogFileWriter: @unchecked Sendable {
       harURL
     }
     run.harTail = Int64(HARFormatter.prefix.utf8.count)
-    linkNewest(to: folder, key: key)
+    if key.runDirectory == nil { linkNewest(to: folder, key: key) }
     printLoggingNotice("logging fetches to \(folder.path)")
     self.run = run
     return run
+  }
+
+  /// The folder of a new run: the one the caller chose (created 0700 with its parents when
+  /// missing, used as it is when it exists), else a new `<process>_log_<stamp>` folder in the
+  /// logging directory.
+  private static func claimRunFolder(for key: RunKey) throws -> URL {
+    if let chosen = key.runDirectory {
+      var isDirectory: ObjCBool = false
+      if FileManager.default.fileExists(atPath: chosen.path, isDirectory: &isDirectory) {
+        guard isDirectory.boolValue else { throw writeError(chosen, errno: ENOTDIR) }
+        return chosen
+      }
+      try FileManager.default.createDirectory(
+        at: chosen.deletingLastPathComponent(), withIntermediateDirectories: true,
+        attributes: [.posixPermissions: NSNumber(value: folderPermissions)])
+      guard makeDirectory(chosen) || errno == EEXIST else { throw writeError(chosen, errno: errno) }
+      return chosen
+    }
+    // A logging directory this creates is the owner's only; one that exists is left as it is.
+    try FileManager.default.createDirectory(
+      at: key.directory, withIntermediateDirectories: true,
+      attributes: [.posixPermissions: NSNumber(value: folderPermissions)])
+    let base = "\(key.processName)_log_\(key.dateStamp ?? LogDates.runStamp(Date()))"
+    var folder = key.directory.appendingPathComponent(base, isDirectory: true)
+    var suffix = 1
+    // `mkdir` fails when the name exists: claiming the folder is atomic, also across processes. It
+    // is created 0700 at once (`FileManager` creates it 0777 less the umask, then changes it).
+    while !makeDirectory(folder) {
+      let code = errno
+      suffix += 1
+      guard code == EEXIST, suffix < 10_000 else { throw writeError(folder, errno: code) }
+      folder = key.directory.appendingPathComponent("\(base)_\(suffix)", isDirectory: true)
+    }
+    return folder
   }
 
   /// Points `<process>_log_newest.html` at the run's index (best effort).

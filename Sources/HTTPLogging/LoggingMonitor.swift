@@ -11,7 +11,7 @@ import SessionFetcher
 /// dropped when the fetch ends). At the end it prepares the record (bodies, redaction), stores the
 /// text log in the fetcher (``SessionFetcher/log``) synchronously — before the completion handler
 /// runs — and hands the record to the ``LogFileWriter`` for the files.
-final class LoggingMonitor: FetcherEventMonitor {
+final class LoggingMonitor: RequestBodyStreamObserver {
   static let shared = LoggingMonitor()
   private static let registration = Locked(false)
 
@@ -30,6 +30,9 @@ final class LoggingMonitor: FetcherEventMonitor {
     var keepsResponseBody: Bool
     var downloadPath: String?
     var requestBody: LoggedBody?
+    /// Bumped for each stream of the request body, so that a stream left behind (an attempt that
+    /// ended while the engine still read) does not write into the next one's log.
+    var bodyStreamNumber = 0
   }
 
   // `Sendable`: both are `Locked`, a lock-protected box.
@@ -194,11 +197,44 @@ final class LoggingMonitor: FetcherEventMonitor {
   }
 
   private func update(_ fetcher: SessionFetcher, _ body: (inout InFlight) -> Void) {
+    update(ObjectIdentifier(fetcher), body)
+  }
+
+  private func update(_ key: ObjectIdentifier, _ body: (inout InFlight) -> Void) {
     inFlight.withLock { states in
       // In place: a copy taken out and stored back would copy the kept body bytes on every chunk.
-      let key = ObjectIdentifier(fetcher)
       guard states[key] != nil else { return }
       body(&states[key]!)
+    }
+  }
+
+  /// Logs a streamed request body (a stream provider's, a MIME document's) by its bytes: the
+  /// exchange being sent gets the pieces the engine reads, up to the body size cap, and the count
+  /// of all of them. A stream that is never read stays logged by its declared size.
+  func fetcherWillReadRequestBodyStream(_ fetcher: SessionFetcher) -> (@Sendable (Data) -> Void)? {
+    let key = ObjectIdentifier(fetcher)
+    var target: (exchange: Int, stream: Int)?
+    update(key) { state in
+      guard state.requestBody?.source == .stream, let last = state.record.exchanges.indices.last,
+        state.record.exchanges[last].requestBody != nil
+      else { return }
+      state.bodyStreamNumber += 1
+      state.record.exchanges[last].requestBody = LoggedBody(source: .data, data: Data(), totalLength: 0)
+      target = (last, state.bodyStreamNumber)
+    }
+    guard let target else { return nil }
+    return { [weak self] piece in
+      self?.update(key) { state in
+        guard state.bodyStreamNumber == target.stream,
+          state.record.exchanges.indices.contains(target.exchange),
+          var body = state.record.exchanges[target.exchange].requestBody
+        else { return }
+        body.totalLength = (body.totalLength ?? 0) + Int64(piece.count)
+        let room = state.bodyCap - body.data.count
+        if room > 0 { body.data.append(piece.prefix(room)) }
+        if piece.count > room { body.isTruncated = true }
+        state.record.exchanges[target.exchange].requestBody = body
+      }
     }
   }
 

@@ -14,6 +14,10 @@ struct LoggingSettings: Sendable {
   var maximumBodySize = 1_000_000
   /// Bumped whenever the current run must end (directory or process name changed).
   var runGeneration = 0
+  /// The folder the caller chose for the run's files (``SessionFetcher/loggingRunDirectory``).
+  var runDirectory: URL?
+  /// The stamp the caller chose for run folder names (``SessionFetcher/loggingDateStamp``).
+  var dateStamp: String?
 
   static let shared = Locked(LoggingSettings())
   /// Whether the unsafe opt-out warning was printed.
@@ -109,6 +113,18 @@ struct LoggingSettings: Sendable {
       }
     #endif
     return temporaryDirectory.appendingPathComponent("SessionFetcherLogs", isDirectory: true)
+  }
+
+  /// A date stamp usable in a folder name: path separators and control characters removed;
+  /// nil when nothing is left.
+  static func cleanedDateStamp(_ stamp: String?) -> String? {
+    guard let stamp else { return nil }
+    let cleaned = String(
+      String.UnicodeScalarView(
+        stamp.unicodeScalars.filter {
+          $0 != "/" && $0 != "\\" && !CharacterSet.controlCharacters.contains($0)
+        }))
+    return cleaned.isEmpty || cleaned == "." || cleaned == ".." ? nil : cleaned
   }
 
   /// Spaces become `_`; path separators are removed.

@@ -47,13 +47,14 @@ extension SessionUploadFetcher {
         break
       case .stopped:
         let notify = forceCompletionOnStop || state.stopFetchingTriggersCompletionHandler
-        return notify ? .reject(state.callbackQueue, SessionFetcherError.cancelled) : .none
+        return notify ? .reject(state.queue, SessionFetcherError.cancelled) : .none
       default:
         return .reject(
-          state.callbackQueue,
+          state.queue,
           SessionFetcherError.invalidConfiguration("an upload fetcher can begin only once"))
       }
       state.phase = .running
+      state.deliveryQueue = SerialCallbackQueue.make(targeting: state.callbackQueue)
       state.completion = completion
       state.forceCompletionOnStop = forceCompletionOnStop
       state.retainedSelf = self
@@ -119,7 +120,7 @@ extension SessionUploadFetcher {
         state.planner = ChunkPlanner(
           requestedChunkSize: state.chunkSize, totalLength: state.totalLength, granularity: granularity,
           wholeFileByURL: state.source?.isFileURL ?? false)
-        return state.callbackQueue
+        return state.queue
       }
       queue.async {
         NotificationCenter.default.post(name: .sessionUploadFetcherLocationObtained, object: self)
@@ -146,9 +147,19 @@ extension SessionUploadFetcher {
         switch result {
         case .failure(let error):
           self.finish(data: nil, error: error)
-        case .success(let body):
+        case .success(let chunk):
+          let body = chunk.body
           let length = body.length
-          let isFinal = plan.isFinal || (plan.total == nil && length < plan.length)
+          var isFinal = plan.isFinal || (plan.total == nil && length < plan.length)
+          if let fullLength = chunk.reportedFullLength {
+            // The provider told the length at last: plan the rest of the upload to it.
+            self.state.withLock { state in
+              guard state.totalLength == nil else { return }
+              state.totalLength = fullLength
+              state.planner?.totalLength = fullLength
+            }
+            isFinal = plan.offset + length >= fullLength
+          }
           self.sendChunk(
             at: plan.offset, body: body, command: ChunkPlanner.command(length: length, isFinal: isFinal))
         }
@@ -224,6 +235,7 @@ extension SessionUploadFetcher {
       ($0.service, $0.allowedInsecureSchemes, $0.allowLocalhostRequest)
     }
     let fetcher = service?.fetcher(request: request) ?? SessionFetcher(request: request)
+    fetcher.setParentUploadFetcher(self)
     fetcher.callbackQueue = workQueue
     fetcher.isRetryEnabled = false
     fetcher.stopFetchingTriggersCompletionHandler = false
@@ -261,6 +273,8 @@ extension SessionUploadFetcher {
       guard state.phase == .running else { return nil }
       state.step += 1
       state.current = UploadState.Command(fetcher: fetcher, step: state.step)
+      state.latestFetcher = fetcher
+      if body != nil || command == .finalize { state.lastChunkRequest = fetcher.request }
       return state.step
     }
     guard let step else { return }
@@ -321,7 +335,7 @@ extension SessionUploadFetcher {
           let interval =
             state.lastRetryInterval == 0
             ? state.minRetryInterval : state.lastRetryInterval * state.retryFactor
-          return (interval, state.maxUploadRetryInterval, state.retryBlock, state.callbackQueue)
+          return (interval, state.maxUploadRetryInterval, state.retryBlock, state.queue)
         }
     guard let decision else {
       finish(data: data, error: error)
@@ -351,26 +365,35 @@ extension SessionUploadFetcher {
 
   private func waitThenResume(after interval: TimeInterval) {
     let work = DispatchWorkItem { [weak self] in self?.retryDelayEnded() }
-    let scheduled = state.withLock { state -> Bool in
-      guard state.phase == .running else { return false }
+    let scheduled = state.withLock { state -> (queue: DispatchQueue, isFirst: Bool)? in
+      guard state.phase == .running else { return nil }
       state.phase = .waitingToRetry
       state.lastRetryInterval = interval
       state.retryWork = work
-      return true
+      defer { state.backoffStarted = true }
+      return (state.queue, !state.backoffStarted)
     }
-    guard scheduled else { return }
+    guard let scheduled else { return }
+    post(.sessionFetcherRetryDelayStarted, on: scheduled.queue)
+    if scheduled.isFirst { post(.sessionUploadFetcherInitialBackoffStarted, on: scheduled.queue) }
     workQueue.asyncAfter(deadline: .now() + interval, execute: work)
   }
 
+  /// Posts `name`, with this upload fetcher as the object, on `queue`.
+  private func post(_ name: Notification.Name, on queue: DispatchQueue) {
+    queue.async { NotificationCenter.default.post(name: name, object: self) }
+  }
+
   private func retryDelayEnded() {
-    let hasLocation: Bool? = state.withLock { state in
+    let resuming: (hasLocation: Bool, queue: DispatchQueue)? = state.withLock { state in
       guard state.phase == .waitingToRetry else { return nil }
       state.phase = .running
       state.retryWork = nil
       state.retryCount += 1
-      return state.location != nil
+      return (state.location != nil, state.queue)
     }
-    guard let hasLocation else { return }
+    guard let (hasLocation, queue) = resuming else { return }
+    post(.sessionFetcherRetryDelayStopped, on: queue)
     if hasLocation {
       sendQuery()
     } else {
@@ -394,7 +417,7 @@ extension SessionUploadFetcher {
       else { return nil }
       let sent = total - state.progressReported
       state.progressReported = total
-      return (state.callbackQueue, block, state.totalLength ?? -1, sent)
+      return (state.queue, block, state.totalLength ?? -1, sent)
     }
     guard let (queue, block, expected, sent) = delivery else { return }
     queue.async {
@@ -408,17 +431,22 @@ extension SessionUploadFetcher {
   /// Pauses the upload: the command on the wire is abandoned (nothing is cancelled on the server).
   /// ``resumeFetching()`` asks the server where it stands and goes on from there.
   public func pauseFetching() {
-    let (fetcher, work): (SessionFetcher?, DispatchWorkItem?) = state.withLock { state in
-      guard state.phase == .running || state.phase == .waitingToRetry else { return (nil, nil) }
+    let (fetcher, work, queue): (SessionFetcher?, DispatchWorkItem?, DispatchQueue) = state.withLock {
+      state in
+      guard state.phase == .running || state.phase == .waitingToRetry else { return (nil, nil, state.queue) }
       state.phase = .paused
       state.step += 1
       defer {
         state.current = nil
         state.retryWork = nil
       }
-      return (state.current?.fetcher, state.retryWork)
+      return (state.current?.fetcher, state.retryWork, state.queue)
     }
-    work?.cancel()
+    if let work {
+      // Paused in a retry delay: the delay ends here (resuming queries at once).
+      work.cancel()
+      post(.sessionFetcherRetryDelayStopped, on: queue)
+    }
     fetcher?.stopFetching()
   }
 
@@ -467,14 +495,17 @@ extension SessionUploadFetcher {
           state.retryWork = nil
         }
         return (
-          state.current?.fetcher, state.retryWork, state.location != nil, state.callbackQueue,
+          state.current?.fetcher, state.retryWork, state.location != nil, state.queue,
           notify ? state.completion : nil, state.cancellationHandler
         )
       }
     guard let stopping else { return }
-    stopping.work?.cancel()
-    stopping.fetcher?.stopFetching()
     let queue = stopping.queue
+    if let work = stopping.work {
+      work.cancel()
+      post(.sessionFetcherRetryDelayStopped, on: queue)
+    }
+    stopping.fetcher?.stopFetching()
     let handler = stopping.handler
     if let completion = stopping.completion {
       queue.async { completion(nil, SessionFetcherError.cancelled) }
@@ -487,6 +518,7 @@ extension SessionUploadFetcher {
       return
     }
     let cancelFetcher = makeCommandFetcher(.cancel, request: request)
+    state.withLock { $0.latestFetcher = nil }
     cancelFetcher.beginFetch { data, error in
       queue.async {
         handler?(cancelFetcher, data, error)
@@ -503,10 +535,13 @@ extension SessionUploadFetcher {
       state.step += 1
       state.current = nil
       defer { state.retryWork = nil }
-      return (state.completion, state.callbackQueue, state.retryWork)
+      return (state.completion, state.queue, state.retryWork)
     }
     guard let (completion, queue, work) = ending else { return }
-    work?.cancel()
+    if let work {
+      work.cancel()
+      post(.sessionFetcherRetryDelayStopped, on: queue)
+    }
     queue.async {
       completion?(data, error)
       self.release()

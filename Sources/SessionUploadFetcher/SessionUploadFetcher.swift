@@ -7,6 +7,13 @@ extension Notification.Name {
   /// ``SessionUploadFetcher/uploadLocationURL``). The object is the ``SessionUploadFetcher``.
   public static let sessionUploadFetcherLocationObtained = Notification.Name(
     "SessionUploadFetcherLocationObtained")
+
+  /// Posted on the upload fetcher's callback queue when its backoff begins: the first retry delay
+  /// of the upload (the original's `kGTMSessionFetcherUploadInitialBackoffStartedNotification`),
+  /// just after that delay's `sessionFetcherRetryDelayStarted`. The object is the
+  /// ``SessionUploadFetcher``.
+  public static let sessionUploadFetcherInitialBackoffStarted = Notification.Name(
+    "SessionUploadFetcherInitialBackoffStarted")
 }
 
 /// A resumable upload over Google's chunked upload protocol (`X-Goog-Upload-*` headers), a
@@ -36,11 +43,21 @@ extension Notification.Name {
 /// it, so the upload fetcher retries with a query.
 ///
 /// **Sources.** Set exactly one of ``uploadData``, ``uploadFileURL`` (read chunk by chunk at its
-/// offset, never whole; a file that fits in one chunk is sent by URL) or a provider
-/// (``setUploadDataLength(_:provider:)``); setting one replaces the others.
+/// offset, never whole; a file that fits in one chunk is sent by URL), ``uploadFileHandle`` or a
+/// provider (``setUploadDataLength(_:provider:)``, ``setUploadDataLength(_:fullLengthProvider:)``);
+/// setting one replaces the others.
+///
+/// **Notifications.** Each command fetcher posts its own `sessionFetcherStarted` and
+/// `sessionFetcherStopped` (its `SessionFetcher.parentUploadFetcher` is this upload). The upload
+/// fetcher posts ``Foundation/NSNotification/Name/sessionUploadFetcherLocationObtained``, and for
+/// each retry delay `sessionFetcherRetryDelayStarted` and then `sessionFetcherRetryDelayStopped`
+/// (when the delay ends, or when the upload is paused or stopped during it), the first delay also
+/// ``Foundation/NSNotification/Name/sessionUploadFetcherInitialBackoffStarted``; their object is the
+/// upload fetcher.
 ///
 /// **Threading.** Every member may be used from any thread. Closures and notifications run on
-/// ``callbackQueue`` (the main queue unless set), one at a time.
+/// ``callbackQueue`` (the main queue unless set), one at a time and in order, the completion last,
+/// even when the queue is concurrent.
 public final class SessionUploadFetcher: @unchecked Sendable {
   // `@unchecked Sendable`: every mutable property is in `state`, read and written under its lock;
   // the lock is never held while calling a fetcher or a user closure.
@@ -57,6 +74,22 @@ public final class SessionUploadFetcher: @unchecked Sendable {
   /// error (nil, nil, nil when the upload URL was not known and no cancel was sent).
   public typealias CancellationHandler =
     @Sendable (_ cancelFetcher: SessionFetcher?, _ data: Data?, _ error: (any Error)?) -> Void
+
+  /// Gives the bytes of the upload at `offset`, like ``DataProvider``, and may tell the upload's
+  /// full length once it knows it (the original's `fullUploadLength`): call `respond` once with
+  /// the bytes, the full length (``unknownLength``, any negative value, while not known) and nil,
+  /// or with nil, any length and an error.
+  ///
+  /// For an upload begun with an unknown length, the first length told is kept: the following
+  /// chunks are planned to it, the last one finalizes the upload, and send progress reports it as
+  /// the expected total. A chunk may then be shorter than asked only when it ends the upload
+  /// (the bytes left before the told length). A length told when the length is already known is
+  /// ignored.
+  public typealias FullLengthDataProvider =
+    @Sendable (
+      _ offset: Int64, _ length: Int64,
+      _ respond: @escaping @Sendable (_ data: Data?, _ fullUploadLength: Int64, _ error: (any Error)?) -> Void
+    ) -> Void
 
   /// A chunk size meaning "as large as allowed": the whole upload in one chunk when sent by file
   /// URL, else chunks of 100 MB.
@@ -120,6 +153,36 @@ public final class SessionUploadFetcher: @unchecked Sendable {
   public var uploadFileURL: URL? {
     get { state.withLock { if case .file(let url)? = $0.source { return url } else { return nil } } }
     set { state.withLock { $0.setSource(newValue.map { .file($0) }) } }
+  }
+
+  /// A file handle to upload from, open for reading: its length is where its end is when the
+  /// upload begins, and each chunk is read at its offset (the handle's position moves). The upload
+  /// does not close it; close it once the upload has ended. A handle that cannot be read when the
+  /// upload begins fails it before any traffic with `SessionFetcherError.bodyUnavailable`; one that
+  /// is closed (or stops being readable) during the upload ends it with
+  /// ``SessionUploadFetcherError/chunkUnavailable(description:)`` when the next chunk is read, with
+  /// no partial chunk sent.
+  public var uploadFileHandle: FileHandle? {
+    get {
+      state.withLock { if case .fileHandle(let handle)? = $0.source { return handle } else { return nil } }
+    }
+    set { state.withLock { $0.setSource(newValue.map { .fileHandle($0) }) } }
+  }
+
+  /// Uploads the bytes a provider gives that may tell the upload's full length once it knows it
+  /// (see ``FullLengthDataProvider``): `length` bytes in all, or ``unknownLength`` (any negative
+  /// value) when not known yet.
+  ///
+  /// ```swift
+  /// upload.setUploadDataLength(SessionUploadFetcher.unknownLength) { offset, length, respond in
+  ///   let bytes = recorder.bytes(at: offset, upTo: length)
+  ///   respond(bytes, recorder.isFinished ? recorder.totalLength : SessionUploadFetcher.unknownLength, nil)
+  /// }
+  /// ```
+  public func setUploadDataLength(_ length: Int64, fullLengthProvider: @escaping FullLengthDataProvider) {
+    state.withLock {
+      $0.setSource(.fullLengthProvider(length: length >= 0 ? length : nil, fullLengthProvider))
+    }
   }
 
   /// Uploads the bytes a provider gives, `length` bytes in all, or ``unknownLength`` (any negative
@@ -238,6 +301,16 @@ public final class SessionUploadFetcher: @unchecked Sendable {
 
   /// The command fetcher on the wire, if any.
   public var currentCommandFetcher: SessionFetcher? { state.withLock { $0.current?.fetcher } }
+
+  /// The command fetcher of the running upload (the original's `activeFetcher`): the one on the
+  /// wire, else, between commands (reading a chunk, waiting to retry, paused), the latest one. nil
+  /// before the first command and once the upload has ended (the upload then holds no fetcher).
+  public var activeFetcher: SessionFetcher? { state.withLock { $0.current?.fetcher ?? $0.latestFetcher } }
+
+  /// The request of the latest chunk command (`upload`, `upload, finalize` or `finalize`), with its
+  /// `X-Goog-Upload-*` headers and the changes ``willBeginCommandFetcher`` made; kept after the
+  /// upload ends. nil before the first chunk.
+  public var lastChunkRequest: URLRequest? { state.withLock { $0.lastChunkRequest } }
 
   /// The response of the latest command (the final one once the upload ended).
   public var response: HTTPURLResponse? { state.withLock { $0.response } }

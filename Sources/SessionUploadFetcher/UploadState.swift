@@ -51,6 +51,12 @@ struct UploadState {
   var cancellationHandler: SessionUploadFetcher.CancellationHandler?
   var stopFetchingTriggersCompletionHandler: Bool
   var callbackQueue: DispatchQueue
+  /// The serial queue of the running upload's callbacks, targeting ``callbackQueue`` (made when
+  /// the upload begins: a concurrent callback queue must not reorder them).
+  var deliveryQueue: DispatchQueue?
+
+  /// Where callbacks and notifications are queued.
+  var queue: DispatchQueue { deliveryQueue ?? callbackQueue }
 
   // The running upload.
   var phase = Phase.idle
@@ -64,6 +70,12 @@ struct UploadState {
   /// Bumped by every step (command, chunk read, pause, stop): answers of older steps are ignored.
   var step = 0
   var current: Command?
+  /// The latest command fetcher while the upload runs (see ``SessionUploadFetcher/activeFetcher``).
+  var latestFetcher: SessionFetcher?
+  /// The request of the latest chunk command.
+  var lastChunkRequest: URLRequest?
+  /// Whether the first retry delay began (``Notification.Name/sessionUploadFetcherInitialBackoffStarted``).
+  var backoffStarted = false
   var retryWork: DispatchWorkItem?
   var lastRetryInterval: TimeInterval = 0
   var retryCount = 0
@@ -99,5 +111,6 @@ struct UploadState {
     willBeginCommandFetcher = nil
     cancellationHandler = nil
     source = nil
+    latestFetcher = nil
   }
 }

@@ -413,7 +413,7 @@ struct LoggingFileTests {
     }
   }
 
-  @Test("stream and file request bodies are logged by size")
+  @Test("a file request body is logged by size, a stream's by its bytes")
   func streamAndFileBodies() async throws {
     try await withLogging { folder in
       let file = folder.appendingPathComponent("upload.bin")
@@ -429,7 +429,9 @@ struct LoggingFileTests {
       let text1 = try runFile("fetch_1.txt")
       #expect(text1.contains("Request body: (file: \(file.path), 2048 bytes)"))
       let text2 = try runFile("fetch_2.txt")
-      #expect(text2.contains("Request body: (stream, 100 bytes)"))
+      // The stream's bytes are logged as the engine reads them (see RunDirectoryAndStreamBodyTests).
+      #expect(!text2.contains("(stream,"))
+      #expect(text2.contains("Request body: (100 bytes)"))
     }
   }
 

@@ -45,11 +45,28 @@ func makeUploadFetcher(
   return fetcher
 }
 
-/// Runs `fetcher` to its completion.
-func run(_ fetcher: SessionUploadFetcher) async -> (data: Data?, error: (any Error)?) {
-  await withCheckedContinuation { continuation in
+/// Runs `fetcher` to its completion, counting its notifications as every upload test of the
+/// original does: each command fetcher's Started has its Stopped, every retry delay that began
+/// ended (as many as ``SessionUploadFetcher/retryCount``), the backoff began once if it retried at
+/// all, and the location came at most once.
+func run(
+  _ fetcher: SessionUploadFetcher, sourceLocation: SourceLocation = #_sourceLocation
+) async -> (data: Data?, error: (any Error)?) {
+  let counter = UploadNotificationCounter(fetcher)
+  let result = await withCheckedContinuation { continuation in
     fetcher.beginFetch { data, error in continuation.resume(returning: (data, error)) }
   }
+  // A cancel command may still be on the wire when a stopped upload completes.
+  #expect(await eventually { counter.started == counter.stopped }, sourceLocation: sourceLocation)
+  if fetcher.response != nil {
+    #expect(counter.started >= 1, "a command was answered", sourceLocation: sourceLocation)
+  }
+  let retries = fetcher.retryCount
+  #expect(counter.retryDelayStarted == retries, sourceLocation: sourceLocation)
+  #expect(counter.retryDelayStopped == retries, sourceLocation: sourceLocation)
+  #expect(counter.backoffStarted == min(retries, 1), sourceLocation: sourceLocation)
+  #expect(counter.locationObtained <= 1, sourceLocation: sourceLocation)
+  return result
 }
 
 /// The status code of a `SessionFetcherError.status` error.

@@ -51,6 +51,7 @@ package struct FetcherConfiguration {
   package var stopFetchingTriggersCompletionHandler = false
   package var callbackQueue: DispatchQueue = .main
   package var testBlock: SessionFetcher.TestBlock?
+  package var testBlockAccumulateDataChunkCount = 1
   package var eventMonitors: [any FetcherEventMonitor] = []
   package var serviceHooks: (any FetcherServiceHooks)?
   package var service = WeakFetcherService(nil)
@@ -272,7 +273,13 @@ final class FetchPlan: @unchecked Sendable {
   let maximumInMemoryBodyLength: Int64?
   let idleTimeout: TimeInterval
   let resourceTimeout: TimeInterval?
+  /// Where this fetch's callbacks and notifications are queued: a serial queue that targets the
+  /// fetcher's ``SessionFetcher/callbackQueue`` (the main queue itself, which is serial already).
+  /// The caller's queue may be concurrent; a serial queue of the fetch's own keeps its callbacks one
+  /// at a time and in the order they were queued (progress, chunks, then the completion).
   let callbackQueue: DispatchQueue
+  /// The ``SessionFetcher/callbackQueue`` the fetch began with, for the blocking wait's checks.
+  let userCallbackQueue: DispatchQueue
   /// The global monitors and the fetcher's own, as they were when the fetch began.
   let monitors: [any FetcherEventMonitor]
   let cookieStorage: SessionCookieStorage?
@@ -311,7 +318,8 @@ final class FetchPlan: @unchecked Sendable {
     self.maximumInMemoryBodyLength = maximumInMemoryBodyLength
     self.idleTimeout = idleTimeout
     self.resourceTimeout = resourceTimeout
-    self.callbackQueue = callbackQueue
+    self.userCallbackQueue = callbackQueue
+    self.callbackQueue = SerialCallbackQueue.make(targeting: callbackQueue)
     self.monitors = monitors
     self.cookieStorage = cookieStorage
     self.session = session

@@ -438,7 +438,7 @@ extension SessionFetcher {
     case .stream(let provider):
       let stream: InputStream
       do {
-        stream = try provider()
+        stream = observedBodyStream(try provider())
       } catch {
         guard abandon(hop: hop) else { return }
         attemptFailed(

@@ -616,7 +616,7 @@ extension SessionFetcher {
   @discardableResult
   public func waitForCompletion(timeout: TimeInterval) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
-    let queue = storage.withLock { $0.plan?.callbackQueue ?? $0.config.callbackQueue }
+    let queue = storage.withLock { $0.plan?.userCallbackQueue ?? $0.config.callbackQueue }
     if Thread.isMainThread {
       // The main thread counts as the main queue even outside a main-queue block, so whether the
       // run loop can deliver main-queue callbacks shows only by trying: a block queued now runs

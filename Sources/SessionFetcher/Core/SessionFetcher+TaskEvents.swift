@@ -86,7 +86,8 @@ extension SessionFetcher: SessionTaskHandler {
       guard accepts(task, storage), case .stream(let provider)? = storage.plan?.body else { return nil }
       return provider
     }
-    return try? provider?()
+    guard let stream = try? provider?() else { return nil }
+    return observedBodyStream(stream)
   }
 
   package func task(_ task: any EngineTask, didCompleteWithError error: Error?) {
@@ -113,7 +114,10 @@ extension SessionFetcher: SessionTaskHandler {
       receive(response: response, from: nil)
     }
     if let data, !data.isEmpty {
-      receive(data: data, from: nil)
+      let count = storage.withLock { $0.config.testBlockAccumulateDataChunkCount }
+      for piece in TestBlockChunks.split(data, into: count) {
+        receive(data: piece, from: nil)
+      }
     }
     completeHop(error: error)
   }

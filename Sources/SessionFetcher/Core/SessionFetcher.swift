@@ -566,6 +566,11 @@ public final class SessionFetcher: @unchecked Sendable {
   }
 
   /// The queue every callback and notification runs on. Default: the main queue.
+  ///
+  /// It may be a concurrent queue: one fetch's callbacks still run one at a time and in order
+  /// (send and receive progress, data chunks, redirect and retry decisions, notifications, then the
+  /// completion handler last), through a serial queue of the fetch's own that targets this one.
+  /// Callbacks of different fetchers sharing a concurrent queue run concurrently.
   public var callbackQueue: DispatchQueue {
     get { self[config: \.callbackQueue] }
     set { self[config: \.callbackQueue] = newValue }
@@ -576,6 +581,22 @@ public final class SessionFetcher: @unchecked Sendable {
   public var testBlock: TestBlock? {
     get { self[config: \.testBlock] }
     set { self[config: \.testBlock] = newValue }
+  }
+
+  /// How many pieces a ``testBlock``'s (or ``globalTestBlock``'s) body is delivered in (default 1),
+  /// so that a stubbed fetch exercises ``accumulateDataBlock``, ``receivedProgressBlock`` and the
+  /// stream APIs the way a body arriving in several reads does. The pieces are as even as can be
+  /// (the first ones one byte longer); a body shorter than the count comes one byte per piece; a
+  /// count below 1 counts as 1. Read when the test block answers.
+  ///
+  /// ```swift
+  /// fetcher.testBlock = { _, respond in respond(okResponse, Data("abcdefgh".utf8), nil) }
+  /// fetcher.testBlockAccumulateDataChunkCount = 3
+  /// fetcher.accumulateDataBlock = { chunk in chunks.append(chunk) }  // "abc", "def", "gh"
+  /// ```
+  public var testBlockAccumulateDataChunkCount: Int {
+    get { self[config: \.testBlockAccumulateDataChunkCount] }
+    set { self[config: \.testBlockAccumulateDataChunkCount] = newValue }
   }
 
   private static let globalTestBlockStorage = Locked<TestBlock?>(nil)
