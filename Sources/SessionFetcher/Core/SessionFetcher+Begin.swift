@@ -209,15 +209,8 @@ extension SessionFetcher {
     } else {
       let shared = config.sessionProvider?() ?? .standalone(config.engine)
       try SessionFetcher.checkAvailable(shared.engine)
-      // A stream may stay open for hours: on a shared session it would hold one of the few
-      // connections per host (see `FetcherSession.defaultConfiguration(for:)`) from every short request.
-      // On the libcurl engine, streams share one uncapped sibling session instead.
-      switch (streams, shared.engine) {
-      case (false, _): session = shared
-      case (true, .urlSession): session = FetcherSession(copying: shared)
-      case (true, .libcurl): session = shared.streamingSession()
-      }
-      ownsSession = streams && shared.engine == .urlSession
+      // A stream may stay open for hours: not on the shared session (see `sessionForStream`).
+      (session, ownsSession) = streams ? shared.sessionForStream() : (shared, false)
     }
     // Headers the session adds to every request (`httpAdditionalHeaders`) pass the same rule.
     if let extra = session.configuration.httpAdditionalHeaders, !extra.isEmpty {
@@ -227,9 +220,9 @@ extension SessionFetcher {
         uniquingKeysWith: { first, _ in first })
       try RequestValidation.check(probe)
     }
-    try SessionFetcher.checkTLS(config.tlsSettings, engine: session.engine)
+    try SessionFetcher.checkTLS(config.tlsSettings, limitation: session.tlsSettingsLimitation)
     let route = TransportRoute(proxy: config.proxySettings, unixSocketPath: config.unixSocketPath)
-    try SessionFetcher.checkRoute(route, engine: session.engine)
+    try SessionFetcher.checkRoute(route, limitation: session.routeLimitation)
     let idleTimeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
     var resourceTimeout = config.resourceTimeoutInterval
     if resourceTimeout == nil, ownConfiguration,
@@ -255,34 +248,33 @@ extension SessionFetcher {
     if let reason = engine.unavailableReason { throw SessionFetcherError.engineUnavailable(reason) }
   }
 
-  /// Throws when `engine` cannot honour `settings` (``SessionFetcherError/unsupportedByEngine(_:)``)
-  /// or the settings cannot be used (``SessionFetcherError/invalidTLSSettings(_:)``).
+  /// Throws when the engine cannot honour `settings` (``SessionFetcherError/unsupportedByEngine(_:)``,
+  /// with the engine's `limitation`, see ``EngineSession/tlsSettingsLimitation``) or the settings
+  /// cannot be used (``SessionFetcherError/invalidTLSSettings(_:)``).
   ///
   /// The settings themselves are checked first, on every engine, so that a bad file is reported
   /// the same way whichever engine the fetch uses.
-  static func checkTLS(_ settings: TLSSettings, engine: FetcherEngine) throws {
+  static func checkTLS(_ settings: TLSSettings, limitation: String?) throws {
     let unsupported = settings.nonDefaultSettingNames
     guard !unsupported.isEmpty else { return }
     try TLSValidation.check(settings)
-    if engine == .urlSession {
+    if let limitation {
       throw SessionFetcherError.unsupportedByEngine(
-        "TLSSettings \(unsupported.joined(separator: ", ")) on the URLSession engine, which has no TLS "
-          + "configuration; the libcurl engine honours them (set engine = .libcurl)")
+        "TLSSettings \(unsupported.joined(separator: ", ")) on \(limitation)")
     }
   }
 
-  /// Throws when `engine` cannot honour `route` (``SessionFetcherError/unsupportedByEngine(_:)``)
-  /// or the route cannot be used (``SessionFetcherError/invalidConfiguration(_:)``).
-  static func checkRoute(_ route: TransportRoute, engine: FetcherEngine) throws {
+  /// Throws when the engine cannot honour `route` (``SessionFetcherError/unsupportedByEngine(_:)``,
+  /// with the engine's `limitation`, see ``EngineSession/routeLimitation``) or the route cannot be
+  /// used (``SessionFetcherError/invalidConfiguration(_:)``).
+  static func checkRoute(_ route: TransportRoute, limitation: String?) throws {
     guard !route.isDefault else { return }
-    if engine == .urlSession {
+    if let limitation {
       let names = [
         route.proxy != nil ? "proxySettings" : nil, route.unixSocketPath != nil ? "unixSocketPath" : nil,
       ]
       throw SessionFetcherError.unsupportedByEngine(
-        "\(names.compactMap { $0 }.joined(separator: " and ")) on the URLSession engine, which takes its "
-          + "proxy only from the environment and connects over TCP only; the libcurl engine honours "
-          + "them (set engine = .libcurl)")
+        "\(names.compactMap { $0 }.joined(separator: " and ")) on \(limitation)")
     }
     if let problem = route.proxy?.problem {
       throw SessionFetcherError.invalidConfiguration(problem)
@@ -551,31 +543,12 @@ extension SessionFetcher {
   /// that timed out.
   static let timeoutQueue = DispatchQueue(label: "SessionFetcher.timeouts")
 
-  /// Where the tasks of ended attempts are cancelled on the URLSession engine: FoundationNetworking's
-  /// `cancel()` and `invalidateAndCancel()` wait for its work queue (one for the whole process),
-  /// which must hold up neither the fetch (it has ended), nor the timeouts of other fetches, nor a
-  /// caller of ``stopFetching()``.
-  package static let cancellationQueue = DispatchQueue(label: "SessionFetcher.cancellations")
-
   /// Cancels a task that the fetcher has let go of (it ignores whatever the task reports) and
-  /// invalidates the session the fetch owned, if any, without the caller waiting for the engine:
-  /// on ``cancellationQueue`` for the URLSession engine, at once for the libcurl engine, whose
-  /// `cancel()` only queues a command for its loop.
+  /// invalidates the session the fetch owned, if any, without the caller waiting for the engine
+  /// (see ``EngineTask/letGo()`` and ``EngineSession/invalidateAndCancelWithoutWaiting()``).
   package static func letGo(_ task: (any EngineTask)?, invalidating session: FetcherSession? = nil) {
-    guard task != nil || session != nil else { return }
-    let urlSessionTask = task as? URLSessionTask
-    // Marked at once: no redirect answer may reach the task from now on, even while its
-    // cancellation waits for FoundationNetworking (URLSession's own timer may end it meanwhile).
-    if let urlSessionTask { SessionDispatcher.redirectGate.mark(urlSessionTask) }
-    if urlSessionTask != nil || session?.engine == .urlSession {
-      cancellationQueue.async {
-        task?.cancel()
-        session?.invalidateAndCancel()
-      }
-    } else {
-      task?.cancel()
-      session?.invalidateAndCancel()
-    }
+    task?.letGo()
+    session?.invalidateAndCancelWithoutWaiting()
   }
 
   /// The clock of every fetcher's timeouts, on ``timeoutQueue``.

@@ -92,6 +92,7 @@ import Foundation
     package func resume() {}
     package func suspend() {}
     package func cancel() {}
+    package func letGo() {}
     package var response: URLResponse? { nil }
     package var metrics: TransferMetrics? { nil }
     package var transferMetrics: TransferMetrics? { nil }
