@@ -198,7 +198,7 @@ struct FetcherStorage {
   var partFile: PartFile?
   /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt.
   var downloadResume = DownloadResumeState()
-  /// Streaming (see `SessionFetcher+Streaming.swift`): the consumer, how far it got, and how a
+  /// Streaming (see `SessionFetcher+StreamTransfer.swift`): the consumer, how far it got, and how a
   /// paused transfer continues.
   var stream = FetcherStreamState()
 

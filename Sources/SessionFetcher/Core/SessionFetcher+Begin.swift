@@ -101,16 +101,6 @@ extension SessionFetcher {
     return own.isEmpty ? global : global + own
   }
 
-  /// URLSession's own timeout for a request whose fetcher times out after `idleTimeout` seconds: a
-  /// backstop at least 2 s later, in whole seconds (FoundationNetworking cuts a fraction, and fires
-  /// a timeout below one second at once), and at most 10^7 s (it turns the value into milliseconds
-  /// in an `Int`, so an infinite one would trap).
-  package static func transportTimeout(backing idleTimeout: TimeInterval) -> TimeInterval {
-    let limit: TimeInterval = 10_000_000
-    guard idleTimeout.isFinite else { return limit }
-    return min(limit, max(1, (idleTimeout + 2).rounded(.up)))
-  }
-
   /// Validates the configuration and fixes what every attempt will do. Throws before any traffic
   /// (and before any notification).
   private func makePlan(monitors: [any FetcherEventMonitor]) throws -> FetchPlan {
@@ -210,15 +200,8 @@ extension SessionFetcher {
     } else {
       let shared = config.sessionProvider?() ?? .standalone(config.engine)
       try SessionFetcher.checkAvailable(shared.engine)
-      // A stream may stay open for hours: on a shared session it would hold one of the few
-      // connections per host (see `FetcherSession.defaultConfiguration(for:)`) from every short request.
-      // On the libcurl engine, streams share one uncapped sibling session instead.
-      switch (streams, shared.engine) {
-      case (false, _): session = shared
-      case (true, .urlSession): session = FetcherSession(copying: shared)
-      case (true, .libcurl): session = shared.streamingSession()
-      }
-      ownsSession = streams && shared.engine == .urlSession
+      // A stream may stay open for hours: not on the shared session (see `sessionForStream`).
+      (session, ownsSession) = streams ? shared.sessionForStream() : (shared, false)
     }
     // Headers the session adds to every request (`httpAdditionalHeaders`) pass the same rule.
     if let extra = session.configuration.httpAdditionalHeaders, !extra.isEmpty {
@@ -228,9 +211,9 @@ extension SessionFetcher {
         uniquingKeysWith: { first, _ in first })
       try RequestValidation.check(probe)
     }
-    try SessionFetcher.checkTLS(config.tlsSettings, engine: session.engine)
+    try SessionFetcher.checkTLS(config.tlsSettings, limitation: session.tlsSettingsLimitation)
     let route = TransportRoute(proxy: config.proxySettings, unixSocketPath: config.unixSocketPath)
-    try SessionFetcher.checkRoute(route, engine: session.engine)
+    try SessionFetcher.checkRoute(route, limitation: session.routeLimitation)
     let idleTimeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
     var resourceTimeout = config.resourceTimeoutInterval
     if resourceTimeout == nil, ownConfiguration,
@@ -256,34 +239,33 @@ extension SessionFetcher {
     if let reason = engine.unavailableReason { throw SessionFetcherError.engineUnavailable(reason) }
   }
 
-  /// Throws when `engine` cannot honour `settings` (``SessionFetcherError/unsupportedByEngine(_:)``)
-  /// or the settings cannot be used (``SessionFetcherError/invalidTLSSettings(_:)``).
+  /// Throws when the engine cannot honour `settings` (``SessionFetcherError/unsupportedByEngine(_:)``,
+  /// with the engine's `limitation`, see ``EngineSession/tlsSettingsLimitation``) or the settings
+  /// cannot be used (``SessionFetcherError/invalidTLSSettings(_:)``).
   ///
   /// The settings themselves are checked first, on every engine, so that a bad file is reported
   /// the same way whichever engine the fetch uses.
-  static func checkTLS(_ settings: TLSSettings, engine: FetcherEngine) throws {
+  static func checkTLS(_ settings: TLSSettings, limitation: String?) throws {
     let unsupported = settings.nonDefaultSettingNames
     guard !unsupported.isEmpty else { return }
     try TLSValidation.check(settings)
-    if engine == .urlSession {
+    if let limitation {
       throw SessionFetcherError.unsupportedByEngine(
-        "TLSSettings \(unsupported.joined(separator: ", ")) on the URLSession engine, which has no TLS "
-          + "configuration; the libcurl engine honours them (set engine = .libcurl)")
+        "TLSSettings \(unsupported.joined(separator: ", ")) on \(limitation)")
     }
   }
 
-  /// Throws when `engine` cannot honour `route` (``SessionFetcherError/unsupportedByEngine(_:)``)
-  /// or the route cannot be used (``SessionFetcherError/invalidConfiguration(_:)``).
-  static func checkRoute(_ route: TransportRoute, engine: FetcherEngine) throws {
+  /// Throws when the engine cannot honour `route` (``SessionFetcherError/unsupportedByEngine(_:)``,
+  /// with the engine's `limitation`, see ``EngineSession/routeLimitation``) or the route cannot be
+  /// used (``SessionFetcherError/invalidConfiguration(_:)``).
+  static func checkRoute(_ route: TransportRoute, limitation: String?) throws {
     guard !route.isDefault else { return }
-    if engine == .urlSession {
+    if let limitation {
       let names = [
         route.proxy != nil ? "proxySettings" : nil, route.unixSocketPath != nil ? "unixSocketPath" : nil,
       ]
       throw SessionFetcherError.unsupportedByEngine(
-        "\(names.compactMap { $0 }.joined(separator: " and ")) on the URLSession engine, which takes its "
-          + "proxy only from the environment and connects over TCP only; the libcurl engine honours "
-          + "them (set engine = .libcurl)")
+        "\(names.compactMap { $0 }.joined(separator: " and ")) on \(limitation)")
     }
     if let problem = route.proxy?.problem {
       throw SessionFetcherError.invalidConfiguration(problem)
@@ -540,104 +522,11 @@ extension SessionFetcher {
     }
   }
 
-  // MARK: - Timeouts
-
-  /// The queue of every fetcher's timeout clock: a serial queue of its own, which libdispatch serves
-  /// from its overcommitting pool, so that a program keeping the global queues busy (as many
-  /// CPU-bound blocks as cores) does not hold up timeouts. Its handlers check, and end the attempts
-  /// that timed out.
-  static let timeoutQueue = DispatchQueue(label: "SessionFetcher.timeouts")
-
-  /// Where the tasks of ended attempts are cancelled on the URLSession engine: FoundationNetworking's
-  /// `cancel()` and `invalidateAndCancel()` wait for its work queue (one for the whole process),
-  /// which must hold up neither the fetch (it has ended), nor the timeouts of other fetches, nor a
-  /// caller of ``stopFetching()``.
-  package static let cancellationQueue = DispatchQueue(label: "SessionFetcher.cancellations")
-
   /// Cancels a task that the fetcher has let go of (it ignores whatever the task reports) and
-  /// invalidates the session the fetch owned, if any, without the caller waiting for the engine:
-  /// on ``cancellationQueue`` for the URLSession engine, at once for the libcurl engine, whose
-  /// `cancel()` only queues a command for its loop.
+  /// invalidates the session the fetch owned, if any, without the caller waiting for the engine
+  /// (see ``EngineTask/letGo()`` and ``EngineSession/invalidateAndCancelWithoutWaiting()``).
   package static func letGo(_ task: (any EngineTask)?, invalidating session: FetcherSession? = nil) {
-    guard task != nil || session != nil else { return }
-    let urlSessionTask = task as? URLSessionTask
-    // Marked at once: no redirect answer may reach the task from now on, even while its
-    // cancellation waits for FoundationNetworking (URLSession's own timer may end it meanwhile).
-    if let urlSessionTask { SessionDispatcher.redirectGate.mark(urlSessionTask) }
-    if urlSessionTask != nil || session?.engine == .urlSession {
-      cancellationQueue.async {
-        task?.cancel()
-        session?.invalidateAndCancel()
-      }
-    } else {
-      task?.cancel()
-      session?.invalidateAndCancel()
-    }
-  }
-
-  /// The clock of every fetcher's timeouts, on ``timeoutQueue``.
-  static let timeoutClock = TimeoutClock<SessionFetcher>(queue: timeoutQueue) { fetcher, token in
-    fetcher.checkTimeout(token: token)
-  }
-
-  /// Arms the timeout check: the idle timeout since the last activity, and the attempt's deadline.
-  func scheduleTimeout(after delay: TimeInterval) {
-    storage.withLock { armTimeout(&$0, after: delay) }
-  }
-
-  /// ``scheduleTimeout(after:)`` under the fetcher's lock. Nothing is armed unless the fetch is
-  /// running and its transfer is not suspended (a paused stream is not idle: it is armed again when
-  /// it resumes), since the clock holds the fetcher until the check fires or is disarmed.
-  func armTimeout(_ storage: inout FetcherStorage, after delay: TimeInterval) {
-    Self.disarmTimeout(&storage)
-    guard storage.lifecycle.state == .running, !storage.stream.isSuspended else { return }
-    storage.timeoutToken = Self.timeoutClock.arm(self, after: delay)
-  }
-
-  /// Disarms the fetcher's timeout check, if armed (under the fetcher's lock).
-  static func disarmTimeout(_ storage: inout FetcherStorage) {
-    guard let token = storage.timeoutToken else { return }
-    storage.timeoutToken = nil
-    timeoutClock.disarm(token)
-  }
-
-  /// Ends the attempt if it has been idle for the idle timeout or has reached its deadline, else
-  /// checks again when it next could.
-  ///
-  /// A timed-out attempt ends here and now, without waiting for the engine: FoundationNetworking
-  /// cancels a task, and reports the cancellation, through a serial work queue that every URLSession
-  /// of the process shares, which falls seconds behind with many transfers in flight on a busy
-  /// machine. The task is let go of
-  /// first, so that nothing it still reports reaches the fetcher (see `accepts`), and cancelled
-  /// after the attempt has ended.
-  private func checkTimeout(token: UInt64) {
-    let timedOut: (any EngineTask)?? = storage.withLock { storage in
-      // A check disarmed or replaced after the clock took it out does nothing.
-      guard storage.timeoutToken == token else { return nil }
-      storage.timeoutToken = nil
-      // A hop with its task, or one whose task is still being made.
-      guard storage.task != nil || storage.pendingHop != nil, let plan = storage.plan,
-        storage.lifecycle.state == .running, !storage.stream.isSuspended
-      else { return nil }
-      let task = storage.task
-      let now = Date()
-      let idleLeft = plan.idleTimeout - now.timeIntervalSince(storage.lastActivity)
-      let deadlineLeft =
-        plan.resourceTimeout.map { $0 - now.timeIntervalSince(storage.attemptStart) } ?? .infinity
-      if idleLeft <= 0 || deadlineLeft <= 0 {
-        // Every other end of the attempt (a failure the fetcher decided, a pause, a stop) lets go
-        // of the task under the lock that decides it, so the task here has no other reason.
-        storage.cancelReason = .timedOut
-        storage.task = nil
-        storage.pendingHop = nil
-        return .some(task)
-      }
-      // Armed again under the same lock, so that a pause or an end meanwhile cannot be missed.
-      armTimeout(&storage, after: min(idleLeft, deadlineLeft))
-      return nil
-    }
-    guard let timedOut else { return }
-    completeHop(error: nil)
-    if let task = timedOut { Self.letGo(task) }
+    task?.letGo()
+    session?.invalidateAndCancelWithoutWaiting()
   }
 }

@@ -4,7 +4,7 @@ import Foundation
   import FoundationNetworking
 #endif
 
-/// One HTTP exchange in flight on an engine: a `URLSessionTask`, or a libcurl transfer.
+/// One HTTP exchange in flight on an engine, made by an ``EngineSession``.
 ///
 /// The fetcher decides (retry, redirect, authorization, cookies); an engine only moves the bytes of
 /// one request and its response, reporting to a ``SessionTaskHandler``.
@@ -12,11 +12,15 @@ package protocol EngineTask: AnyObject, Sendable {
   /// Starts the exchange, or goes on reading after ``suspend()``.
   func resume()
   /// Stops reading the response until ``resume()`` (used only where the engine's
-  /// ``FetcherSession/pausing`` is ``StreamPausing/Method/suspendTask``).
+  /// ``EngineSession/pausing`` is ``StreamPausing/Method/suspendTask``).
   func suspend()
   /// Ends the exchange: the handler then gets `didCompleteWithError` with `URLError(.cancelled)`,
   /// unless it completed already. Safe from any thread, any number of times.
   func cancel()
+  /// Cancels the exchange for a fetcher that has let go of it (it ignores whatever the task still
+  /// reports), without the caller waiting for the engine; from then on nothing the engine asks of
+  /// the exchange (a redirect's answer) reaches it.
+  func letGo()
   /// The response head once received.
   var response: URLResponse? { get }
   /// What the engine measured of the exchange, once it completed (nil where it cannot know).
@@ -24,17 +28,6 @@ package protocol EngineTask: AnyObject, Sendable {
   /// Where the exchange stands (state, bytes, response status, error), for a test that gave up
   /// waiting to print.
   var diagnosticSummary: String { get }
-}
-
-extension URLSessionTask: EngineTask {
-  /// FoundationNetworking never delivers `URLSessionTaskMetrics`.
-  package var transferMetrics: TransferMetrics? { nil }
-
-  package var diagnosticSummary: String {
-    "\(taskIdentifier) state \(state.rawValue) sent \(countOfBytesSent) of \(countOfBytesExpectedToSend), "
-      + "received \(countOfBytesReceived), response \((response as? HTTPURLResponse)?.statusCode ?? -1), "
-      + "error \(error.map { String(describing: $0) } ?? "none")"
-  }
 }
 
 /// The body of one exchange, as an engine sends it.

@@ -53,29 +53,15 @@ struct FetcherStreamState {
   var isStreaming: Bool { consumer != nil }
 }
 
-/// How a transfer whose consumer is too slow is paused, and the checks that make it safe.
-///
-/// `URLSessionTask.suspend()` cannot be used on Linux: on a running data task, FoundationNetworking
-/// (swift-corelibs-foundation 6.3.1) removes the libcurl handle, which closes the connection, and
-/// `resume()` silently sends the request again and delivers its body *from the start* after the
-/// bytes already delivered (measured: a 400 MB body paused at 8 MB — the server saw a broken pipe and
-/// then a second `GET`). Holding the delegate queue does not help either: libcurl keeps reading and
-/// the chunks pile up in the queue (RSS grew 85 MB in 3.5 s). So on Linux a pause cancels the task
-/// and the transfer later continues with `Range: bytes=N-` and `If-Range`, which needs a response that
-/// can be continued. Apple's URLSession really stops reading on `suspend()`, so it is used there.
-enum StreamPausing {
-  enum Method: Equatable {
+/// How a transfer whose consumer is too slow is paused (each engine says which, see
+/// ``EngineSession/pausing``), and the checks that make continuing with a Range request safe.
+package enum StreamPausing {
+  package enum Method: Equatable, Sendable {
     /// `task.suspend()` / `task.resume()`.
     case suspendTask
     /// Cancel the task; continue with a Range request from the bytes delivered.
     case continueWithRange
   }
-
-  #if canImport(FoundationNetworking)
-    static let method = Method.continueWithRange
-  #else
-    static let method = Method.suspendTask
-  #endif
 
   /// The `If-Range` validator of a response that can be continued with a Range request, or nil:
   /// a GET answered 200 with `Accept-Ranges: bytes`, a Content-Length, no content coding (ranges

@@ -23,9 +23,12 @@ enum StreamWindows {
   static let minimumLength = 16 * 1024
 
   /// The default window of a download to a file (``SessionFetcher/downloadWindowLength``): 16 MiB
-  /// where pausing means continuing with a Range request (Linux), else none.
-  static let defaultDownloadLength: Int64? =
-    StreamPausing.method == .continueWithRange ? 16 * 1024 * 1024 : nil
+  /// on Linux, where the URLSession engine pauses by continuing with a Range request, else none.
+  #if canImport(FoundationNetworking)
+    static let defaultDownloadLength: Int64? = 16 * 1024 * 1024
+  #else
+    static let defaultDownloadLength: Int64? = nil
+  #endif
 
   /// Turns windows on for a download to a file when the fetch begins (see
   /// ``SessionFetcher/downloadWindowLength``); ``addRangeHeaders(to:storage:)`` turns them off

@@ -154,9 +154,7 @@ struct SessionTests {
     }
     #expect(failures == 0)
     #if canImport(FoundationNetworking)
-      let limit =
-        service.engine == .libcurl
-        ? FetcherSession.curlConnectionsPerHost : FetcherSession.linuxConnectionsPerHost
+      let limit = EngineSessionFactory.defaultConnectionsPerHost(service.engine)
       #expect(Set(server.requests.map(\.connectionID)).count <= limit)
     #endif
   }

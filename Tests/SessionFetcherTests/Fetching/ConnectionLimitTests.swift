@@ -13,9 +13,7 @@ import Testing
 @Suite("Connection limits")
 struct ConnectionLimitTests {
   #if canImport(FoundationNetworking)
-    static let defaultLimit =
-      FetcherEngine.default == .libcurl
-      ? FetcherSession.curlConnectionsPerHost : FetcherSession.linuxConnectionsPerHost
+    static let defaultLimit = EngineSessionFactory.defaultConnectionsPerHost(.default)
   #else
     static let defaultLimit = URLSessionConfiguration.ephemeral.httpMaximumConnectionsPerHost
   #endif

@@ -85,7 +85,7 @@ struct RedirectAnswerGateTests {
     let task = session.dataTask(with: URL(string: "http://127.0.0.1:9/")!)
     let release = DispatchSemaphore(value: 0)
     let held = DispatchSemaphore(value: 0)
-    SessionFetcher.cancellationQueue.async {
+    URLSessionEngineSession.cancellationQueue.async {
       held.signal()
       _ = release.wait(timeout: .now() + 10)
     }

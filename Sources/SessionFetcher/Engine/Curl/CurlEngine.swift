@@ -67,34 +67,4 @@ import Foundation
     /// The loop threads' name as `/proc/self/task/*/comm` shows it.
     package static var loopThreadSystemName: String { CurlLoop.systemThreadName }
   }
-#else
-  /// The libcurl engine does not exist on this platform: making one always throws.
-  package final class CurlEngine: Sendable {
-    package init(configuration: URLSessionConfiguration) throws {
-      throw CurlEngineError.unavailable(CurlLibrary.unavailableReason ?? "unavailable")
-    }
-    package func makeTask(
-      request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(),
-      route: TransportRoute = TransportRoute(), handler: any SessionTaskHandler
-    ) -> CurlTask? {
-      nil
-    }
-    package func finishTasksAndInvalidate() {}
-    package func invalidateAndCancel() {}
-    package var isInvalidated: Bool { true }
-    package var runningTransferCount: Int { 0 }
-    package static var liveLoopCount: Int { 0 }
-  }
-
-  /// Never made on this platform (see ``CurlEngine``).
-  package final class CurlTask: EngineTask {
-    private init() {}
-    package func resume() {}
-    package func suspend() {}
-    package func cancel() {}
-    package var response: URLResponse? { nil }
-    package var metrics: TransferMetrics? { nil }
-    package var transferMetrics: TransferMetrics? { nil }
-    package var diagnosticSummary: String { "unavailable" }
-  }
 #endif

@@ -63,6 +63,12 @@
       if state.withLock({ $0.cancel() }) { loop.send(.cancel(self)) }
     }
 
+    /// ``cancel()``, which only queues a command for the engine's loop; libcurl never asks the task
+    /// anything once it is cancelled.
+    package func letGo() {
+      cancel()
+    }
+
     package var response: URLResponse? { state.withLock { $0.response } }
 
     /// What libcurl measured of the exchange; set before the handler's `didCompleteWithError`, nil

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The one delegate of a ``FetcherSession``'s URLSession: routes each callback, by task identifier,
-/// to the ``SessionTaskHandler`` registered for that task.
+/// The one delegate of a ``URLSessionEngineSession``'s URLSession: routes each callback, by task
+/// identifier, to the ``SessionTaskHandler`` registered for that task.
 ///
 /// `@unchecked Sendable`: `handlers` is only touched through its `Locked` wrapper.
 package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchecked Sendable {

@@ -1,0 +1,63 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// Maps each ``FetcherEngine`` to its ``EngineSession``: the one place that knows which
+/// implementation moves the bytes of each engine.
+package enum EngineSessionFactory {
+  /// A session of `engine` with `configuration` (already adjusted by the fetcher session). It makes
+  /// nothing on the network until its first task.
+  package static func makeSession(
+    _ engine: FetcherEngine, configuration: URLSessionConfiguration
+  ) -> any EngineSession {
+    switch engine {
+    case .urlSession:
+      return URLSessionEngineSession(configuration: configuration)
+    case .libcurl:
+      #if canImport(FoundationNetworking)
+        // libcurl moves http and https; URLSession still answers data: and file: URLs.
+        return CurlEngineSession(
+          configuration: configuration, otherSchemes: URLSessionEngineSession(configuration: configuration))
+      #else
+        return UnavailableEngineSession()
+      #endif
+    }
+  }
+
+  #if canImport(FoundationNetworking)
+    /// The per-host connection limit of `engine`'s sessions made without a configuration on Linux.
+    package static func defaultConnectionsPerHost(_ engine: FetcherEngine) -> Int {
+      switch engine {
+      case .urlSession: return URLSessionEngineSession.defaultConnectionsPerHost
+      case .libcurl: return CurlEngineSession.defaultConnectionsPerHost
+      }
+    }
+  #endif
+}
+
+#if !canImport(FoundationNetworking)
+  /// The session of an engine that cannot run on this platform: it makes no task. A fetch on such
+  /// an engine fails when it begins, with ``SessionFetcherError/engineUnavailable(_:)``, before it
+  /// would ask for one.
+  package final class UnavailableEngineSession: EngineSession {
+    package init() {}
+    package var pausing: StreamPausing.Method { .suspendTask }
+    package var enforcesRequestTimeout: Bool { false }
+    package var tlsSettingsLimitation: String? { nil }
+    package var routeLimitation: String? { nil }
+    package var sharesOneSessionAmongStreams: Bool { true }
+    package func sendsSizedStreams(for request: URLRequest) -> Bool { false }
+    package func makeTask(
+      request: URLRequest, body: EngineBody, tls: TLSSettings, route: TransportRoute,
+      handler: any SessionTaskHandler
+    ) -> (any EngineTask)? {
+      nil
+    }
+    package var isInvalidated: Bool { true }
+    package func finishTasksAndInvalidate() {}
+    package func invalidateAndCancel() {}
+    package func invalidateAndCancelWithoutWaiting() {}
+  }
+#endif
