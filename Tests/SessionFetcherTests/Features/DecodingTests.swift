@@ -135,7 +135,7 @@ struct DecodingTests {
       completionHandler: { result in
         events.append("completed \((try? result.get())?.id ?? 0)")
       })
-    parseStarted.wait()
+    await offThePool { parseStarted.wait() }
     // While the parse is blocked, the callback queue still runs other work.
     await withCheckedContinuation { continuation in
       marked.queue.async {
@@ -144,7 +144,7 @@ struct DecodingTests {
       }
     }
     releaseParse.open()
-    #expect(fetcher.waitForCompletion(timeout: 10))
+    #expect(await offThePool { fetcher.waitForCompletion(timeout: 10) })
     #expect(parseOnQueue.values == [false])
     #expect(events.values == ["queue free", "parsed 200", "completed 7"])
   }
@@ -173,10 +173,10 @@ struct DecodingTests {
         return data.count
       },
       completionHandler: { _ in completions.append("completed") })
-    parseStarted.wait()
+    await offThePool { parseStarted.wait() }
     fetcher.stopFetching()
     releaseParse.open()
-    #expect(fetcher.waitForCompletion(timeout: 10))
+    #expect(await offThePool { fetcher.waitForCompletion(timeout: 10) })
     try await Task.sleep(nanoseconds: 200_000_000)
     #expect(completions.count == 0)
   }
