@@ -105,15 +105,18 @@
       return try await run([probe.path] + arguments, environment: environment, timeout: timeout)
     }
 
-    /// The lines a child printed itself: without the empty last line, and without the table of
-    /// suppressions LeakSanitizer appends at exit under the AddressSanitizer build (a line of dashes,
-    /// then "Suppressions used:").
+    /// The lines a child printed itself: without empty trailing lines, and without the table of
+    /// suppressions LeakSanitizer prints at exit under the AddressSanitizer build (from a line of
+    /// dashes and "Suppressions used:" to the next line of dashes). The table is written before the
+    /// child's buffered standard output is flushed, so the child's own lines may follow it.
     package static func ownLines(_ lines: [String]) -> [String] {
       var lines = lines
-      if let table = lines.indices.first(where: {
+      if let title = lines.indices.first(where: {
         lines[$0].hasPrefix("Suppressions used:") && $0 > 0 && lines[$0 - 1].hasPrefix("-----")
       }) {
-        lines.removeSubrange((table - 1)...)
+        let end =
+          lines[(title + 1)...].firstIndex { $0.hasPrefix("-----") } ?? lines.index(before: lines.endIndex)
+        lines.removeSubrange((title - 1)...end)
       }
       while lines.last?.isEmpty == true { lines.removeLast() }
       return lines
