@@ -96,17 +96,22 @@ extension SessionFetcher {
     switch disposition {
     case .cancel:
       var metrics: MetricsDelivery?
+      var task: (any EngineTask)?
       let url: URL?? = storage.withLock { storage in
         guard storage.lifecycle.state == .running, storage.responseGate?.hop == hop else { return nil }
         storage.responseGate = nil
         if storage.pendingHop == hop { storage.pendingHop = nil }
+        // Let go of under the lock that ends the gate: a chunk arriving before `finish` is not
+        // the current task's any more, so it is never delivered.
+        task = storage.task
+        storage.task = nil
         metrics = exchangeEnded(&storage, error: nil)
         return .some(storage.currentRequest?.url)
       }
       guard let url else { return }
       metrics?.deliver(self)
-      // `finish` lets go of the task, which reads no more.
       finish(data: nil, error: Self.cancelledByDisposition(url: url))
+      Self.letGo(task)
     case .allow:
       let consumer: (any FetcherStreamConsumer)?? = storage.withLock { storage in
         guard storage.lifecycle.state == .running, storage.responseGate?.hop == hop else { return nil }
