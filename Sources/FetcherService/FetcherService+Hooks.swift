@@ -122,7 +122,7 @@ extension FetcherService: FetcherServiceHooks {
     }
     grantSlots(to: started)
     for waiter in earlyRetries {
-      SessionFetcher.retryQueue.async { waiter.retryImmediatelyIfWaiting() }
+      RetryDelay.queue.async { waiter.retryImmediatelyIfWaiting() }
     }
     switch release {
     case .nothing: break

@@ -364,19 +364,28 @@ extension SessionUploadFetcher {
   }
 
   private func waitThenResume(after interval: TimeInterval) {
-    let work = DispatchWorkItem { [weak self] in self?.retryDelayEnded() }
-    let scheduled = state.withLock { state -> (queue: DispatchQueue, isFirst: Bool)? in
+    let scheduled = state.withLock { state -> (queue: DispatchQueue, isFirst: Bool, step: Int)? in
       guard state.phase == .running else { return nil }
       state.phase = .waitingToRetry
       state.lastRetryInterval = interval
-      state.retryWork = work
       defer { state.backoffStarted = true }
-      return (state.queue, !state.backoffStarted)
+      return (state.queue, !state.backoffStarted, state.step)
     }
     guard let scheduled else { return }
     post(.sessionFetcherRetryDelayStarted, on: scheduled.queue)
     if scheduled.isFirst { post(.sessionUploadFetcherInitialBackoffStarted, on: scheduled.queue) }
-    workQueue.asyncAfter(deadline: .now() + interval, execute: work)
+    // Armed after the notifications (a short delay cannot end before they are posted), and kept
+    // only while this wait is still the upload's (a pause or stop in between lets go of it at once).
+    let wait = RetryDelay(seconds: interval) { [weak self] in
+      guard let self else { return }
+      self.workQueue.async { self.retryDelayEnded() }
+    }
+    let kept = state.withLock { state in
+      guard state.phase == .waitingToRetry, state.step == scheduled.step else { return false }
+      state.retryDelay = wait
+      return true
+    }
+    if !kept { wait.cancel() }
   }
 
   /// Posts `name`, with this upload fetcher as the object, on `queue`.
@@ -388,7 +397,7 @@ extension SessionUploadFetcher {
     let resuming: (hasLocation: Bool, queue: DispatchQueue)? = state.withLock { state in
       guard state.phase == .waitingToRetry else { return nil }
       state.phase = .running
-      state.retryWork = nil
+      state.retryDelay = nil
       state.retryCount += 1
       return (state.location != nil, state.queue)
     }
@@ -431,16 +440,16 @@ extension SessionUploadFetcher {
   /// Pauses the upload: the command on the wire is abandoned (nothing is cancelled on the server).
   /// ``resumeFetching()`` asks the server where it stands and goes on from there.
   public func pauseFetching() {
-    let (fetcher, work, queue): (SessionFetcher?, DispatchWorkItem?, DispatchQueue) = state.withLock {
+    let (fetcher, work, queue): (SessionFetcher?, RetryDelay?, DispatchQueue) = state.withLock {
       state in
       guard state.phase == .running || state.phase == .waitingToRetry else { return (nil, nil, state.queue) }
       state.phase = .paused
       state.step += 1
       defer {
         state.current = nil
-        state.retryWork = nil
+        state.retryDelay = nil
       }
-      return (state.current?.fetcher, state.retryWork, state.queue)
+      return (state.current?.fetcher, state.retryDelay, state.queue)
     }
     if let work {
       // Paused in a retry delay: the delay ends here (resuming queries at once).
@@ -475,7 +484,7 @@ extension SessionUploadFetcher {
   public func stopFetching() {
     let stopping:
       (
-        fetcher: SessionFetcher?, work: DispatchWorkItem?, hasLocation: Bool, queue: DispatchQueue,
+        fetcher: SessionFetcher?, work: RetryDelay?, hasLocation: Bool, queue: DispatchQueue,
         completion: FetcherCompletionHandler?, handler: CancellationHandler?
       )? = state.withLock { state in
         switch state.phase {
@@ -492,10 +501,10 @@ extension SessionUploadFetcher {
         let notify = state.stopFetchingTriggersCompletionHandler || state.forceCompletionOnStop
         defer {
           state.current = nil
-          state.retryWork = nil
+          state.retryDelay = nil
         }
         return (
-          state.current?.fetcher, state.retryWork, state.location != nil, state.queue,
+          state.current?.fetcher, state.retryDelay, state.location != nil, state.queue,
           notify ? state.completion : nil, state.cancellationHandler
         )
       }
@@ -529,13 +538,13 @@ extension SessionUploadFetcher {
 
   /// Ends the upload and delivers its result on the callback queue.
   private func finish(data: Data?, error: (any Error)?) {
-    let ending: (FetcherCompletionHandler?, DispatchQueue, DispatchWorkItem?)? = state.withLock { state in
+    let ending: (FetcherCompletionHandler?, DispatchQueue, RetryDelay?)? = state.withLock { state in
       guard state.phase.isFetching else { return nil }
       state.phase = .finished
       state.step += 1
       state.current = nil
-      defer { state.retryWork = nil }
-      return (state.completion, state.queue, state.retryWork)
+      defer { state.retryDelay = nil }
+      return (state.completion, state.queue, state.retryDelay)
     }
     guard let (completion, queue, work) = ending else { return }
     if let work {

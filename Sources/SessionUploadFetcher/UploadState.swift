@@ -76,7 +76,8 @@ struct UploadState {
   var lastChunkRequest: URLRequest?
   /// Whether the first retry delay began (``Notification.Name/sessionUploadFetcherInitialBackoffStarted``).
   var backoffStarted = false
-  var retryWork: DispatchWorkItem?
+  /// The pending wait before the next command (see `RetryDelay`).
+  var retryDelay: RetryDelay?
   var lastRetryInterval: TimeInterval = 0
   var retryCount = 0
   /// Chunk 4xx answers in a row that a query resynchronized, without a chunk succeeding since.

@@ -194,7 +194,8 @@ struct FetcherStorage {
   var attemptStart = Date()
   /// The armed timeout check (see `SessionFetcher.timeoutClock`).
   var timeoutToken: UInt64?
-  var retryWork: DispatchWorkItem?
+  /// The pending wait before the next attempt (see `RetryDelay`).
+  var retryDelay: RetryDelay?
   var partFile: PartFile?
   /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt.
   var downloadResume = DownloadResumeState()

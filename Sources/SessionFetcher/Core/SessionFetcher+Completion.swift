@@ -378,32 +378,34 @@ extension SessionFetcher {
 
   /// Ends the attempt and waits `delay` before the next one.
   private func retry(after delay: TimeInterval, failure: AttemptFailure) {
-    let work = DispatchWorkItem { [weak self] in self?.retryDelayEnded() }
-    let transition: (FetcherLifecycle.RetryTransition, DispatchQueue)? = storage.withLock { storage in
+    let transition: (FetcherLifecycle.RetryTransition, DispatchQueue, Int)? = storage.withLock { storage in
       guard let plan = storage.plan, let transition = storage.lifecycle.attemptEndedForRetry() else {
         return nil
       }
       storage.backoff?.recordRetry(after: delay)
-      storage.retryWork = work
-      return (transition, plan.callbackQueue)
+      return (transition, plan.callbackQueue, storage.timing.retryCount)
     }
-    guard let (transition, queue) = transition else { return }
+    guard let (transition, queue, retryCount) = transition else { return }
     for monitor in allMonitors() { monitor.fetcher(self, willRetryAfter: delay, error: failure.error) }
     if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
     post(.sessionFetcherRetryDelayStarted, on: queue)
     serviceHooks?.fetcher(self, isWaitingToRetry: true)
-    Self.retryQueue.asyncAfter(deadline: .now() + delay, execute: work)
+    // Armed after the notifications, so that a short delay cannot end before they are posted; kept
+    // only if this is still the wait it was armed for (a stop, or a delay that already ended, in
+    // between: let go of at once).
+    let wait = RetryDelay(seconds: delay) { [weak self] in self?.retryDelayEnded() }
+    let kept = storage.withLock { storage in
+      guard storage.lifecycle.state == .waitingToRetry, storage.timing.retryCount == retryCount else { return false }
+      storage.retryDelay = wait
+      return true
+    }
+    if !kept { wait.cancel() }
   }
-
-  /// Where retry delays end and the next attempt begins: a serial queue of its own, which
-  /// libdispatch serves from its overcommitting pool (as `timeoutQueue`), so that a program that
-  /// keeps the global queues busy does not hold up its fetches' retries.
-  package static let retryQueue = DispatchQueue(label: "SessionFetcher.retries")
 
   private func retryDelayEnded() {
     let queue: DispatchQueue? = storage.withLock { storage in
       guard storage.lifecycle.retryDelayEnded(), let plan = storage.plan else { return nil }
-      storage.retryWork = nil
+      storage.retryDelay = nil
       storage.timing.retryCount += 1
       return plan.callbackQueue
     }
@@ -415,9 +417,9 @@ extension SessionFetcher {
 
   /// Cuts a pending retry delay short (the service's early retry after a success on the same host).
   package func retryImmediatelyIfWaiting() {
-    let work = storage.withLock { $0.lifecycle.state == .waitingToRetry ? $0.retryWork : nil }
-    guard let work else { return }
-    work.cancel()
+    let wait = storage.withLock { $0.lifecycle.state == .waitingToRetry ? $0.retryDelay : nil }
+    // Whoever cancels a pending wait ends it: the clock's wake, if it lost the race, never runs.
+    guard let wait, wait.cancel() else { return }
     retryDelayEnded()
   }
 
@@ -455,7 +457,8 @@ extension SessionFetcher {
           storage.downloadedData = data
         }
         Self.disarmTimeout(&storage)
-        storage.retryWork?.cancel()
+        storage.retryDelay?.cancel()
+        storage.retryDelay = nil
         let partFile = DownloadResume.fetchEnded(&storage, succeeded: error == nil)
         let task = storage.task
         storage.task = nil
@@ -563,7 +566,8 @@ extension SessionFetcher {
         storage.timing.endDate = Date()
         storage.finalError = SessionFetcherError.cancelled
         Self.disarmTimeout(&storage)
-        storage.retryWork?.cancel()
+        storage.retryDelay?.cancel()
+        storage.retryDelay = nil
         let task = storage.task
         storage.task = nil
         storage.cancelReason = .stopped

@@ -154,12 +154,13 @@ package final class TimeoutClock<Target>: @unchecked Sendable {
     }
   }
 
-  /// Disarms `token` (nothing if it already fired). The timer may still wake for it once, and find
-  /// nothing to do.
-  package func disarm(_ token: UInt64) {
+  /// Disarms `token` (nothing if it already fired); true when it was still armed. The timer may
+  /// still wake for it once, and find nothing to do.
+  @discardableResult
+  package func disarm(_ token: UInt64) -> Bool {
     // The target is released after the lock: its deinit may do anything.
     let target = state.withLock { $0.schedule.disarm(token) }
-    withExtendedLifetime(target) {}
+    return withExtendedLifetime(target) { target != nil }
   }
 
   /// The number of armed targets (for tests).

@@ -229,3 +229,37 @@ struct TimeoutClockTests {
     #expect(await eventually(timeout: 20) { fired == nil })
   }
 }
+
+/// The waits between attempts, on the same kind of clock: a cancelled wait lets go of what it holds
+/// at once (a cancelled `asyncAfter` work item stayed with libdispatch until its deadline).
+@Suite("Retry delays")
+struct RetryDelayTests {
+  final class Held: Sendable {}
+
+  @Test func aCancelledWaitReleasesItsWakeAtOnceAndNeverWakes() {
+    let woke = Locked(false)
+    weak var held: Held?
+    let wait: RetryDelay
+    do {
+      let object = Held()
+      held = object
+      wait = RetryDelay(seconds: 3_600) {
+        withExtendedLifetime(object) {}
+        woke.withLock { $0 = true }
+      }
+    }
+    #expect(held != nil)
+    #expect(wait.cancel())
+    #expect(held == nil)
+    #expect(!wait.cancel())
+    #expect(!woke.current)
+  }
+
+  @Test func aWaitThatEndedCannotBeCancelled() async {
+    let woke = Locked(0)
+    let wait = RetryDelay(seconds: 0.01) { woke.withLock { $0 += 1 } }
+    #expect(await eventually(timeout: 20) { woke.current == 1 })
+    #expect(!wait.cancel())
+    #expect(woke.current == 1)
+  }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// A pending wait before a fetch's next attempt: armed on one ``TimeoutClock`` that every fetcher
+/// and upload fetcher of the process shares, and cancelled with everything it holds released at
+/// once.
+///
+/// A `DispatchWorkItem` scheduled with `asyncAfter` cannot be withdrawn: cancelled, it stayed with
+/// libdispatch, its closure included, until its deadline (minutes, for a long backoff), and a
+/// process that exited before then had left it allocated.
+package struct RetryDelay: Sendable, Equatable {
+  /// Where retry delays end: a serial queue of its own, which libdispatch serves from its
+  /// overcommitting pool (as the timeouts' queue), so that a program that keeps the global queues
+  /// busy does not hold up its fetches' retries.
+  package static let queue = DispatchQueue(label: "SessionFetcher.retries")
+
+  private static let clock = TimeoutClock<@Sendable () -> Void>(queue: queue) { wake, _ in wake() }
+
+  private let token: UInt64
+
+  /// Starts a wait of `seconds`; `wake` then runs on ``queue`` unless the wait is cancelled first.
+  package init(seconds: TimeInterval, wake: @escaping @Sendable () -> Void) {
+    token = Self.clock.arm(wake, after: seconds)
+  }
+
+  /// Cancels the wait and releases its `wake`. Returns true when the wait was still pending (its
+  /// `wake` has not run and now never will), false when it had already ended or been cancelled.
+  @discardableResult
+  package func cancel() -> Bool {
+    Self.clock.disarm(token)
+  }
+
+  /// The number of waits pending in the process (for tests).
+  package static var pendingCount: Int { clock.armedCount }
+}
