@@ -22,17 +22,13 @@ enum InteropTLS {
     guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
       FileManager.default.fileExists(atPath: systemBundle)
     else { return false }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-    process.arguments = [
-      "--mount", "--propagation", "private", "/bin/sh", "-c", "mount --bind \"$1\" \"$1\"", "sh",
-      systemBundle,
-    ]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
+    let attempt = try? ChildProcess.spawn(
+      [
+        "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+        "mount --bind \"$1\" \"$1\"", "sh", systemBundle,
+      ], environment: ProcessInfo.processInfo.environment, output: URL(fileURLWithPath: "/dev/null"))
+    guard let attempt else { return false }
+    return ChildProcess.wait(attempt, timeout: 30).exitCode == 0
   }()
 
   static var settings: TLSSettings {
@@ -104,7 +100,7 @@ struct InteropTLSTests {
       if: InteropTLS.canMakeMountNamespace,
       "needs a private mount namespace (root, unshare(1), mount) and the system's CA bundle"),
     arguments: [FetcherEngine.urlSession, .libcurl])
-  func theSystemsRootsAreTrustedByDefault(engine: FetcherEngine) throws {
+  func theSystemsRootsAreTrustedByDefault(engine: FetcherEngine) async throws {
     guard let probe = Interop.probe() else { return }
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("interop-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -119,7 +115,7 @@ struct InteropTLSTests {
 
     var environment = Interop.environment
     environment["SESSIONFETCHER_ENGINE"] = engine == .libcurl ? "libcurl" : "urlSession"
-    let (status, lines) = try Interop.run(
+    let (status, lines) = try await Interop.run(
       [
         "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
         "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh", bundle.path, InteropTLS.systemBundle,
@@ -154,7 +150,7 @@ struct InteropLargeTransferTestsOverTLS {
     #expect(result.error == nil)
     #expect(fetcher.downloadedLength == 1 << 30)
     #expect(
-      try Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
+      try await Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
   }
 
   @Test func gigabyteUploadOverTLS() async throws {
@@ -172,6 +168,6 @@ struct InteropLargeTransferTestsOverTLS {
     #expect(fetcher.statusCode == 201)
     let stored = Interop.nginxRoot.appendingPathComponent("upload/\(name)")
     defer { try? FileManager.default.removeItem(at: stored) }
-    #expect(try Interop.sha256(stored) == Interop.sha256(source))
+    #expect(try await Interop.sha256(stored) == Interop.sha256(source))
   }
 }

@@ -24,25 +24,15 @@ enum Interop {
     return probe
   }
 
-  /// Runs `command` (an absolute path first) with `environment` and returns its exit status and the
-  /// lines it printed.
-  static func run(_ command: [String], environment: [String: String]) throws -> (
+  /// Runs `command` (an absolute path first) with `environment` and returns its exit status (128
+  /// plus the signal's number if a signal ended it) and the lines it printed. At most 10 minutes.
+  static func run(_ command: [String], environment: [String: String]) async throws -> (
     status: Int32, lines: [String]
   ) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: command[0])
-    process.arguments = Array(command.dropFirst())
-    process.environment = environment
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (
-      process.terminationStatus,
-      String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
-    )
+    let (exit, lines) = try await ChildProcess.run(command, environment: environment, timeout: 600)
+    return (exit.exitCode ?? 128 + (exit.signal ?? 0), lines)
   }
+
   static let skipMessage: Comment =
     "interop servers not running: set SESSIONFETCHER_INTEROP=1 and the SESSIONFETCHER_* URLs (.ci/run does)"
 
@@ -86,16 +76,9 @@ enum Interop {
   }
 
   /// `sha256sum` of a file.
-  static func sha256(_ url: URL) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    process.arguments = [url.path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: output, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
+  static func sha256(_ url: URL) async throws -> String {
+    let (_, lines) = try await ChildProcess.run(["/usr/bin/sha256sum", url.path], timeout: 600)
+    return lines.first?.split(separator: " ").first.map(String.init) ?? ""
   }
 }
 
@@ -378,38 +361,38 @@ struct InteropProxyTests {
   // MARK: - squid (in a child process: the proxy comes only from its environment)
 
   @Test("through squid with proxy credentials in http_proxy: 200; without them: 407")
-  func proxy() throws {
+  func proxy() async throws {
     guard let probe = Interop.probe() else { return }
     let proxy = Interop.url("SESSIONFETCHER_PROXY_URL")
     let (user, password) = (Interop.proxyUser, Interop.proxyPassword)
     let targets = [Interop.httpbin("/get").absoluteString, Interop.httpbin2("/headers").absoluteString]
-    func run(_ proxyURL: String, extra: [String: String] = [:]) throws -> [String] {
+    func run(_ proxyURL: String, extra: [String: String] = [:]) async throws -> [String] {
       var environment = Interop.environment
       for name in ["no_proxy", "NO_PROXY", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"] {
         environment[name] = nil
       }
       environment["http_proxy"] = proxyURL
       environment.merge(extra) { $1 }
-      return try Interop.run([probe] + targets, environment: environment).lines
+      return try await Interop.run([probe] + targets, environment: environment).lines
     }
     let host = "\(proxy.host ?? "127.0.0.1"):\(proxy.port ?? 0)"
-    let authorized = try run("http://\(user):\(password)@\(host)")
+    let authorized = try await run("http://\(user):\(password)@\(host)")
     #expect(authorized.count == 2)
     #expect(authorized.allSatisfy { $0.hasPrefix("200 ") }, "\(authorized)")
-    let anonymous = try run("http://\(host)")
+    let anonymous = try await run("http://\(host)")
     #expect(anonymous.count == 2)
     #expect(anonymous.allSatisfy { $0.hasPrefix("407 ") }, "\(anonymous)")
-    let wrong = try run("http://\(user):wrong@\(host)")
+    let wrong = try await run("http://\(user):wrong@\(host)")
     #expect(wrong.allSatisfy { $0.hasPrefix("407 ") }, "\(wrong)")
     // On the libcurl engine the fetcher's proxyCredential answers squid's 407 challenge
     // (FoundationNetworking does not pass proxy challenges to its delegate).
     if FetcherEngine.libcurl.isAvailable {
-      let answered = try run(
+      let answered = try await run(
         "http://\(host)",
         extra: ["SESSIONFETCHER_ENGINE": "libcurl", "PROXY_PROBE_CREDENTIAL": "\(user):\(password)"])
       #expect(answered.count == 2)
       #expect(answered.allSatisfy { $0.hasPrefix("200 ") }, "\(answered)")
-      let refused = try run(
+      let refused = try await run(
         "http://\(host)",
         extra: ["SESSIONFETCHER_ENGINE": "libcurl", "PROXY_PROBE_CREDENTIAL": "\(user):wrong"])
       #expect(refused.allSatisfy { $0.hasPrefix("407 ") }, "\(refused)")
@@ -462,7 +445,7 @@ struct InteropProxyTests {
   }
 
   @Test("ProxySettings.direct ignores http_proxy on the libcurl engine; the URLSession engine refuses it")
-  func directIgnoresTheEnvironment() throws {
+  func directIgnoresTheEnvironment() async throws {
     guard let probe = Interop.probe() else { return }
     var environment = Interop.environment
     for name in ["no_proxy", "NO_PROXY", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"] {
@@ -471,16 +454,16 @@ struct InteropProxyTests {
     // Nothing listens on port 1: through this proxy every fetch fails to connect.
     environment["http_proxy"] = "http://127.0.0.1:1"
     let target = Interop.httpbin("/get").absoluteString
-    func run(_ extra: [String: String]) throws -> [String] {
-      try Interop.run([probe, target], environment: environment.merging(extra) { $1 }).lines
+    func run(_ extra: [String: String]) async throws -> [String] {
+      try await Interop.run([probe, target], environment: environment.merging(extra) { $1 }).lines
     }
-    let proxied = try run(["SESSIONFETCHER_ENGINE": "libcurl"])
+    let proxied = try await run(["SESSIONFETCHER_ENGINE": "libcurl"])
     #expect(proxied.count == 1 && proxied.allSatisfy { $0.hasPrefix("0 ") }, "\(proxied)")
     if FetcherEngine.libcurl.isAvailable {
-      let direct = try run(["SESSIONFETCHER_ENGINE": "libcurl", "PROXY_PROBE_DIRECT": "1"])
+      let direct = try await run(["SESSIONFETCHER_ENGINE": "libcurl", "PROXY_PROBE_DIRECT": "1"])
       #expect(direct.count == 1 && direct.allSatisfy { $0.hasPrefix("200 ") }, "\(direct)")
     }
-    let refused = try run(["SESSIONFETCHER_ENGINE": "urlSession", "PROXY_PROBE_DIRECT": "1"])
+    let refused = try await run(["SESSIONFETCHER_ENGINE": "urlSession", "PROXY_PROBE_DIRECT": "1"])
     #expect(refused.count == 1 && refused.allSatisfy { $0.contains("proxySettings") }, "\(refused)")
   }
 }
@@ -505,7 +488,7 @@ struct InteropLargeTransferTests {
     #expect(result.error == nil)
     #expect(fetcher.downloadedLength == 1 << 30)
     #expect(
-      try Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
+      try await Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
   }
 
   @Test("256 MiB download stopped at random points, resumed by token with 206 answers, sha256 equal")
@@ -553,7 +536,7 @@ struct InteropLargeTransferTests {
     #expect(resumedStatuses == [206, 206, 206])
     #expect(try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int64 == total)
     #expect(
-      try Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("256m.bin")))
+      try await Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("256m.bin")))
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["256m.bin"])
   }
 
@@ -601,6 +584,6 @@ struct InteropLargeTransferTests {
     #expect(sent.values.last == 1 << 30)
     let stored = Interop.nginxRoot.appendingPathComponent("upload/\(name)")
     defer { try? FileManager.default.removeItem(at: stored) }
-    #expect(try Interop.sha256(stored) == Interop.sha256(source))
+    #expect(try await Interop.sha256(stored) == Interop.sha256(source))
   }
 }

@@ -68,39 +68,42 @@ final class PythonEchoServer {
     server.serve_forever()
     """
 
-  private let process: Process
+  private let pid: pid_t
+  private let output: URL
   let url: URL
 
+  /// Starts the server and waits (at most 30 s) for the port it prints on its first line. A
+  /// `posix_spawn`ed child (`ChildProcess`), not Foundation's `Process`, whose `run()` can crash
+  /// reading /proc/self/fd while other threads open and close descriptors.
   init() throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: Self.python ?? "/usr/bin/python3")
-    process.arguments = ["-c", Self.script]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    var line = Data()
-    // The port, on the first line; an empty read means the process ended without one.
-    while !line.contains(UInt8(ascii: "\n")) {
-      let chunk = output.fileHandleForReading.availableData
-      if chunk.isEmpty { break }
-      line.append(chunk)
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "python-echo-\(UUID().uuidString).out")
+    let pid = try ChildProcess.spawn(
+      [Self.python ?? "/usr/bin/python3", "-c", Self.script],
+      environment: ProcessInfo.processInfo.environment, output: output)
+    let deadline = Date().addingTimeInterval(30)
+    var port: Int?
+    var status: Int32 = 0
+    while port == nil, Date() < deadline, waitpid(pid, &status, WNOHANG) == 0 {
+      let text = ChildProcess.readGrowingFile(output)
+      if let end = text.firstIndex(of: "\n") { port = Int(text[..<end]) } else { usleep(10_000) }
     }
-    guard
-      let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-    else {
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
+    guard let port else {
+      _ = ChildProcess.wait(pid, timeout: 0)
+      try? FileManager.default.removeItem(at: output)
       throw PythonServerUnavailable(description: "python3 printed no port")
     }
-    self.process = process
+    self.pid = pid
+    self.output = output
     url = URL(string: "http://127.0.0.1:\(port)/upload")!
   }
 
   /// Kills the server: SIGKILL, since the test process may hand its children a mask that blocks
   /// SIGTERM.
   func stop() {
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
+    kill(pid, SIGKILL)
+    _ = ChildProcess.wait(pid, timeout: 10)
+    try? FileManager.default.removeItem(at: output)
   }
 }
 
