@@ -395,7 +395,9 @@ extension SessionFetcher {
     // between: let go of at once).
     let wait = RetryDelay(seconds: delay) { [weak self] in self?.retryDelayEnded() }
     let kept = storage.withLock { storage in
-      guard storage.lifecycle.state == .waitingToRetry, storage.timing.retryCount == retryCount else { return false }
+      guard storage.lifecycle.state == .waitingToRetry, storage.timing.retryCount == retryCount else {
+        return false
+      }
       storage.retryDelay = wait
       return true
     }

@@ -150,7 +150,8 @@ struct InteropLargeTransferTestsOverTLS {
     #expect(result.error == nil)
     #expect(fetcher.downloadedLength == 1 << 30)
     #expect(
-      try await Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
+      try await Interop.sha256(destination)
+        == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
   }
 
   @Test func gigabyteUploadOverTLS() async throws {

@@ -488,7 +488,8 @@ struct InteropLargeTransferTests {
     #expect(result.error == nil)
     #expect(fetcher.downloadedLength == 1 << 30)
     #expect(
-      try await Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
+      try await Interop.sha256(destination)
+        == Interop.sha256(Interop.nginxRoot.appendingPathComponent("1g.bin")))
   }
 
   @Test("256 MiB download stopped at random points, resumed by token with 206 answers, sha256 equal")
@@ -536,7 +537,8 @@ struct InteropLargeTransferTests {
     #expect(resumedStatuses == [206, 206, 206])
     #expect(try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int64 == total)
     #expect(
-      try await Interop.sha256(destination) == Interop.sha256(Interop.nginxRoot.appendingPathComponent("256m.bin")))
+      try await Interop.sha256(destination)
+        == Interop.sha256(Interop.nginxRoot.appendingPathComponent("256m.bin")))
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["256m.bin"])
   }
 
