@@ -62,6 +62,7 @@ struct ChunkedUploadTests {
     fetcher.sendProgressBlock = { _, total, _ in events.append("progress \(total)") }
     // The callback queue is held until the upload has finished on the wire, so every progress
     // report is still queued when the upload ends.
+    let counter = UploadNotificationCounter(fetcher)
     callbacks.suspend()
     let done = Recorder<Bool>()
     fetcher.beginFetch { _, error in
@@ -76,6 +77,8 @@ struct ChunkedUploadTests {
     #expect(values.last == "completion")
     #expect(values.dropLast().last == "progress \(bigLength)")
     #expect(values.filter { $0.hasPrefix("progress") }.count >= 3)
+    await expectNotificationsBalanced(counter, for: fetcher)
+    #expect(counter.startedCommands == ["start", "upload", "upload", "upload, finalize"])
   }
 
   @Test("Big file URL in chunks: each chunk a slice read at its offset")

@@ -5,68 +5,6 @@ import SessionFetcher
 import SessionUploadFetcher
 import Testing
 
-/// Counts an upload's notifications, as the original's `FetcherNotificationsCounter` does in every
-/// upload test: its command fetchers' Started/Stopped (told apart by `parentUploadFetcher`), and the
-/// upload fetcher's own retry-delay, backoff and location notifications.
-final class UploadNotificationCounter: @unchecked Sendable {
-  // `@unchecked Sendable`: `counts` and `commands` are touched under `lock`; `observers` only in
-  // `init` and `deinit`.
-  private let lock = NSLock()
-  private var counts: [Notification.Name: Int] = [:]
-  private var commands: [String] = []
-  private var observers: [any NSObjectProtocol] = []
-
-  init(_ upload: SessionUploadFetcher) {
-    for name in [Notification.Name.sessionFetcherStarted, .sessionFetcherStopped] {
-      observers.append(
-        NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) {
-          [weak self, weak upload] in
-          guard let fetcher = $0.object as? SessionFetcher, let upload, fetcher.parentUploadFetcher === upload
-          else { return }
-          let command = fetcher.request?.value(forHTTPHeaderField: "X-Goog-Upload-Command") ?? "?"
-          self?.record(name, command: name == .sessionFetcherStarted ? command : nil)
-        })
-    }
-    for name in [
-      Notification.Name.sessionFetcherRetryDelayStarted, .sessionFetcherRetryDelayStopped,
-      .sessionUploadFetcherInitialBackoffStarted, .sessionUploadFetcherLocationObtained,
-    ] {
-      observers.append(
-        NotificationCenter.default.addObserver(forName: name, object: upload, queue: nil) { [weak self] _ in
-          self?.record(name, command: nil)
-        })
-    }
-  }
-
-  deinit {
-    for observer in observers { NotificationCenter.default.removeObserver(observer) }
-  }
-
-  private func record(_ name: Notification.Name, command: String?) {
-    lock.withLock {
-      counts[name, default: 0] += 1
-      if let command { commands.append(command) }
-    }
-  }
-
-  func count(_ name: Notification.Name) -> Int { lock.withLock { counts[name] ?? 0 } }
-  var started: Int { count(.sessionFetcherStarted) }
-  var stopped: Int { count(.sessionFetcherStopped) }
-  var retryDelayStarted: Int { count(.sessionFetcherRetryDelayStarted) }
-  var retryDelayStopped: Int { count(.sessionFetcherRetryDelayStopped) }
-  var backoffStarted: Int { count(.sessionUploadFetcherInitialBackoffStarted) }
-  var locationObtained: Int { count(.sessionUploadFetcherLocationObtained) }
-  /// The commands of the command fetchers that started, in order.
-  var startedCommands: [String] { lock.withLock { commands } }
-}
-
-/// Opens a file with `data` for reading; the file is deleted at once (the handle keeps it).
-func fileHandle(with data: Data) throws -> FileHandle {
-  let url = try temporaryFile(data)
-  defer { try? FileManager.default.removeItem(at: url) }
-  return try FileHandle(forReadingFrom: url)
-}
-
 /// The original's upload tests with no equivalent before: file handles, cancel during a retry
 /// wait, pause with an unknown length, a provider that tells the length, notifications counted.
 @Suite("Uploads: the original's file handle, retry, pause and notification scenarios")
@@ -86,7 +24,7 @@ struct GTMParityUploadTests {
     fetcher.willBeginCommandFetcher = { [weak fetcher] command in
       parents.append(command.parentUploadFetcher === fetcher && fetcher?.activeFetcher !== command)
     }
-    let (_, error) = await run(fetcher)
+    let (_, error) = await run(fetcher, counter: counter)
     #expect(error == nil)
     #expect(server.commands("/handle.upload") == bigUploadCommands)
     let upload = try #require(server.resumableUpload(path: "/handle.upload"))
@@ -115,7 +53,7 @@ struct GTMParityUploadTests {
       server, "/single.location", chunkSize: SessionUploadFetcher.standardChunkSize)
     fetcher.uploadFileHandle = handle
     let counter = UploadNotificationCounter(fetcher)
-    let (_, error) = await run(fetcher)
+    let (_, error) = await run(fetcher, counter: counter)
     #expect(error == nil)
     #expect(
       server.commands("/single.upload") == [
@@ -137,7 +75,7 @@ struct GTMParityUploadTests {
     fetcher.willBeginCommandFetcher = { command in
       if isChunk(command, at: 0) { try? handle.close() }
     }
-    let (data, error) = await run(fetcher)
+    let (data, error) = await run(fetcher, counter: counter)
     #expect(data == nil)
     guard case .chunkUnavailable(let description)? = error as? SessionUploadFetcherError else {
       Issue.record("expected chunkUnavailable, got \(String(describing: error))")
@@ -163,13 +101,15 @@ struct GTMParityUploadTests {
     try handle.close()
     let fetcher = makeUploadFetcher(server, "/closed-early.location")
     fetcher.uploadFileHandle = handle
-    let (_, error) = await run(fetcher)
+    let counter = UploadNotificationCounter(fetcher)
+    let (_, error) = await run(fetcher, counter: counter)
     guard case .bodyUnavailable(let description)? = error as? SessionFetcherError else {
       Issue.record("expected bodyUnavailable, got \(String(describing: error))")
       return
     }
     #expect(description.contains("file handle"))
     #expect(server.requests.isEmpty)
+    #expect(counter.started == 0 && counter.stopped == 0)
   }
 
   @Test("Stopping during a retry wait ends the wait and sends cancel (…LimitedRetryWithCancel)")
@@ -204,6 +144,7 @@ struct GTMParityUploadTests {
     #expect(counter.startedCommands == ["start", "upload", "cancel"])
     #expect(fetcher.retryCount == 0)
     #expect(!fetcher.isFetching)
+    #expect(counter.locationObtained == 1)
   }
 
   @Test("Retry-delay notifications of an upload that retries: one delay, balanced, then success")
@@ -215,7 +156,7 @@ struct GTMParityUploadTests {
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.01
     let counter = UploadNotificationCounter(fetcher)
-    let (_, error) = await run(fetcher)
+    let (_, error) = await run(fetcher, counter: counter)
     #expect(error == nil)
     #expect(counter.retryDelayStarted == 1)
     #expect(counter.retryDelayStopped == 1)
@@ -223,6 +164,70 @@ struct GTMParityUploadTests {
     #expect(await eventually { counter.stopped == 6 })
     #expect(counter.started == 6)
     #expect(counter.startedCommands == ["start", "upload", "upload", "query", "upload", "upload, finalize"])
+  }
+
+  @Test(
+    "A file upload that retries a 503: query, resume, whole file (testBigFileURLSingleChunkedUploadFetchRetry)",
+    arguments: [bigChunkSize, SessionUploadFetcher.standardChunkSize])
+  func fileUploadRetry(chunkSize: Int64) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let file = try temporaryFile(bigData)
+    defer { try? FileManager.default.removeItem(at: file) }
+    // The first chunk request is answered 503.
+    let fetcher = makeUploadFetcher(
+      server, "/file-retry.location?uploadStatus=503&uploadStatusChunks=1", chunkSize: chunkSize)
+    fetcher.uploadFileURL = file
+    fetcher.isRetryEnabled = true
+    fetcher.minRetryInterval = 0.01
+    let counter = UploadNotificationCounter(fetcher)
+    let (data, error) = await run(fetcher, counter: counter)
+    #expect(error == nil)
+    #expect(fetcher.statusCode == 200)
+    #expect(data.map { String(decoding: $0, as: UTF8.self).contains(TestServer.checksum(bigData)) } == true)
+    let upload = try #require(server.resumableUpload(path: "/file-retry.upload"))
+    #expect(upload.checksum == TestServer.checksum(bigData))
+    #expect(upload.status == .final)
+    #expect(fetcher.retryCount == 1)
+    #expect(counter.retryDelayStarted == 1 && counter.retryDelayStopped == 1 && counter.backoffStarted == 1)
+    #expect(counter.locationObtained == 1)
+    let expected =
+      chunkSize == bigChunkSize
+      ? ["start", "upload", "query", "upload", "upload", "upload, finalize"]
+      : ["start", "upload, finalize", "query", "upload, finalize"]
+    #expect(counter.startedCommands == expected)
+    #expect(server.commands("/file-retry.upload").map(\.command) == Array(expected.dropFirst()))
+  }
+
+  @Test(
+    "A provider upload stopped at once: cancellation handler with no fetcher, then released; the completion only with the flag (testBigDataProviderChunkedUploadEarlyCancel*)",
+    arguments: [false, true])
+  func providerUploadEarlyCancel(withCallback: Bool) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = makeUploadFetcher(server, "/early.location")
+    fetcher.setUploadDataLength(Int64(bigLength)) { offset, length, respond in
+      respond(bigData.subdata(in: Int(offset)..<Int(offset + length)), nil)
+    }
+    fetcher.stopFetchingTriggersCompletionHandler = withCallback
+    let handled = Recorder<Bool>()
+    fetcher.cancellationHandler = { cancelFetcher, _, _ in handled.append(cancelFetcher == nil) }
+    let counter = UploadNotificationCounter(fetcher)
+    let results = Recorder<SessionFetcherError?>()
+    fetcher.beginFetch { _, error in results.append(error as? SessionFetcherError) }
+    fetcher.stopFetching()
+    #expect(await eventually { handled.values == [true] })
+    if withCallback { #expect(await eventually { results.count == 1 }) }
+    try await Task.sleep(nanoseconds: 200_000_000)
+    await drain(fetcher.callbackQueue)
+    #expect(results.values == (withCallback ? [.cancelled] : []))
+    #expect(handled.values == [true])
+    #expect(fetcher.cancellationHandler == nil)
+    #expect(!fetcher.isFetching)
+    #expect(server.commands("/early.upload").isEmpty)
+    await expectNotificationsBalanced(counter, for: fetcher)
+    #expect(counter.started <= 1)
+    #expect(counter.locationObtained == 0)
   }
 
   @Test("Pause and resume an upload of unknown length (testBigDataChunkedUploadWithUnknownFileSizeAndPause)")
@@ -242,7 +247,7 @@ struct GTMParityUploadTests {
         fetcher?.pauseFetching()
       }
     }
-    async let result = run(fetcher)
+    async let result = run(fetcher, counter: counter)
     #expect(await eventually { paused.values.count == 1 })
     #expect(fetcher.isPaused)
     #expect(fetcher.activeFetcher != nil)
@@ -279,7 +284,8 @@ struct GTMParityUploadTests {
       })
     let expected = Recorder<Int64>()
     fetcher.sendProgressBlock = { _, _, total in expected.append(total) }
-    let (_, error) = await run(fetcher)
+    let counter = UploadNotificationCounter(fetcher)
+    let (_, error) = await run(fetcher, counter: counter)
     #expect(error == nil)
     // Known after the first chunk: the second one finalizes, with no empty finalize after it.
     #expect(
@@ -289,6 +295,7 @@ struct GTMParityUploadTests {
       ])
     #expect(server.resumableUpload(path: "/told.upload")?.checksum == TestServer.checksum(data))
     #expect(expected.values.last == 150_000)
+    #expect(counter.startedCommands == ["start", "upload", "upload, finalize"])
   }
 
   @Test("A provider that tells a length its bytes do not reach: chunkUnavailable, nothing more sent")
@@ -300,7 +307,7 @@ struct GTMParityUploadTests {
       SessionUploadFetcher.unknownLength,
       fullLengthProvider: { _, _, respond in respond(Data(repeating: 1, count: 10), 500_000, nil) })
     let counter = UploadNotificationCounter(fetcher)
-    let (_, error) = await run(fetcher)
+    let (_, error) = await run(fetcher, counter: counter)
     guard case .chunkUnavailable? = error as? SessionUploadFetcherError else {
       Issue.record("expected chunkUnavailable, got \(String(describing: error))")
       return
@@ -321,13 +328,15 @@ struct GTMParityUploadTests {
     }
     let handled = Recorder<Bool>()
     fetcher.cancellationHandler = { _, _, _ in handled.append(true) }
-    let (_, error) = await run(fetcher)
+    let counter = UploadNotificationCounter(fetcher)
+    let (_, error) = await run(fetcher, counter: counter)
     #expect(error == nil)
     #expect(await eventually { fetcher.cancellationHandler == nil })
     fetcher.stopFetching()
     try await Task.sleep(nanoseconds: 100_000_000)
     #expect(handled.values.isEmpty)
     #expect(server.commands("/clears.upload").map(\.command) == ["upload", "upload", "upload, finalize"])
+    #expect(counter.started == 4 && counter.stopped == 4)
   }
 
   @Test("Upload callbacks on a concurrent queue: one at a time, the completion last")
@@ -351,12 +360,15 @@ struct GTMParityUploadTests {
       lock.withLock { running -= 1 }
     }
     fetcher.sendProgressBlock = { _, total, _ in slow("progress \(total)") }
+    let counter = UploadNotificationCounter(fetcher)
     let done = Recorder<Bool>()
     fetcher.beginFetch { _, error in
       slow("completion")
       done.append(error == nil)
     }
     #expect(await eventually { done.values.count == 1 })
+    await expectNotificationsBalanced(counter, for: fetcher)
+    #expect(counter.startedCommands == ["start", "upload", "upload", "upload, finalize"])
     #expect(done.values == [true])
     #expect(lock.withLock { mostAtOnce } == 1)
     #expect(events.values.last == "completion")

@@ -244,6 +244,7 @@ struct ResumeAndErrorTests {
     fetcher.uploadData = bigData
     let handled = Recorder<Bool>()
     fetcher.cancellationHandler = { cancelFetcher, _, _ in handled.append(cancelFetcher == nil) }
+    let counter = UploadNotificationCounter(fetcher)
     fetcher.beginFetch { _, _ in Issue.record("no completion without the flag") }
     // The start is on the wire (the server never answers it).
     #expect(await eventually { server.requests.count == 1 })
@@ -251,6 +252,9 @@ struct ResumeAndErrorTests {
     #expect(await eventually { handled.values == [true] })
     try await Task.sleep(nanoseconds: 200_000_000)
     #expect(server.requests.count == 1)
+    await expectNotificationsBalanced(counter, for: fetcher)
+    #expect(counter.startedCommands == ["start"])
+    #expect(counter.locationObtained == 0)
   }
 
   @Test("A new fetcher resumes a paused upload by its location")
@@ -262,9 +266,13 @@ struct ResumeAndErrorTests {
     first.willBeginCommandFetcher = { [weak first] commandFetcher in
       if isChunk(commandFetcher, at: 75_000) { first?.pauseFetching() }
     }
+    let firstCounter = UploadNotificationCounter(first)
     first.beginFetch { _, _ in Issue.record("the first fetcher never completes") }
     #expect(await eventually { first.isPaused })
     let location = try #require(first.uploadLocationURL)
+    // Paused before its second chunk began: the start and the first chunk, each ended.
+    #expect(await eventually { firstCounter.stopped == 2 })
+    #expect(firstCounter.startedCommands == ["start", "upload"])
 
     let second = SessionUploadFetcher(
       location: location, uploadMIMEType: "application/octet-stream", chunkSize: bigChunkSize)
@@ -308,7 +316,11 @@ struct ResumeAndErrorTests {
     defer { server.stop() }
     let fetcher = makeUploadFetcher(server, "/async.location")
     fetcher.uploadData = Data("abc".utf8)
+    let counter = UploadNotificationCounter(fetcher)
     let data = try await fetcher.beginFetch()
     #expect(String(decoding: data, as: UTF8.self).contains("\"length\":3"))
+    await expectNotificationsBalanced(counter, for: fetcher)
+    #expect(counter.startedCommands == ["start", "upload, finalize"])
+    #expect(counter.locationObtained == 1)
   }
 }

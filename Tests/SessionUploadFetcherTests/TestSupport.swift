@@ -45,17 +45,28 @@ func makeUploadFetcher(
   return fetcher
 }
 
-/// Runs `fetcher` to its completion, counting its notifications as every upload test of the
-/// original does: each command fetcher's Started has its Stopped, every retry delay that began
-/// ended (as many as ``SessionUploadFetcher/retryCount``), the backoff began once if it retried at
-/// all, and the location came at most once.
+/// Runs `fetcher` to its completion, counting its notifications (with `counter`, or a counter of
+/// its own) as every upload test of the original does; see ``expectNotificationsBalanced(_:for:sourceLocation:)``.
 func run(
-  _ fetcher: SessionUploadFetcher, sourceLocation: SourceLocation = #_sourceLocation
+  _ fetcher: SessionUploadFetcher, counter: UploadNotificationCounter? = nil,
+  sourceLocation: SourceLocation = #_sourceLocation
 ) async -> (data: Data?, error: (any Error)?) {
-  let counter = UploadNotificationCounter(fetcher)
+  let counter = counter ?? UploadNotificationCounter(fetcher)
   let result = await withCheckedContinuation { continuation in
     fetcher.beginFetch { data, error in continuation.resume(returning: (data, error)) }
   }
+  await expectNotificationsBalanced(counter, for: fetcher, sourceLocation: sourceLocation)
+  return result
+}
+
+/// The checks of the original's upload tests, for an upload that ended: each command fetcher's
+/// Started has its Stopped, every retry delay that began ended (as many as
+/// ``SessionUploadFetcher/retryCount``), the backoff began once if it retried at all, and the
+/// location came at most once.
+func expectNotificationsBalanced(
+  _ counter: UploadNotificationCounter, for fetcher: SessionUploadFetcher,
+  sourceLocation: SourceLocation = #_sourceLocation
+) async {
   // A cancel command may still be on the wire when a stopped upload completes.
   #expect(await eventually { counter.started == counter.stopped }, sourceLocation: sourceLocation)
   if fetcher.response != nil {
@@ -66,7 +77,68 @@ func run(
   #expect(counter.retryDelayStopped == retries, sourceLocation: sourceLocation)
   #expect(counter.backoffStarted == min(retries, 1), sourceLocation: sourceLocation)
   #expect(counter.locationObtained <= 1, sourceLocation: sourceLocation)
-  return result
+}
+
+/// Counts an upload's notifications, as the original's `FetcherNotificationsCounter` does in every
+/// upload test: its command fetchers' Started/Stopped (told apart by `parentUploadFetcher`), and the
+/// upload fetcher's own retry-delay, backoff and location notifications.
+final class UploadNotificationCounter: @unchecked Sendable {
+  // `@unchecked Sendable`: `counts` and `commands` are touched under `lock`; `observers` only in
+  // `init` and `deinit`.
+  private let lock = NSLock()
+  private var counts: [Notification.Name: Int] = [:]
+  private var commands: [String] = []
+  private var observers: [any NSObjectProtocol] = []
+
+  init(_ upload: SessionUploadFetcher) {
+    for name in [Notification.Name.sessionFetcherStarted, .sessionFetcherStopped] {
+      observers.append(
+        NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) {
+          [weak self, weak upload] in
+          guard let fetcher = $0.object as? SessionFetcher, let upload, fetcher.parentUploadFetcher === upload
+          else { return }
+          let command = fetcher.request?.value(forHTTPHeaderField: "X-Goog-Upload-Command") ?? "?"
+          self?.record(name, command: name == .sessionFetcherStarted ? command : nil)
+        })
+    }
+    for name in [
+      Notification.Name.sessionFetcherRetryDelayStarted, .sessionFetcherRetryDelayStopped,
+      .sessionUploadFetcherInitialBackoffStarted, .sessionUploadFetcherLocationObtained,
+    ] {
+      observers.append(
+        NotificationCenter.default.addObserver(forName: name, object: upload, queue: nil) { [weak self] _ in
+          self?.record(name, command: nil)
+        })
+    }
+  }
+
+  deinit {
+    for observer in observers { NotificationCenter.default.removeObserver(observer) }
+  }
+
+  private func record(_ name: Notification.Name, command: String?) {
+    lock.withLock {
+      counts[name, default: 0] += 1
+      if let command { commands.append(command) }
+    }
+  }
+
+  func count(_ name: Notification.Name) -> Int { lock.withLock { counts[name] ?? 0 } }
+  var started: Int { count(.sessionFetcherStarted) }
+  var stopped: Int { count(.sessionFetcherStopped) }
+  var retryDelayStarted: Int { count(.sessionFetcherRetryDelayStarted) }
+  var retryDelayStopped: Int { count(.sessionFetcherRetryDelayStopped) }
+  var backoffStarted: Int { count(.sessionUploadFetcherInitialBackoffStarted) }
+  var locationObtained: Int { count(.sessionUploadFetcherLocationObtained) }
+  /// The commands of the command fetchers that started, in order.
+  var startedCommands: [String] { lock.withLock { commands } }
+}
+
+/// Opens a file with `data` for reading; the file is deleted at once (the handle keeps it).
+func fileHandle(with data: Data) throws -> FileHandle {
+  let url = try temporaryFile(data)
+  defer { try? FileManager.default.removeItem(at: url) }
+  return try FileHandle(forReadingFrom: url)
 }
 
 /// The status code of a `SessionFetcherError.status` error.

@@ -13,7 +13,9 @@ extension FetcherService {
   }
 
   /// Adds `decorator` after the others: it runs for every fetcher this service made that begins
-  /// from now on (a fetch already begun keeps the decorators it began with).
+  /// from now on (a fetch already begun keeps the decorators it began with). The service keeps a
+  /// strong reference to it until ``removeDecorator(_:)`` (the original library's service held its
+  /// decorators weakly).
   ///
   /// ```swift
   /// service.addDecorator(TraceDecorator())

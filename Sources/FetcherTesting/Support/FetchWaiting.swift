@@ -114,9 +114,6 @@ public func drain(_ queue: DispatchQueue) async {
   await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
 }
 
-/// A gate that a route handler or a callback waits on until the test opens it, or a bound runs out.
-///
-/// `@unchecked Sendable`: its state is only touched under its condition lock.
 /// Runs `body`, which blocks (a `Gate` wait, `waitForCompletion(timeout:)`), on a thread of its own
 /// and returns its result: an async test that blocks the thread it runs on holds one of the
 /// cooperative pool's few threads (two on a two-core machine), and every other test waits for it.
@@ -126,6 +123,9 @@ public func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -
   }
 }
 
+/// A gate that a route handler or a callback waits on until the test opens it, or a bound runs out.
+///
+/// `@unchecked Sendable`: its state is only touched under its condition lock.
 public final class Gate: @unchecked Sendable {
   private let condition = NSCondition()
   private var isOpen = false

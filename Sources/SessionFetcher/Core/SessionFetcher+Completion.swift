@@ -208,8 +208,9 @@ extension SessionFetcher {
     case .follow:
       break
     case .final:
-      // No redirect may be followed at all: the 3xx is the answer.
-      attemptFailed(AttemptFailure(error: refusal, response: response, data: body))
+      // No redirect may be followed at all: the 3xx is the answer, the final response head that
+      // `didReceiveResponseBlock` decides about.
+      askAboutRefusal(AttemptFailure(error: refusal, response: response, data: body))
       return
     case .tooMany:
       attemptFailed(
@@ -223,8 +224,7 @@ extension SessionFetcher {
     case .failure(.insecure(let url)):
       finish(data: nil, error: SessionFetcherError.insecureRequest(url))
     case .failure(.noLocation):
-      attemptFailed(
-        AttemptFailure(error: refusal, response: response, data: body))
+      askAboutRefusal(AttemptFailure(error: refusal, response: response, data: body))
     case .success(let hop):
       let nextBody = hop.keepsBody ? context.body : .none
       guard let block = context.block else {
@@ -234,8 +234,8 @@ extension SessionFetcher {
       deliver(on: context.queue) {
         block(response, hop.request) { chosen in
           guard let chosen else {
-            self.attemptFailed(
-              AttemptFailure(error: refusal, response: response, data: body))
+            // Declined: the 3xx is the final response.
+            self.askAboutRefusal(AttemptFailure(error: refusal, response: response, data: body))
             return
           }
           // The block may point anywhere: the insecure-scheme gate still applies.

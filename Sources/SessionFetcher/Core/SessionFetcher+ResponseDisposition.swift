@@ -53,6 +53,12 @@ extension SessionFetcher {
   /// ``challengeBlock``). `.allow` goes on; `.cancel` reads no more of the body and completes the
   /// fetch with `URLError(.cancelled)` (no retry).
   ///
+  /// A 3xx that is not followed is the final response: a 304 or 300, a redirect when
+  /// ``maximumRedirects`` is 0, one that ``willRedirectBlock`` declines or that has no `Location`.
+  /// Such a redirect's body is read before the fetcher knows it is final (it is small, and the
+  /// block is asked before the completion sees it). A fetch that ends with
+  /// `URLError(.httpTooManyRedirects)` has no final response: the block is not called.
+  ///
   /// Runs off the callback queue; the fetch's timeouts keep running while it decides. Stubbed
   /// responses (``testBlock``) reach it too.
   ///
@@ -74,8 +80,9 @@ extension SessionFetcher {
     }
   }
 
-  /// Asks the block about a final 401 that no credential answered, then fails the attempt with it,
-  /// or completes with `URLError(.cancelled)`.
+  /// Asks the block about a final response whose head it has not seen yet (a 401 that no credential
+  /// answered, a 3xx that is not followed), then fails the attempt with it, or completes with
+  /// `URLError(.cancelled)`.
   func askAboutRefusal(_ refusal: AttemptFailure) {
     let block = storage.withLock { $0.config.didReceiveResponseBlock }
     guard let block, let response = refusal.response else {

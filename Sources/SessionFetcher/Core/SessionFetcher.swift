@@ -692,6 +692,12 @@ public final class SessionFetcher: @unchecked Sendable {
     return summary
   }
 
+  /// The session the fetch runs on, once it began, and whether the fetch owns it (made it from a
+  /// configuration of its own, and invalidates it when it ends), for tests.
+  package var fetchSession: (session: FetcherSession, owned: Bool)? {
+    storage.withLock { $0.plan.map { ($0.session, $0.ownsSession) } }
+  }
+
   /// The hooks of the service that made this fetcher.
   package var serviceHooks: (any FetcherServiceHooks)? {
     get { self[config: \.serviceHooks] }

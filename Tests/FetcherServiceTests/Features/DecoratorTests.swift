@@ -137,6 +137,30 @@ private final class OrderCheckingAuthorizer: FetcherAuthorizer, @unchecked Senda
   }
 }
 
+/// Runs `willStart` for each attempt and records each `fetcherDidFinish` as "status data-or-nil
+/// error", where status is the HTTP status in a `.status` error (0 otherwise).
+private final class ClosureDecorator: FetcherDecorator {
+  let willStart: @Sendable (SessionFetcher, URLRequest) throws -> URLRequest
+  let calls = Recorder<String>()
+  let finished = Recorder<String>()
+  let finishedData = Recorder<Data?>()
+  let finishedErrors = Recorder<String>()
+
+  init(_ willStart: @escaping @Sendable (SessionFetcher, URLRequest) throws -> URLRequest) {
+    self.willStart = willStart
+  }
+
+  func fetcherWillStart(_ fetcher: SessionFetcher, request: URLRequest) async throws -> URLRequest {
+    calls.append(request.url?.absoluteString ?? "")
+    return try willStart(fetcher, request)
+  }
+
+  func fetcherDidFinish(_ fetcher: SessionFetcher, data: Data?, error: (any Error)?) async {
+    finishedData.append(data)
+    finishedErrors.append(error.map { "\($0)" } ?? "nil")
+  }
+}
+
 @Suite("Request decorators")
 struct DecoratorTests {
   /// The original's testSingleDecorator and testSingleDecoratorWithDelay: the request is changed on
@@ -420,5 +444,166 @@ struct DecoratorTests {
     let result = await service.fetcher(url: server.url("/text?value=original")).fetchResult()
     #expect(result.data == Data("moved".utf8))
     #expect(server.requests(path: "/text").map { $0.query["value"] } == ["moved"])
+  }
+
+  /// The original's stop-before-begin variants: a fetch stopped before `beginFetch` runs no
+  /// decorator at all (it never began: no `fetcherDidFinish` either) and sends nothing.
+  @Test(arguments: [false, true])
+  func stopBeforeBeginRunsNoDecorator(withCallback: Bool) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.stopFetchingTriggersCompletionHandler = withCallback
+    let decorator = ClosureDecorator { _, request in request }
+    service.addDecorator(decorator)
+    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let recorder = NotificationRecorder([fetcher])
+    let results = Recorder<FetchResult>()
+    fetcher.stopFetching()
+    fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
+    await pause(0.2)
+    await drain(service.callbackQueue)
+    #expect(results.count == (withCallback ? 1 : 0))
+    if withCallback { #expect(results.values.first?.fetcherError == .cancelled) }
+    #expect(decorator.calls.count == 0)
+    #expect(decorator.finishedErrors.count == 0)
+    #expect(server.requestCount(path: "/text") == 0)
+    #expect(recorder.started == 0 && recorder.stopped == 0)
+    #expect(service.numberOfFetchers == 0)
+  }
+
+  /// `stopFetching()` from inside the first decorator: the decorator's request is not sent, the
+  /// next decorator does not run, every decorator's `fetcherDidFinish` sees the cancellation, and
+  /// Started/Stopped stay balanced (none posted).
+  @Test(arguments: [false, true])
+  func stopInsideTheFirstDecoratorSendsNothing(withCallback: Bool) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.stopFetchingTriggersCompletionHandler = withCallback
+    let first = ClosureDecorator { fetcher, request in
+      fetcher.stopFetching()
+      return request
+    }
+    let second = ClosureDecorator { _, request in request }
+    service.addDecorator(first)
+    service.addDecorator(second)
+    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let recorder = NotificationRecorder([fetcher])
+    let results = Recorder<FetchResult>()
+    fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
+    #expect(await eventually { first.finishedErrors.count == 1 && second.finishedErrors.count == 1 })
+    await pause(0.2)
+    await drain(service.callbackQueue)
+    #expect(results.count == (withCallback ? 1 : 0))
+    if withCallback { #expect(results.values.first?.fetcherError == .cancelled) }
+    #expect(first.calls.count == 1 && second.calls.count == 0)
+    #expect(first.finishedErrors.values == ["\(SessionFetcherError.cancelled)"])
+    #expect(second.finishedErrors.values == ["\(SessionFetcherError.cancelled)"])
+    #expect(server.requestCount(path: "/text") == 0)
+    #expect(recorder.started == 0 && recorder.stopped == 0)
+    #expect(service.numberOfFetchers == 0)
+  }
+
+  /// A decorator that stops the fetch and then throws: the stop wins (one completion, cancelled),
+  /// the error goes nowhere, nothing is sent.
+  @Test func stopThenThrowInADecoratorCompletesOnceAsCancelled() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.stopFetchingTriggersCompletionHandler = true
+    let decorator = ClosureDecorator { fetcher, _ in
+      fetcher.stopFetching()
+      throw DecoratorRefusal(code: 7)
+    }
+    service.addDecorator(decorator)
+    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let recorder = NotificationRecorder([fetcher])
+    let results = Recorder<FetchResult>()
+    fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
+    #expect(await eventually { results.count == 1 })
+    await pause(0.2)
+    await drain(service.callbackQueue)
+    #expect(results.count == 1)
+    #expect(results.values.first?.fetcherError == .cancelled)
+    #expect(decorator.finishedErrors.values == ["\(SessionFetcherError.cancelled)"])
+    #expect(server.requestCount(path: "/text") == 0)
+    #expect(recorder.started == 0 && recorder.stopped == 0 && recorder.completionInvoked == 1)
+  }
+
+  /// A `User-Agent` set by a decorator is the one sent: the decorators run after the user-agent
+  /// provider and after the service's string were applied, so theirs is the last word.
+  @Test func userAgentSetByADecoratorWinsOverProvidersAndTheServiceString() async throws {
+    struct FixedProvider: UserAgentProvider {
+      func userAgent() async -> String { "Provider/1.0" }
+    }
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.userAgent = "String/1.0"
+    service.addDecorator(
+      ClosureDecorator { _, request in
+        var request = request
+        request.setValue("Decorated/1.0", forHTTPHeaderField: "User-Agent")
+        return request
+      })
+    // The service's string alone, then a service provider, then a fetcher's provider.
+    #expect(await service.fetcher(url: server.url("/headers")).fetchResult().error == nil)
+    service.userAgentProvider = FixedProvider()
+    #expect(await service.fetcher(url: server.url("/headers")).fetchResult().error == nil)
+    let own = service.fetcher(url: server.url("/headers"))
+    own.userAgentProvider = FixedProvider()
+    #expect(await own.fetchResult().error == nil)
+    #expect(
+      server.requests(path: "/headers").map { $0.header("User-Agent") } == [
+        "Decorated/1.0", "Decorated/1.0", "Decorated/1.0",
+      ])
+  }
+
+  /// `fetcherDidFinish` of a fetch that ends with a 404 sees the error body as `data` and the
+  /// status error, as the completion does.
+  @Test func fetcherDidFinishSeesA404sDataAndError() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    let decorator = ClosureDecorator { _, request in request }
+    service.addDecorator(decorator)
+    let result = await service.fetcher(url: server.url("/status/404")).fetchResult()
+    #expect(result.fetcherError?.statusCode == 404)
+    let body = try #require(result.data)
+    #expect(!body.isEmpty)
+    #expect(decorator.finishedData.values == [body])
+    #expect(decorator.finishedErrors.values == ["\(SessionFetcherError.status(code: 404, data: body))"])
+  }
+
+  /// Headers a decorator sets per request (from the request itself, replacing one the caller set)
+  /// reach the server on each request, fetched at once.
+  @Test func perRequestHeadersSetByADecoratorReachTheServer() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.addDecorator(
+      ClosureDecorator { _, request in
+        var request = request
+        let items = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)?.queryItems
+        let value = items?.first { $0.name == "value" }?.value ?? "?"
+        request.setValue("for-\(value)", forHTTPHeaderField: "X-Per-Request")
+        request.setValue("replaced", forHTTPHeaderField: "X-Caller")
+        return request
+      })
+    let results = await withTaskGroup(of: FetchResult.self) { group in
+      for index in 0..<4 {
+        var request = URLRequest(url: server.url("/text?value=\(index)"))
+        request.setValue("original", forHTTPHeaderField: "X-Caller")
+        let fetcher = service.fetcher(request: request)
+        group.addTask { await fetcher.fetchResult() }
+      }
+      return await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(results.allSatisfy { $0.error == nil })
+    let sent = server.requests(path: "/text")
+    #expect(sent.count == 4)
+    #expect(sent.allSatisfy { $0.header("X-Per-Request") == "for-\($0.query["value"] ?? "")" })
+    #expect(sent.allSatisfy { $0.header("X-Caller") == "replaced" })
   }
 }

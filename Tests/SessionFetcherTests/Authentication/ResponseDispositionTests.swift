@@ -96,6 +96,62 @@ struct ResponseDispositionTests {
     }
   }
 
+  /// A 3xx that is not followed is the fetch's final response, as with the original (its session
+  /// then hands the 3xx to `didReceiveResponse`): redirects disabled, a `willRedirectBlock` that
+  /// declines, a 304, a 300. `.allow` completes with the status, `.cancel` with `URLError(.cancelled)`.
+  @Test(arguments: ["disabled", "declined", "notModified", "multipleChoices"])
+  func calledForAFinal3xx(kind: String) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let target = server.url("/bytes/10").absoluteString
+    let expected = ["notModified": 304, "multipleChoices": 300][kind] ?? 302
+    for disposition in [ResponseDisposition.allow, .cancel] {
+      let path =
+        switch kind {
+        case "notModified": "/status/304"
+        case "multipleChoices": "/status/300"
+        default: "/redirect?to=\(target)"
+        }
+      let fetcher = server.fetcher(path)
+      if kind == "disabled" { fetcher.maximumRedirects = 0 }
+      if kind == "declined" { fetcher.willRedirectBlock = { _, _, respond in respond(nil) } }
+      let heads = Recorder<Int>()
+      fetcher.didReceiveResponseBlock = { response in
+        heads.append((response as? HTTPURLResponse)?.statusCode ?? 0)
+        return disposition
+      }
+      let counter = NotificationRecorder([fetcher])
+      let result = await fetcher.fetchResult()
+      if disposition == .cancel {
+        #expect(
+          (result.error as? URLError)?.code == .cancelled, "\(kind): \(String(describing: result.error))")
+      } else {
+        #expect(result.fetcherError?.statusCode == expected, "\(kind): \(String(describing: result.error))")
+      }
+      #expect(heads.values == [expected], "\(kind) \(disposition)")
+      #expect(server.requestCount(path: "/bytes/10") == 0)
+      #expect(await eventually { counter.completionInvoked == 1 })
+      #expect(counter.started == 1 && counter.stopped == 1)
+    }
+  }
+
+  /// A fetch that fails with too many redirects has no final response (its error is
+  /// `URLError(.httpTooManyRedirects)`, as the original's session gives it): the block is not asked.
+  @Test func notCalledWhenTooManyRedirectsEndTheFetch() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/redirect/3")
+    fetcher.maximumRedirects = 1
+    let heads = Recorder<Int>()
+    fetcher.didReceiveResponseBlock = { response in
+      heads.append((response as? HTTPURLResponse)?.statusCode ?? 0)
+      return .allow
+    }
+    let result = await fetcher.fetchResult()
+    #expect((result.error as? URLError)?.code == .httpTooManyRedirects, "\(String(describing: result.error))")
+    #expect(heads.count == 0)
+  }
+
   @Test func aBlockThatNeverReturnsStillTimesOut() async throws {
     let server = try TestServer()
     defer { server.stop() }
