@@ -498,6 +498,33 @@ public final class FetcherService: @unchecked Sendable {
   /// The number of fetchers waiting for a slot.
   public var numberOfDelayedFetchers: Int { state.withLock { $0.throttle.waitingCount } }
 
+  /// Blocks until no fetcher of the service is running or held back (each has completed or was
+  /// stopped), at most `timeout` seconds; returns false on timeout. Fetchers begun while it waits
+  /// are waited for too. The original's `waitForCompletionOfAllFetchersWithTimeout:`, for tests
+  /// and command-line tools: each fetcher is waited for with
+  /// ``SessionFetcher/waitForCompletion(timeout:)``, whose rules for the main thread and the
+  /// callback queue apply. In `async` code, `await` each fetch instead.
+  @discardableResult
+  public func waitForCompletionOfAllFetchers(timeout: TimeInterval) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    var waited: Set<ObjectIdentifier> = []
+    while true {
+      let pending: [SessionFetcher] =
+        Array(runningFetchersByHost.values.joined()) + Array(delayedFetchersByHost.values.joined())
+      guard let next = pending.first(where: { !waited.contains(ObjectIdentifier($0)) }) ?? pending.first
+      else { return true }
+      let remaining = deadline.timeIntervalSinceNow
+      guard remaining > 0 else { return false }
+      if waited.contains(ObjectIdentifier(next)) {
+        // Completed, and not yet let go of by the service: its bookkeeping follows the completion.
+        Thread.sleep(forTimeInterval: 0.001)
+        continue
+      }
+      guard next.waitForCompletion(timeout: remaining) else { return false }
+      waited.insert(ObjectIdentifier(next))
+    }
+  }
+
   /// The three counts read under one lock, so that they agree with each other (the separate
   /// properties may each see a different moment while fetchers start and end).
   package var fetcherCounts: (total: Int, running: Int, delayed: Int) {
