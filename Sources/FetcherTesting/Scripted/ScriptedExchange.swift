@@ -101,6 +101,7 @@ public enum ScriptedEngineError: Error, Equatable, CustomStringConvertible {
   /// The steps ran out before any head.
   case endedBeforeHead
 
+  /// What cannot be performed, for a test's failure message.
   public var description: String {
     switch self {
     case .noScript(let method, let url): return "no scripted exchange for \(method) \(url)"

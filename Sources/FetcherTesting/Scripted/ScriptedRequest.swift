@@ -62,6 +62,7 @@ public struct ScriptedTaskEvent: Sendable, Equatable, CustomStringConvertible {
   /// How many body bytes the engine had handed to the fetcher by then.
   public var deliveredBodyBytes: Int
 
+  /// The event, the steps and the bytes, for a test's failure message.
   public var description: String {
     "\(kind) after \(performedSteps) steps, \(deliveredBodyBytes) bytes (#\(sequence))"
   }
