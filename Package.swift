@@ -26,7 +26,9 @@ let package = Package(
       name: "FetcherService", dependencies: ["SessionFetcher", "MIMEDocument"], swiftSettings: strictSettings),
     .target(name: "MIMEDocument", swiftSettings: strictSettings),
     .target(name: "HTTPLogging", dependencies: ["SessionFetcher"], swiftSettings: strictSettings),
-    .target(name: "FetcherTesting", dependencies: ["SessionFetcher"], swiftSettings: strictSettings),
+    .target(
+      name: "FetcherTesting", dependencies: ["SessionFetcher", "FetcherService"],
+      swiftSettings: strictSettings),
     .target(
       name: "SessionUploadFetcher", dependencies: ["SessionFetcher", "FetcherService"],
       swiftSettings: strictSettings),

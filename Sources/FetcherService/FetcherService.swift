@@ -137,6 +137,7 @@ public final class FetcherService: @unchecked Sendable {
       config.serviceHooks = self
       config.service = WeakFetcherService(self)
       config.engine = defaults.engine
+      config.engineSessions = defaults.engineSessions
       config.tlsSettings = defaults.tlsSettings
       config.proxySettings = defaults.proxySettings
       config.unixSocketPath = defaults.unixSocketPath
@@ -334,6 +335,13 @@ public final class FetcherService: @unchecked Sendable {
     set { self[defaults: \.engine] = newValue }
   }
 
+  /// Makes the engine sessions of the service's sessions in place of ``engine``'s: a test's
+  /// scripted engine. Read, like ``engine``, when the service makes a session.
+  package var engineSessions: FetcherSession.EngineSessionMaker? {
+    get { self[defaults: \.engineSessions] }
+    set { self[defaults: \.engineSessions] = newValue }
+  }
+
   /// How the fetchers' TLS connections are verified and authenticated; see `TLSSettings` and
   /// `SessionFetcher.tlsSettings`. Copied into each fetcher when it is made. Settings other than
   /// the defaults need the libcurl engine on Linux (``engine``).
@@ -412,7 +420,9 @@ public final class FetcherService: @unchecked Sendable {
       let engine = state.defaults.engine
       let base = copy ?? FetcherSession.defaultConfiguration(for: engine)
       state.defaults.configurationBlock?(base)
-      let session = FetcherSession(configuration: base, engine: engine)
+      let session =
+        state.defaults.engineSessions.map { FetcherSession(configuration: base, engineSessions: $0) }
+        ?? FetcherSession(configuration: base, engine: engine)
       state.sessions.current = session
       state.sessions.createdCount += 1
       state.sessions.assign(session, to: fetcher)

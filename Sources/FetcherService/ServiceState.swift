@@ -31,6 +31,9 @@ struct FetcherDefaults {
   var cookieStorage = SessionCookieStorage()
   var reuseSession = true
   var engine = FetcherEngine.default
+  /// Makes the engine sessions of the service's sessions in place of `engine`'s (a test's
+  /// scripted engine).
+  var engineSessions: FetcherSession.EngineSessionMaker?
   var tlsSettings = TLSSettings()
   var proxySettings: ProxySettings?
   var unixSocketPath: String?

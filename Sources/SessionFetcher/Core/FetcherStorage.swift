@@ -60,6 +60,9 @@ package struct FetcherConfiguration {
   package var presetUserAgent: String?
   package var sessionProvider: (@Sendable () -> FetcherSession)?
   package var engine = FetcherEngine.default
+  /// Makes the engine sessions of a fetch with a configuration of its own, in place of `engine`'s
+  /// (a test's scripted engine).
+  package var engineSessions: FetcherSession.EngineSessionMaker?
   package var tlsSettings = TLSSettings()
   package var proxySettings: ProxySettings?
   package var unixSocketPath: String?

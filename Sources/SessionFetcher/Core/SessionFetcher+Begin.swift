@@ -190,16 +190,20 @@ extension SessionFetcher {
     // ignores it). A stream's copy of a shared session keeps the shared session's behaviour.
     let ownConfiguration = config.sessionConfiguration != nil || config.configurationBlock != nil
     if ownConfiguration {
-      try SessionFetcher.checkAvailable(config.engine)
+      if config.engineSessions == nil { try SessionFetcher.checkAvailable(config.engine) }
       // A copy: the block must not change a configuration the caller (or a service) shares.
       let copy = config.sessionConfiguration?.copy() as? URLSessionConfiguration
       let sessionConfiguration = copy ?? FetcherSession.defaultConfiguration(for: config.engine)
       config.configurationBlock?(sessionConfiguration)
-      session = FetcherSession(configuration: sessionConfiguration, engine: config.engine)
+      if let engineSessions = config.engineSessions {
+        session = FetcherSession(configuration: sessionConfiguration, engineSessions: engineSessions)
+      } else {
+        session = FetcherSession(configuration: sessionConfiguration, engine: config.engine)
+      }
       ownsSession = true
     } else {
       let shared = config.sessionProvider?() ?? .standalone(config.engine)
-      try SessionFetcher.checkAvailable(shared.engine)
+      if let reason = shared.unavailableReason { throw SessionFetcherError.engineUnavailable(reason) }
       // A stream may stay open for hours: not on the shared session (see `sessionForStream`).
       (session, ownsSession) = streams ? shared.sessionForStream() : (shared, false)
     }

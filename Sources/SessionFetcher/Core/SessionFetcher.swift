@@ -710,6 +710,13 @@ public final class SessionFetcher: @unchecked Sendable {
     set { self[config: \.sessionProvider] = newValue }
   }
 
+  /// Makes the engine sessions of a fetch with a configuration of its own (``sessionConfiguration``,
+  /// ``configurationBlock``) in place of ``engine``'s: a test's scripted engine.
+  package var engineSessions: FetcherSession.EngineSessionMaker? {
+    get { self[config: \.engineSessions] }
+    set { self[config: \.engineSessions] = newValue }
+  }
+
   /// Lower numbers start first when a service delays fetchers of a busy host.
   public var servicePriority: Int {
     get { self[config: \.servicePriority] }

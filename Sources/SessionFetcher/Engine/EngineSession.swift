@@ -65,4 +65,13 @@ package protocol EngineSession: AnyObject, Sendable {
   /// from now on, and its tasks are cancelled where that holds up no fetch (for a fetch that owned
   /// the session and has ended).
   func invalidateAndCancelWithoutWaiting()
+
+  /// Why fetches cannot run on this engine here (a library that cannot be loaded), or nil when they
+  /// can. A fetch on a session whose engine is unavailable fails when it begins with
+  /// ``SessionFetcherError/engineUnavailable(_:)``. Default: nil.
+  var unavailableReason: String? { get }
+}
+
+extension EngineSession {
+  package var unavailableReason: String? { nil }
 }

@@ -21,7 +21,7 @@ package enum EngineSessionFactory {
         return CurlEngineSession(
           configuration: configuration, otherSchemes: URLSessionEngineSession(configuration: configuration))
       #else
-        return UnavailableEngineSession()
+        return UnavailableEngineSession(reason: FetcherEngine.libcurl.unavailableReason)
       #endif
     }
   }
@@ -42,7 +42,8 @@ package enum EngineSessionFactory {
   /// an engine fails when it begins, with ``SessionFetcherError/engineUnavailable(_:)``, before it
   /// would ask for one.
   package final class UnavailableEngineSession: EngineSession {
-    package init() {}
+    package let unavailableReason: String?
+    package init(reason: String?) { self.unavailableReason = reason }
     package var pausing: StreamPausing.Method { .suspendTask }
     package var enforcesRequestTimeout: Bool { false }
     package var tlsSettingsLimitation: String? { nil }

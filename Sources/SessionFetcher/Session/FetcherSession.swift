@@ -1,8 +1,9 @@
 import Foundation
 
 /// What the fetchers that share it run on: a configuration and the ``EngineSession`` of its
-/// ``FetcherEngine`` (made by ``EngineSessionFactory``), plus, where the engine shares one among
-/// streams, the sibling session of long-lived streams.
+/// ``FetcherEngine`` (made by ``EngineSessionFactory``), or of an engine a test gives
+/// (``init(configuration:engineSessions:)``), plus, where the engine shares one among streams, the
+/// sibling session of long-lived streams.
 ///
 /// `@unchecked Sendable`: mutable state lives in `state`, a `Locked`.
 package final class FetcherSession: @unchecked Sendable {
@@ -14,10 +15,15 @@ package final class FetcherSession: @unchecked Sendable {
 
   private let state = Locked(State())
   package let configuration: URLSessionConfiguration
-  /// What moves the bytes of this session's tasks.
-  package let engine: FetcherEngine
+  /// Makes the engine sessions of this session and of its siblings (see ``EngineSessionMaker``).
+  package typealias EngineSessionMaker = @Sendable (URLSessionConfiguration) -> any EngineSession
+
+  /// What moves the bytes of this session's tasks; nil for an engine a test gives.
+  package let engine: FetcherEngine?
   /// The engine's session.
   private let exchanges: any EngineSession
+  /// Makes the engine session of a sibling (``init(copying:)``, ``streamingSession()``).
+  private let makeEngineSession: EngineSessionMaker
 
   private static let standaloneSessions = Locked<[FetcherEngine: FetcherSession]>([:])
 
@@ -51,12 +57,42 @@ package final class FetcherSession: @unchecked Sendable {
   ///     and adjusted: no URLCache (the library keeps its own ETag cache), no platform cookie
   ///     handling (the library keeps its own jars).
   ///   - engine: what moves the bytes.
-  package init(configuration: URLSessionConfiguration?, engine: FetcherEngine = .urlSession) {
-    let config = FetcherSession.adjusted(configuration ?? FetcherSession.defaultConfiguration(for: engine))
+  package convenience init(configuration: URLSessionConfiguration?, engine: FetcherEngine = .urlSession) {
+    self.init(
+      configuration: configuration ?? FetcherSession.defaultConfiguration(for: engine), engine: engine,
+      engineSessions: { EngineSessionFactory.makeSession(engine, configuration: $0) })
+  }
+
+  /// A session whose exchanges move on the engine sessions `engineSessions` makes (a test's
+  /// scripted engine): the fetcher uses it as it uses any other.
+  ///
+  /// - Parameters:
+  ///   - configuration: the base configuration, or nil for ``defaultConfiguration(for:)``; copied and
+  ///     adjusted as in ``init(configuration:engine:)``.
+  ///   - engineSessions: makes the engine session of this session, and of each sibling made from it,
+  ///     from its adjusted configuration.
+  package convenience init(
+    configuration: URLSessionConfiguration?, engineSessions: @escaping EngineSessionMaker
+  ) {
+    self.init(
+      configuration: configuration ?? FetcherSession.defaultConfiguration(), engine: nil,
+      engineSessions: engineSessions)
+  }
+
+  private init(
+    configuration: URLSessionConfiguration, engine: FetcherEngine?,
+    engineSessions: @escaping EngineSessionMaker
+  ) {
+    let config = FetcherSession.adjusted(configuration)
     self.configuration = config
     self.engine = engine
-    self.exchanges = EngineSessionFactory.makeSession(engine, configuration: config)
+    self.makeEngineSession = engineSessions
+    self.exchanges = engineSessions(config)
   }
+
+  /// Why fetches cannot run on this session's engine here, or nil when they can (see
+  /// ``EngineSession/unavailableReason``).
+  package var unavailableReason: String? { exchanges.unavailableReason }
 
   /// The configuration of sessions made without one: ephemeral and, on Linux, at most
   /// ``URLSessionEngineSession/defaultConnectionsPerHost`` connections per host for URLSession,
@@ -79,7 +115,9 @@ package final class FetcherSession: @unchecked Sendable {
 
   /// A session of its own with the configuration of `session` (for a long-lived stream).
   package convenience init(copying session: FetcherSession) {
-    self.init(configuration: session.configuration, engine: session.engine)
+    self.init(
+      configuration: session.configuration, engine: session.engine,
+      engineSessions: session.makeEngineSession)
   }
 
   /// Applies the settings every fetcher session needs (FoundationNetworking workarounds among them).
@@ -134,7 +172,8 @@ package final class FetcherSession: @unchecked Sendable {
       if let streaming = state.streaming { return streaming }
       let configuration = FetcherSession.adjusted(self.configuration)
       configuration.httpMaximumConnectionsPerHost = 0
-      let streaming = FetcherSession(configuration: configuration, engine: engine)
+      let streaming = FetcherSession(
+        configuration: configuration, engine: engine, engineSessions: makeEngineSession)
       if state.invalidated { streaming.finishTasksAndInvalidate() } else { state.streaming = streaming }
       return streaming
     }

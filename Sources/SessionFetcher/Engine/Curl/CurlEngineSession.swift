@@ -31,6 +31,9 @@
       self.otherSchemes = otherSchemes
     }
 
+    /// Why `libcurl.so.4` cannot be used here, if it cannot.
+    package var unavailableReason: String? { CurlLibrary.unavailableReason }
+
     /// libcurl really stops reading a paused transfer.
     package var pausing: StreamPausing.Method { .suspendTask }
 
