@@ -193,8 +193,8 @@ struct ProxyAndSocketWireTests {
   /// fails the handshake promptly.
   @Test(.enabled(if: TLSFixtures.isAvailable, "needs openssl"))
   func httpsGoesThroughByConnect() async throws {
-    let fixtures = try TLSFixtures()
-    let tlsServer = try TLSFixtures.Server(fixtures, certificate: "server")
+    let fixtures = try await TLSFixtures.make()
+    let tlsServer = try await TLSFixtures.Server.start(fixtures, certificate: "server")
     defer { tlsServer.stop() }
     let relay = try RelayServer(.httpProxy(login: nil))
     defer { relay.stop() }

@@ -1,3 +1,4 @@
+import FetcherTesting
 import Foundation
 
 #if canImport(Glibc)
@@ -35,6 +36,17 @@ final class TLSFixtures: Sendable {
 
   deinit {
     try? FileManager.default.removeItem(at: folder)
+  }
+
+  /// New certificates, made on a thread of their own: `openssl` takes seconds on a busy machine,
+  /// and on 2 cores two threads of the cooperative pool blocked in `waitpid` halt every other test.
+  static func make() async throws -> TLSFixtures {
+    try await offPool { try TLSFixtures() }
+  }
+
+  /// Runs `body` on a thread of its own and returns what it returns or throws.
+  static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await offThePool { Result { try body() } }.get()
   }
 
   func file(_ name: String) -> URL { folder.appendingPathComponent(name) }
@@ -113,6 +125,16 @@ final class TLSFixtures: Sendable {
     }
 
     deinit { stop() }
+
+    /// A server started on a thread of its own (see ``TLSFixtures/make()``): it polls for the port
+    /// for up to 10 s.
+    static func start(
+      _ fixtures: TLSFixtures, certificate: String, extraArguments: [String] = []
+    ) async throws -> Server {
+      try await TLSFixtures.offPool {
+        try Server(fixtures, certificate: certificate, extraArguments: extraArguments)
+      }
+    }
 
     func url(_ path: String = "/") -> URL { URL(string: "https://127.0.0.1:\(port)\(path)")! }
 

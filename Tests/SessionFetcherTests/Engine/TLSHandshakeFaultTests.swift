@@ -40,8 +40,8 @@ struct TLSHandshakeFaultTests {
   /// `.timedOut` by its request timeout instead of waiting for ever.
   @Test(arguments: engines)
   func aStalledHandshakeEndsByTheRequestTimeout(engine: FetcherEngine) async throws {
-    let fixtures = try TLSFixtures()
-    let server = try TLSFixtures.Server(fixtures, certificate: "server")
+    let fixtures = try await TLSFixtures.make()
+    let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
     defer { server.stop() }
     server.freeze()
     let fetcher = fetcher(server.url(), engine: engine, timeout: 1)

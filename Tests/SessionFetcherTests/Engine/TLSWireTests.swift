@@ -15,8 +15,8 @@ import Testing
 struct TLSWireTests {
   let fixtures: TLSFixtures
 
-  init() throws {
-    fixtures = try TLSFixtures()
+  init() async throws {
+    fixtures = try await TLSFixtures.make()
   }
 
   /// Fetches `url` on the libcurl engine with retries on (no TLS verdict may be retried).
@@ -49,7 +49,7 @@ struct TLSWireTests {
   }
 
   @Test func aPrivateCAIsTrustedThroughAdditionalTrustRoots() async throws {
-    let server = try TLSFixtures.Server(fixtures, certificate: "server")
+    let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
     let (fetcher, result) = await fetch(server.url(), trustingCA)
     #expect(result.error == nil, "\(String(describing: result.error))")
     #expect(fetcher.statusCode == 200)
@@ -58,20 +58,20 @@ struct TLSWireTests {
   }
 
   @Test func anExpiredCertificateHasABadDate() async throws {
-    let server = try TLSFixtures.Server(fixtures, certificate: "expired")
+    let server = try await TLSFixtures.Server.start(fixtures, certificate: "expired")
     expectRefused(await fetch(server.url(), trustingCA), .serverCertificateHasBadDate)
   }
 
   @Test func aCertificateForAnotherHostIsUntrusted() async throws {
-    let server = try TLSFixtures.Server(fixtures, certificate: "wronghost")
+    let server = try await TLSFixtures.Server.start(fixtures, certificate: "wronghost")
     expectRefused(await fetch(server.url(), trustingCA), .serverCertificateUntrusted)
   }
 
   /// Without the system's roots only the listed ones count: the private CA's server is refused
   /// when only another CA is listed, and that CA's server is accepted.
   @Test func withoutSystemRootsOnlyTheListedRootsAreTrusted() async throws {
-    let server = try TLSFixtures.Server(fixtures, certificate: "server")
-    let foreign = try TLSFixtures.Server(fixtures, certificate: "foreign")
+    let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
+    let foreign = try await TLSFixtures.Server.start(fixtures, certificate: "foreign")
     func otherCAOnly(_ settings: inout TLSSettings) {
       settings.trustsSystemRoots = false
       settings.additionalTrustRoots = [fixtures.file("other-ca.pem")]
@@ -81,7 +81,7 @@ struct TLSWireTests {
   }
 
   @Test func aPinnedKeyMustMatch() async throws {
-    let server = try TLSFixtures.Server(fixtures, certificate: "server")
+    let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
     let pin = fixtures.serverPin
     let matching = await fetch(server.url()) {
       trustingCA(&$0)
@@ -96,7 +96,7 @@ struct TLSWireTests {
   }
 
   @Test func mutualTLS() async throws {
-    let server = try TLSFixtures.Server(
+    let server = try await TLSFixtures.Server.start(
       fixtures, certificate: "server",
       extraArguments: ["-Verify", "1", "-CAfile", fixtures.file("ca2.pem").path])
     expectRefused(await fetch(server.url(), trustingCA), .clientCertificateRequired)
@@ -118,7 +118,7 @@ struct TLSWireTests {
   /// A wrong key password, or a key that is not the certificate's, is a settings error, found
   /// before any request is sent; the password appears nowhere in it.
   @Test func aKeyThatCannotBeUsedIsASettingsError() async throws {
-    let server = try TLSFixtures.Server(fixtures, certificate: "server")
+    let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
     let wrongPassword = await fetch(server.url()) {
       trustingCA(&$0)
       $0.clientCertificate = fixtures.file("client.pem")
@@ -140,7 +140,8 @@ struct TLSWireTests {
   }
 
   @Test func aMinimumVersionAboveTheServersFails() async throws {
-    let server = try TLSFixtures.Server(fixtures, certificate: "server", extraArguments: ["-tls1_2"])
+    let server = try await TLSFixtures.Server.start(
+      fixtures, certificate: "server", extraArguments: ["-tls1_2"])
     #expect(await fetch(server.url(), trustingCA).1.error == nil)
     expectRefused(
       await fetch(server.url()) {
@@ -157,8 +158,8 @@ struct TLSTrustRootChangeTests {
   /// The roots file is read at each fetch: when its contents change, the next fetch trusts the
   /// new contents (the engine's bundle files are keyed by contents, not by path).
   @Test func aChangedRootsFileIsReadAgain() async throws {
-    let fixtures = try TLSFixtures()
-    let server = try TLSFixtures.Server(fixtures, certificate: "server")
+    let fixtures = try await TLSFixtures.make()
+    let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
     defer { server.stop() }
     let roots = fixtures.file("rotating-roots.pem")
     func fetch() async -> FetchResult {

@@ -24,7 +24,7 @@ struct SigpipeTests {
     }
     try #require(TLSFixtures.isAvailable, "openssl and scripts/make-test-certs.sh are needed")
     try #require(PythonTLSServer.isAvailable, "python3 is needed for the TLS servers")
-    let fixtures = try TLSFixtures()
+    let fixtures = try await TLSFixtures.make()
     let tlsEarly = try PythonTLSServer(.answerEarly, fixtures)
     defer { tlsEarly.stop() }
     let tlsReset = try PythonTLSServer(.resetMidUpload, fixtures)
