@@ -375,10 +375,13 @@ extension SessionFetcher: SessionTaskHandler {
   /// the attempt fails, unless a stop or a timeout already let go of the file meanwhile.
   private func preparePartFile(_ choice: PartFileChoice, from task: (any EngineTask)?) -> Bool {
     guard let (partFile, error) = choice.prepare() else { return true }
+    let failedToOpen: Bool
+    if case .open = choice.preparation { failedToOpen = true } else { failedToOpen = false }
     let failure = failAttempt(with: partFile, from: task, error: error) { storage in
-      // As if never chosen: a kept file that cannot be opened is neither parked again nor deleted,
-      // and the head waits for no decision.
-      storage.partFile = nil
+      // A file that could not be opened is as if never chosen (`open()` ended it): a kept file is
+      // neither parked again nor deleted. One that could not be emptied stays the attempt's, for
+      // the end of the attempt to delete. Either way the head waits for no decision.
+      if failedToOpen { storage.partFile = nil }
       storage.responseGate = nil
     }
     if let failure { endAttempt(failure) }

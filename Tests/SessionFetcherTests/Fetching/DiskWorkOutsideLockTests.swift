@@ -28,6 +28,12 @@ struct DiskWorkOutsideLockTests {
     return result.values.first
   }
 
+  /// Gives `fetcher` a session of its own: held disk work holds the engine thread that runs the
+  /// session's callbacks, which the fetchers of other tests would wait for on a shared session.
+  static func useOwnSession(_ fetcher: SessionFetcher) {
+    fetcher.configurationBlock = { _ in }
+  }
+
   /// While a write of the part file is held, `isFetching`, `downloadedLength` and `stopFetching()`
   /// answer; once the write is let go of, the fetch ends as stopped, with nothing left on disk.
   @Test func aHeldWriteBlocksNeitherReadersNorStop() async throws {
@@ -38,6 +44,7 @@ struct DiskWorkOutsideLockTests {
     let fetcher = server.fetcher("/bytes/300000")
     fetcher.destinationFileURL = folder.appendingPathComponent("file.bin")
     fetcher.stopFetchingTriggersCompletionHandler = true
+    Self.useOwnSession(fetcher)
     let heldWrites = Recorder<Int>()
     let releaseWrite = DispatchSemaphore(value: 0)
     fetcher.storage.withLock {
@@ -83,6 +90,7 @@ struct DiskWorkOutsideLockTests {
     let partFile = try #require((token["partFileURL"] as? String).flatMap(URL.init(string:)))
     let fetcher = try DownloadResumeTests.resuming(try ResumeTokenTests.data(token))
     fetcher.stopFetchingTriggersCompletionHandler = true
+    Self.useOwnSession(fetcher)
     try FileManager.default.removeItem(at: partFile)
     #expect(mkfifo(partFile.path, 0o600) == 0)
     let completions = Recorder<SessionFetcherError?>()
@@ -109,10 +117,13 @@ struct DiskWorkOutsideLockTests {
     #expect(length != nil)
     #expect(stopped)
     #expect(await eventually { completions.count == 1 })
-    if reader >= 0 { close(reader) }
     #expect(completions.values == [.cancelled])
     #expect(!fetcher.isFetching)
     // Nothing written: the FIFO is left as it was, and no destination appeared.
     #expect(DownloadTests.contents(folder) == [partFile.lastPathComponent])
+    // The FIFO goes before its reader: an open that starts from now on finds no file, rather
+    // than waiting for a reader forever.
+    try FileManager.default.removeItem(at: partFile)
+    if reader >= 0 { close(reader) }
   }
 }
