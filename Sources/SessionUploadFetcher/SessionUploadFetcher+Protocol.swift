@@ -41,6 +41,10 @@ extension SessionUploadFetcher {
       case reject(DispatchQueue, any Error)
       case none
     }
+    // The source's length is measured before the lock (a file's size, a handle's end are file
+    // system calls); only an upload that has not begun is measured.
+    let measured: Result<Int64?, any Error>? = state.withLock { $0.phase == .idle ? $0.source : nil }
+      .map { source in Result { try source.totalLength() } }
     let next: Next = state.withLock { state in
       switch state.phase {
       case .idle:
@@ -58,12 +62,12 @@ extension SessionUploadFetcher {
       state.completion = completion
       state.forceCompletionOnStop = forceCompletionOnStop
       state.retainedSelf = self
-      guard let source = state.source else {
+      guard let source = state.source, let measured else {
         return .fail(
           SessionFetcherError.invalidConfiguration("set uploadData, uploadFileURL or a data provider"))
       }
       do {
-        state.totalLength = try source.totalLength()
+        state.totalLength = try measured.get()
       } catch {
         return .fail(error)
       }

@@ -61,35 +61,47 @@ enum DownloadResume {
     request.setValue(ifRange, forHTTPHeaderField: "If-Range")
   }
 
-  /// The part file for a successful response going to `destination`: the parked one, appended to,
-  /// when the response is a 206 from its end; otherwise an empty one (a 200 restarts cleanly).
-  static func partFile(
+  /// Chooses the part file for a successful response going to `destination` and makes it the
+  /// storage's: the parked one, appended to, when the response is a 206 from its end; otherwise an
+  /// empty one (a 200 restarts cleanly). Decided under the fetcher's lock; the returned disk work
+  /// is done after it.
+  static func choosePartFile(
     for response: URLResponse, destination: URL, storage: inout FetcherStorage
-  ) throws -> PartFile {
+  ) -> PartFileChoice {
     let http = response as? HTTPURLResponse
+    let willWrite = storage.config.partFileWillWrite
     storage.downloadResume.validator = http.flatMap { DownloadValidator($0) }
+    var choice = PartFileChoice()
     if let parked = storage.downloadResume.parked {
       storage.downloadResume.parked = nil
       if let http, http.statusCode == 206, parked.destination == destination {
         let range = http.value(forHTTPHeaderField: "Content-Range").flatMap(contentRange)
         guard range?.start == parked.length else {
-          PartFile.remove(parked.partFileURL)
-          throw SessionFetcherError.downloadFailed(
+          choice.cleanup.removing.append(parked.partFileURL)
+          choice.failure = SessionFetcherError.downloadFailed(
             description: "the server's Content-Range does not continue the \(parked.length) bytes kept")
+          return choice
         }
-        let part = try PartFile(resuming: parked.partFileURL, destination: destination, length: parked.length)
+        let part = PartFile(
+          continuing: parked.partFileURL, destination: destination, length: parked.length,
+          willWrite: willWrite)
         if storage.downloadResume.validator == nil { storage.downloadResume.validator = parked.validator }
         storage.responseBodyLength = parked.length
         storage.expectedContentLength = range?.total ?? -1
-        return part
+        storage.partFile = part
+        choice.preparation = .open(part)
+        return choice
       }
-      PartFile.remove(parked.partFileURL)
+      choice.cleanup.removing.append(parked.partFileURL)
     }
     if let existing = storage.partFile {
-      try existing.truncate()
-      return existing
+      choice.preparation = .truncate(existing)
+      return choice
     }
-    return try PartFile(destination: destination)
+    let part = PartFile(creatingFor: destination, willWrite: willWrite)
+    storage.partFile = part
+    choice.preparation = .open(part)
+    return choice
   }
 
   /// `bytes START-END/TOTAL` → (START, TOTAL or nil when `*`).
@@ -105,26 +117,31 @@ enum DownloadResume {
   }
 
   /// An attempt ended without success: keep the part file for the next attempt when its response
-  /// can be continued. Returns the part file to delete (nil when parked or absent).
-  static func park(_ storage: inout FetcherStorage) -> PartFile? {
-    guard let partFile = storage.partFile else { return nil }
+  /// can be continued. Returns the disk work: closing a parked file, or deleting one that is not.
+  static func park(_ storage: inout FetcherStorage) -> PartFileCleanup {
+    guard let partFile = storage.partFile else { return PartFileCleanup() }
     storage.partFile = nil
-    guard partFile.length > 0, let parked = continuation(of: partFile, in: storage) else { return partFile }
-    partFile.close()
+    // A write in flight (a stop racing with the disk) leaves its length unknown: the file is not
+    // continued, so that no later attempt opens a file a write of this one may still reach.
+    guard let length = partFile.settledLength, length > 0,
+      let parked = continuation(of: partFile, length: length, in: storage)
+    else { return PartFileCleanup(discarding: partFile) }
     storage.downloadResume.parked = parked
-    return nil
+    return PartFileCleanup(closing: partFile)
   }
 
   /// What continues `partFile` (as long as it is now): nil when its response cannot be continued
   /// (no validator, or not a GET).
-  static func continuation(of partFile: PartFile, in storage: FetcherStorage) -> ParkedDownload? {
+  static func continuation(of partFile: PartFile, length: Int64, in storage: FetcherStorage)
+    -> ParkedDownload?
+  {
     guard let validator = storage.downloadResume.validator,
       let plan = storage.plan, (plan.baseRequest.httpMethod ?? "GET").uppercased() == "GET",
       let source = storage.currentRequest?.url ?? plan.baseRequest.url
     else { return nil }
     return ParkedDownload(
       partFileURL: partFile.url, destination: partFile.destination, sourceURL: source, validator: validator,
-      length: partFile.length, requestURL: plan.baseRequest.url, method: "GET",
+      length: length, requestURL: plan.baseRequest.url, method: "GET",
       headers: ResumeToken.storedHeaders(of: plan.baseRequest))
   }
 
@@ -133,7 +150,7 @@ enum DownloadResume {
   /// file's size back when it is used.
   static func liveToken(_ storage: FetcherStorage) -> Data? {
     guard storage.downloadResume.keepsPartialDownload, let partFile = storage.partFile,
-      let parked = continuation(of: partFile, in: storage)
+      let parked = continuation(of: partFile, length: partFile.length, in: storage)
     else { return nil }
     return ResumeToken.encode(parked)
   }
@@ -150,18 +167,75 @@ enum DownloadResume {
 
   /// The fetch ended (failed, stopped or succeeded). Keeps the part file and makes the token when
   /// the fetch did not succeed and the caller asked to keep partial downloads, else deletes a
-  /// parked part file; returns the current part file to delete, if any.
-  static func fetchEnded(_ storage: inout FetcherStorage, succeeded: Bool) -> PartFile? {
-    let current = succeeded ? storage.partFile : park(&storage)
+  /// parked part file and the current one. Returns the disk work, for after the lock.
+  static func fetchEnded(_ storage: inout FetcherStorage, succeeded: Bool) -> PartFileCleanup {
+    var cleanup = PartFileCleanup()
+    if succeeded {
+      cleanup.discarding = storage.partFile
+    } else {
+      cleanup = park(&storage)
+    }
     storage.partFile = nil
-    guard let parked = storage.downloadResume.parked else { return current }
+    guard let parked = storage.downloadResume.parked else { return cleanup }
     storage.downloadResume.parked = nil
     if !succeeded, storage.downloadResume.keepsPartialDownload {
       storage.downloadResume.token = ResumeToken.encode(parked)
     } else {
-      PartFile.remove(parked.partFileURL)
+      // Closed before it is deleted when it was parked just now.
+      cleanup.removing.append(parked.partFileURL)
     }
-    return current
+    return cleanup
+  }
+}
+
+/// The disk work for a response that goes to a part file, chosen under the fetcher's lock (see
+/// ``DownloadResume/choosePartFile(for:destination:storage:)``) and done after it.
+struct PartFileChoice {
+  enum Preparation {
+    case none
+    /// Create a new file, or open a kept one.
+    case open(PartFile)
+    /// Empty the file the exchange already writes to.
+    case truncate(PartFile)
+  }
+  var preparation = Preparation.none
+  /// The response cannot go on with the part kept: the attempt fails with this.
+  var failure: SessionFetcherError?
+  var cleanup = PartFileCleanup()
+
+  /// Does the disk work; returns the part file it failed to prepare, with the error.
+  func prepare() -> (PartFile, any Error)? {
+    cleanup.perform()
+    switch preparation {
+    case .none:
+      return nil
+    case .open(let part):
+      do { try part.open() } catch { return (part, error) }
+    case .truncate(let part):
+      do { try part.truncate() } catch { return (part, error) }
+    }
+    return nil
+  }
+}
+
+/// Part files to close or delete, decided under the fetcher's lock and done after it.
+struct PartFileCleanup {
+  /// Closed and kept (parked for a resume).
+  var closing: PartFile?
+  /// Closed and deleted.
+  var discarding: PartFile?
+  /// Part files no longer open (parked earlier) to delete.
+  var removing: [URL] = []
+
+  init(closing: PartFile? = nil, discarding: PartFile? = nil) {
+    self.closing = closing
+    self.discarding = discarding
+  }
+
+  func perform() {
+    closing?.close()
+    discarding?.discard()
+    for url in removing { PartFile.remove(url) }
   }
 }
 

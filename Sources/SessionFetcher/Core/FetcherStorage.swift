@@ -52,6 +52,9 @@ package struct FetcherConfiguration {
   package var callbackQueue: DispatchQueue = .main
   package var testBlock: SessionFetcher.TestBlock?
   package var testBlockAccumulateDataChunkCount = 1
+  /// Called on the engine's thread before each chunk is written to the part file, with its size:
+  /// lets a test hold a write on its way to the disk (see `PartFile`).
+  package var partFileWillWrite: (@Sendable (Int) -> Void)?
   package var eventMonitors: [any FetcherEventMonitor] = []
   package var serviceHooks: (any FetcherServiceHooks)?
   package var service = WeakFetcherService(nil)

@@ -14,51 +14,138 @@ import Foundation
 /// Writing beside the destination (not in the temp folder) makes the final rename atomic: the same
 /// file system, so the destination is either the old file or the complete new one. It also avoids
 /// FoundationNetworking's download tasks, whose temp files are never deleted on Linux.
-final class PartFile {
+///
+/// The fetcher decides what happens to its part file under its own lock and does the disk work
+/// after it, so that no reader of the fetcher ever waits for the disk. A part file is therefore
+/// made without touching the disk (``init(creatingFor:)``, ``init(continuing:destination:length:)``),
+/// and its disk work runs one operation at a time on the thread that asked for it (``open()``,
+/// ``write(_:)``, ``truncate()``, ``commit()``). Ending it (``close()``, ``discard()``) never
+/// waits: while an operation is in flight (a write on a slow disk), the end is left to that
+/// operation's thread, which performs it when its operation returns. So a stop never closes a
+/// descriptor under a write, and never deletes a file another operation is still writing.
+final class PartFile: @unchecked Sendable {
+  // `@unchecked Sendable`: `state` is behind `condition`; `handle` is touched only by the one
+  // thread whose operation is in flight, or by the thread that ends the file when none is.
   let url: URL
   let destination: URL
+  /// What ``open()`` does: make a new empty file, or continue a kept one.
+  private let origin: Origin
+  /// Called before each write with the chunk's size (see `FetcherConfiguration.partFileWillWrite`).
+  private let willWrite: (@Sendable (Int) -> Void)?
+  private let condition = NSCondition()
+  private var state: State
   private var handle: FileHandle?
-  private(set) var length: Int64 = 0
   /// The device and inode of the file opened: ``commit()`` renames only that file.
   private var identity: (device: UInt64, inode: UInt64)?
 
-  /// Creates the destination's folder (and parents) and an empty part file in it.
-  init(destination: URL) throws {
-    self.destination = destination
-    let folder = destination.deletingLastPathComponent()
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    url = folder.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).part")
-    guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-      throw SessionFetcherError.downloadFailed(description: "cannot create a file in \(folder.path)")
-    }
-    let (handle, identity) = try Self.openRegularFile(url)
-    self.handle = handle
-    self.identity = identity
+  private enum Origin {
+    case created
+    case continued
   }
 
-  /// Opens a part file kept by an earlier attempt or fetcher, to append after its first `length`
-  /// bytes (anything beyond them is cut). Throws unless `url` is a regular file with one link
-  /// (never following a symlink).
-  init(resuming url: URL, destination: URL, length: Int64) throws {
+  /// How a part file ends.
+  private enum End {
+    /// Closed and kept (for a resume).
+    case close
+    /// Closed and deleted.
+    case discard
+  }
+
+  /// The disk work in flight on a part file.
+  private enum Operation: Equatable {
+    case open
+    /// A write of so many bytes.
+    case write(Int)
+    case truncate
+    case commit
+  }
+
+  private struct State {
+    var length: Int64
+    var inFlight: Operation?
+    /// The end asked for while an operation was in flight: done by that operation's thread.
+    var pendingEnd: End?
+    var isEnded = false
+  }
+
+  /// A new part file beside `destination`, with a fresh hidden name; ``open()`` creates it.
+  init(creatingFor destination: URL, willWrite: (@Sendable (Int) -> Void)? = nil) {
+    self.destination = destination
+    let folder = destination.deletingLastPathComponent()
+    url = folder.appendingPathComponent(".\(destination.lastPathComponent).\(UUID().uuidString).part")
+    origin = .created
+    self.willWrite = willWrite
+    state = State(length: 0)
+  }
+
+  /// A part file kept by an earlier attempt or fetcher at `url`, to append after its first
+  /// `length` bytes; ``open()`` opens it and cuts anything beyond them.
+  init(
+    continuing url: URL, destination: URL, length: Int64, willWrite: (@Sendable (Int) -> Void)? = nil
+  ) {
     self.url = url
     self.destination = destination
-    let (handle, identity) = try Self.openRegularFile(url)
+    origin = .continued
+    self.willWrite = willWrite
+    state = State(length: length)
+  }
+
+  /// The bytes written so far (a write in flight not counted).
+  var length: Int64 {
+    condition.lock()
+    defer { condition.unlock() }
+    return state.length
+  }
+
+  /// The bytes the file holds for certain, for keeping it to resume: nil while a write or a
+  /// truncation is in flight (how much of it lands is not known yet).
+  var settledLength: Int64? {
+    condition.lock()
+    defer { condition.unlock() }
+    switch state.inFlight {
+    case nil, .open?: return state.length
+    case .write?, .truncate?, .commit?: return nil
+    }
+  }
+
+  /// Creates the destination's folder (and parents) and the empty file, or opens the kept file
+  /// and cuts it to its kept length. A continued file is opened without following a symlink and
+  /// must be a regular file with one link. When this throws, the part file is ended: a file it
+  /// created is deleted, a kept file left as it is.
+  func open() throws {
+    let keptLength = length
     do {
-      try handle.truncate(atOffset: UInt64(length))
-      try handle.seek(toOffset: UInt64(length))
+      try perform(.open) {
+        switch origin {
+        case .created:
+          let folder = destination.deletingLastPathComponent()
+          try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+          guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw SessionFetcherError.downloadFailed(description: "cannot create a file in \(folder.path)")
+          }
+          (handle, identity) = try Self.openRegularFile(url)
+        case .continued:
+          let (opened, openedIdentity) = try Self.openRegularFile(url)
+          do {
+            try opened.truncate(atOffset: UInt64(keptLength))
+            try opened.seek(toOffset: UInt64(keptLength))
+          } catch {
+            try? opened.close()
+            throw error
+          }
+          (handle, identity) = (opened, openedIdentity)
+        }
+      }
     } catch {
-      try? handle.close()
+      end(origin == .created ? .discard : .close)
       throw error
     }
-    self.handle = handle
-    self.identity = identity
-    self.length = length
   }
 
   /// Opens `url` for writing without following a symlink, and checks that it is a regular file
   /// with one link: a part file is never a way to write somewhere else.
   private static func openRegularFile(_ url: URL) throws -> (FileHandle, (device: UInt64, inode: UInt64)) {
-    let descriptor = open(url.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+    let descriptor = openForWriting(url.path)
     guard descriptor >= 0 else {
       let reason = String(cString: strerror(errno))
       throw SessionFetcherError.downloadFailed(description: "cannot open \(url.path): \(reason)")
@@ -100,47 +187,114 @@ final class PartFile {
     return (attributes[.size] as? NSNumber)?.int64Value
   }
 
+  /// Appends `data`. Throws when the write fails or the file was ended.
   func write(_ data: Data) throws {
-    guard let handle else { throw SessionFetcherError.downloadFailed(description: "the part file is closed") }
-    try handle.write(contentsOf: data)
-    length += Int64(data.count)
+    try perform(.write(data.count)) {
+      guard let handle else {
+        throw SessionFetcherError.downloadFailed(description: "the part file is closed")
+      }
+      willWrite?(data.count)
+      try handle.write(contentsOf: data)
+    }
   }
 
   /// Empties the file: a new response restarts the body.
   func truncate() throws {
-    try handle?.truncate(atOffset: 0)
-    try handle?.seek(toOffset: 0)
-    length = 0
+    try perform(.truncate) {
+      try handle?.truncate(atOffset: 0)
+      try handle?.seek(toOffset: 0)
+    }
   }
 
-  /// Renames the complete file onto the destination (replacing an existing file).
+  /// Renames the complete file onto the destination (replacing an existing file), then ends it.
   func commit() throws {
-    try handle?.close()
-    handle = nil
-    var status = stat()
-    guard let identity, lstat(url.path, &status) == 0, UInt64(status.st_dev) == identity.device,
-      UInt64(status.st_ino) == identity.inode
-    else {
-      throw SessionFetcherError.downloadFailed(description: "the part file \(url.path) was replaced")
-    }
-    if rename(url.path, destination.path) != 0 {
-      let reason = String(cString: strerror(errno))
-      discard()
-      throw SessionFetcherError.downloadFailed(description: "cannot move into \(destination.path): \(reason)")
+    try perform(.commit) {
+      try handle?.close()
+      handle = nil
+      var status = stat()
+      guard let identity, lstat(url.path, &status) == 0, UInt64(status.st_dev) == identity.device,
+        UInt64(status.st_ino) == identity.inode
+      else {
+        throw SessionFetcherError.downloadFailed(description: "the part file \(url.path) was replaced")
+      }
+      if rename(url.path, destination.path) != 0 {
+        let reason = String(cString: strerror(errno))
+        Self.remove(url)
+        throw SessionFetcherError.downloadFailed(
+          description: "cannot move into \(destination.path): \(reason)")
+      }
     }
   }
 
-  /// Closes the file and keeps it, for a later resume.
+  /// Closes the file and keeps it, for a later resume; never waits (see the type's notes).
   func close() {
-    try? handle?.close()
-    handle = nil
+    end(.close)
   }
 
-  /// Deletes the part file.
+  /// Closes and deletes the file; never waits (see the type's notes).
   func discard() {
+    end(.discard)
+  }
+
+  /// Runs one operation's disk work, after any other in flight, unless the file has ended. An end
+  /// asked for meanwhile is performed here, once the work is done.
+  private func perform(_ operation: Operation, _ work: () throws -> Void) throws {
+    condition.lock()
+    while state.inFlight != nil { condition.wait() }
+    guard !state.isEnded else {
+      condition.unlock()
+      throw SessionFetcherError.downloadFailed(description: "the part file is closed")
+    }
+    state.inFlight = operation
+    condition.unlock()
+
+    var failure: (any Error)?
+    do { try work() } catch { failure = error }
+
+    condition.lock()
+    state.inFlight = nil
+    if failure == nil {
+      switch operation {
+      case .write(let count):
+        state.length += Int64(count)
+      case .truncate:
+        state.length = 0
+      case .open, .commit:
+        break
+      }
+    }
+    if operation == .commit { state.isEnded = true }
+    let end = state.isEnded ? nil : state.pendingEnd
+    if end != nil { state.isEnded = true }
+    state.pendingEnd = nil
+    condition.broadcast()
+    condition.unlock()
+    if let end { finish(end) }
+    if let failure { throw failure }
+  }
+
+  /// Ends the file now, or leaves the end to the operation in flight. The end asked for last wins,
+  /// except that a discard is never turned back into a close.
+  private func end(_ end: End) {
+    condition.lock()
+    guard !state.isEnded else {
+      condition.unlock()
+      return
+    }
+    if state.inFlight != nil {
+      state.pendingEnd = state.pendingEnd == .discard ? .discard : end
+      condition.unlock()
+      return
+    }
+    state.isEnded = true
+    condition.unlock()
+    finish(end)
+  }
+
+  private func finish(_ end: End) {
     try? handle?.close()
     handle = nil
-    Self.remove(url)
+    if end == .discard { Self.remove(url) }
   }
 
   /// Checks, before any traffic, that the destination's folder exists or can be made and is writable.
@@ -162,4 +316,10 @@ final class PartFile {
       throw SessionFetcherError.downloadFailed(description: "the folder \(folder.path) is not writable")
     }
   }
+}
+
+/// Opens `path` for writing without following a symlink (the system's `open`, which
+/// ``PartFile/open()`` hides inside the type).
+private func openForWriting(_ path: String) -> Int32 {
+  open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
 }

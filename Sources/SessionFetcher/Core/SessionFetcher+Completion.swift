@@ -163,15 +163,17 @@ extension SessionFetcher {
     let sink = storage.withLock { $0.sink }
     switch sink {
     case .file:
-      let commitError: Error? = storage.withLock { storage in
-        guard let partFile = storage.partFile else { return nil }
-        storage.partFile = nil
-        do {
-          try partFile.commit()
-          return nil
-        } catch {
-          return error
-        }
+      // Taken under the lock, renamed after it: a stop from now on finds no part file to delete,
+      // and the rename puts either nothing or the whole body at the destination.
+      let partFile = storage.withLock { storage in
+        defer { storage.partFile = nil }
+        return storage.partFile
+      }
+      var commitError: (any Error)?
+      do {
+        try partFile?.commit()
+      } catch {
+        commitError = error
       }
       finish(data: nil, error: commitError)
     case .accumulate, .stream:
@@ -365,11 +367,11 @@ extension SessionFetcher {
   /// Deletes the attempt's part file, or keeps it for the next attempt to continue with a range
   /// request when the server takes ranges (see `DownloadResume`).
   private func discardPartFile() {
-    let partFile = storage.withLock { storage in
+    let cleanup = storage.withLock { storage in
       StreamWindows.endDownloadWindows(&storage)
       return DownloadResume.park(&storage)
     }
-    partFile?.discard()
+    cleanup.perform()
   }
 
   private func finishFailed(_ failure: AttemptFailure) {
@@ -445,7 +447,7 @@ extension SessionFetcher {
   func finish(data: Data?, error: (any Error)?) {
     let ending:
       (
-        FetcherLifecycle.Finish, DispatchQueue, FetcherCompletionHandler?, FetcherSession?, PartFile?,
+        FetcherLifecycle.Finish, DispatchQueue, FetcherCompletionHandler?, FetcherSession?, PartFileCleanup,
         (any EngineTask)?, SuccessParser?, [AsyncStream<TransferProgress>.Continuation], URL?
       )? = storage.withLock { storage in
         guard let finish = storage.lifecycle.finish() else { return nil }
@@ -461,25 +463,25 @@ extension SessionFetcher {
         Self.disarmTimeout(&storage)
         storage.retryDelay?.cancel()
         storage.retryDelay = nil
-        let partFile = DownloadResume.fetchEnded(&storage, succeeded: error == nil)
+        let partFiles = DownloadResume.fetchEnded(&storage, succeeded: error == nil)
         let task = storage.task
         storage.task = nil
         if task != nil { storage.cancelReason = .stopped }
         let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
         let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
         return (
-          finish, queue, storage.completion, ownSession, partFile, task, parser,
+          finish, queue, storage.completion, ownSession, partFiles, task, parser,
           storage.takeProgressContinuations(), storage.takeBodySpoolFile()
         )
       }
-    guard let (transition, queue, completion, ownSession, partFile, task, parser, progress, spool) = ending
+    guard let (transition, queue, completion, ownSession, partFiles, task, parser, progress, spool) = ending
     else {
       return
     }
     for continuation in progress { continuation.finish() }
     Self.letGo(task)
     if let spool { try? FileManager.default.removeItem(at: spool) }
-    partFile?.discard()
+    partFiles.perform()
     ownSession?.finishTasksAndInvalidate()
     for monitor in allMonitors() { monitor.fetcher(self, didFinishWithData: data, error: error) }
     serviceHooks?.fetcherDidStop(self, succeeded: error == nil)
@@ -558,13 +560,15 @@ extension SessionFetcher {
   func stop(forceCompletion: Bool) {
     let stopping:
       (
-        FetcherLifecycle.Stop?, DispatchQueue, FetcherCompletionHandler?, (any EngineTask)?, PartFile?,
+        FetcherLifecycle.Stop?, DispatchQueue, FetcherCompletionHandler?, (any EngineTask)?, PartFileCleanup,
         FetcherSession?, [AsyncStream<TransferProgress>.Continuation], URL?
       ) = storage.withLock { storage in
         if forceCompletion { storage.forceCompletionOnStop = true }
         storage.callbacksSuppressed = true
         let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
-        guard let stop = storage.lifecycle.stop() else { return (nil, queue, nil, nil, nil, nil, [], nil) }
+        guard let stop = storage.lifecycle.stop() else {
+          return (nil, queue, nil, nil, PartFileCleanup(), nil, [], nil)
+        }
         storage.timing.endDate = Date()
         storage.finalError = SessionFetcherError.cancelled
         Self.disarmTimeout(&storage)
@@ -573,22 +577,22 @@ extension SessionFetcher {
         let task = storage.task
         storage.task = nil
         storage.cancelReason = .stopped
-        let partFile = DownloadResume.fetchEnded(&storage, succeeded: false)
+        let partFiles = DownloadResume.fetchEnded(&storage, succeeded: false)
         let notify = storage.config.stopFetchingTriggersCompletionHandler || storage.forceCompletionOnStop
         let completion = stop.mayCompleteAsCancelled && notify ? storage.completion : nil
         let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
         return (
-          stop, queue, completion, task, partFile, ownSession, storage.takeProgressContinuations(),
+          stop, queue, completion, task, partFiles, ownSession, storage.takeProgressContinuations(),
           storage.takeBodySpoolFile()
         )
       }
-    let (transition, queue, completion, task, partFile, ownSession, progress, spool) = stopping
+    let (transition, queue, completion, task, partFiles, ownSession, progress, spool) = stopping
     for continuation in progress { continuation.finish() }
     guard let transition else { return }
     storage.withLock { $0.plan?.preparation }?.cancel()
     Self.letGo(task, invalidating: ownSession)
     if let spool { try? FileManager.default.removeItem(at: spool) }
-    partFile?.discard()
+    partFiles.perform()
     if transition.from != .idle {
       for monitor in allMonitors() {
         monitor.fetcher(self, didFinishWithData: nil, error: SessionFetcherError.cancelled)

@@ -138,6 +138,8 @@ extension SessionFetcher: SessionTaskHandler {
     var windowRefetch: (task: (any EngineTask)?, hop: URLRequest)?
     var failure: FailedAttempt?
     var gate: (hop: UInt64, block: DidReceiveResponseBlock, head: URLResponse)?
+    // The part file is chosen under the lock, and created or opened after it.
+    var partFileChoice: PartFileChoice?
     let outcome: (Restart, SessionCookieStorage?, URL?)? = storage.withLock { storage in
       guard accepts(task, storage), let plan = storage.plan else { return nil }
       let now = Date()
@@ -205,18 +207,17 @@ extension SessionFetcher: SessionTaskHandler {
           storage.accumulatedSinceResponse = false
         } else if let destination = plan.destination {
           storage.sink = .file
-          do {
-            storage.partFile = try DownloadResume.partFile(
-              for: response, destination: destination, storage: &storage)
-            if wholeResource != nil {
-              // The first of the download's windows: later ones continue from this head.
-              storage.stream.head = response
-              if storage.downloadResume.validator == nil, let validator = storage.stream.validator {
-                storage.downloadResume.validator = DownloadValidator(ifRange: validator)
-              }
+          let choice = DownloadResume.choosePartFile(
+            for: response, destination: destination, storage: &storage)
+          partFileChoice = choice
+          if let failure = choice.failure {
+            sinkError = SessionFetcherError.downloadFailed(description: String(describing: failure))
+          } else if wholeResource != nil {
+            // The first of the download's windows: later ones continue from this head.
+            storage.stream.head = response
+            if storage.downloadResume.validator == nil, let validator = storage.stream.validator {
+              storage.downloadResume.validator = DownloadValidator(ifRange: validator)
             }
-          } catch {
-            sinkError = SessionFetcherError.downloadFailed(description: String(describing: error))
           }
         } else {
           storage.sink = .memory
@@ -254,6 +255,7 @@ extension SessionFetcher: SessionTaskHandler {
       deliver(on: queue) { block(nil) }
     }
     for monitor in allMonitors() { monitor.fetcher(self, didReceiveResponse: response) }
+    if let partFileChoice, !preparePartFile(partFileChoice, from: task) { return }
     if let windowRefetch {
       // The server's answer to the first Range window cannot be streamed in windows: ask again whole.
       Self.letGo(windowRefetch.task)
@@ -288,6 +290,7 @@ extension SessionFetcher: SessionTaskHandler {
       case stream(any FetcherStreamConsumer)
     }
     var failure: FailedAttempt?
+    var partFile: PartFile?
     let result:
       (
         queue: DispatchQueue, delivery: Delivery, received: (@Sendable (Int64, Int64) -> Void)?,
@@ -323,13 +326,9 @@ extension SessionFetcher: SessionTaskHandler {
           storage.accumulatedSinceResponse = true
           if let block = storage.config.accumulateDataBlock { delivery = .accumulate(block) }
         case .file:
-          do {
-            try storage.partFile?.write(data)
-          } catch {
-            failure = fail(
-              &storage, with: SessionFetcherError.downloadFailed(description: String(describing: error)))
-            return nil
-          }
+          // Written after the lock, on this thread: the engine hands one exchange's chunks over
+          // one at a time, so they reach the file in order.
+          partFile = storage.partFile
           download = storage.config.downloadProgressBlock
           if storage.stream.windowLength != nil { storage.stream.deliveredBytes += count }
         case .stream:
@@ -352,6 +351,7 @@ extension SessionFetcher: SessionTaskHandler {
       return
     }
     guard let result else { return }
+    if let partFile, !write(data, to: partFile, from: task) { return }
     let count = Int64(data.count)
     switch result.delivery {
     case .none:
@@ -368,6 +368,50 @@ extension SessionFetcher: SessionTaskHandler {
       deliver(on: result.queue) { download(count, result.total, result.expected) }
     }
     for monitor in allMonitors() { monitor.fetcher(self, didReceiveData: data) }
+  }
+
+  /// Creates or opens the response's part file, or empties it, after the lock that chose it (see
+  /// `PartFileChoice`), before any chunk of the response arrives. Returns false when that failed:
+  /// the attempt fails, unless a stop or a timeout already let go of the file meanwhile.
+  private func preparePartFile(_ choice: PartFileChoice, from task: (any EngineTask)?) -> Bool {
+    guard let (partFile, error) = choice.prepare() else { return true }
+    let failedToOpen: Bool
+    if case .open = choice.preparation { failedToOpen = true } else { failedToOpen = false }
+    let failure = failAttempt(with: partFile, from: task, error: error) { storage in
+      // A file that could not be opened is as if never chosen (`open()` ended it): a kept file is
+      // neither parked again nor deleted. One that could not be emptied stays the attempt's, for
+      // the end of the attempt to delete. Either way the head waits for no decision.
+      if failedToOpen { storage.partFile = nil }
+      storage.responseGate = nil
+    }
+    if let failure { endAttempt(failure) }
+    return false
+  }
+
+  /// Writes a chunk to the part file, after the lock that accounted for it. Returns false when the
+  /// write failed: the attempt fails, unless a stop or a timeout already let go of the file.
+  private func write(_ data: Data, to partFile: PartFile, from task: (any EngineTask)?) -> Bool {
+    do {
+      try partFile.write(data)
+      return true
+    } catch {
+      if let failure = failAttempt(with: partFile, from: task, error: error) { endAttempt(failure) }
+      return false
+    }
+  }
+
+  /// Fails the attempt for a part file whose disk work failed, if it is still the attempt's (a
+  /// stop, a timeout or another failure may have let go of it while the work ran).
+  private func failAttempt(
+    with partFile: PartFile, from task: (any EngineTask)?, error: any Error,
+    letGo: (inout FetcherStorage) -> Void = { _ in }
+  ) -> FailedAttempt? {
+    storage.withLock { storage in
+      guard accepts(task, storage), storage.partFile === partFile else { return nil }
+      if case .failed? = storage.cancelReason { return nil }
+      letGo(&storage)
+      return fail(&storage, with: SessionFetcherError.downloadFailed(description: String(describing: error)))
+    }
   }
 
   /// An attempt the fetcher failed itself (see `fail`): the task it let go of, if any.

@@ -22,8 +22,10 @@ struct PartFileTests {
     defer { try? FileManager.default.removeItem(at: folder) }
     let expected = TestServer.patternBytes(count: chunks.reduce(0, +), offset: 5)
 
-    let committed = try PartFile(destination: folder.appendingPathComponent("a.bin"))
-    let kept = try PartFile(destination: folder.appendingPathComponent("b.bin"))
+    let committed = PartFile(creatingFor: folder.appendingPathComponent("a.bin"))
+    let kept = PartFile(creatingFor: folder.appendingPathComponent("b.bin"))
+    try committed.open()
+    try kept.open()
     var offset = 0
     for size in chunks {
       let chunk = expected.subdata(in: offset..<(offset + size))
@@ -44,7 +46,8 @@ struct PartFileTests {
     let folder = try makeTemporaryFolder()
     defer { try? FileManager.default.removeItem(at: folder) }
     let destination = folder.appendingPathComponent("c.bin")
-    let part = try PartFile(destination: destination)
+    let part = PartFile(creatingFor: destination)
+    try part.open()
     try part.write(TestServer.patternBytes(count: (1 << 20) + 10))
     try part.write(Data("tail".utf8))
     try part.truncate()
@@ -59,10 +62,12 @@ struct PartFileTests {
     defer { try? FileManager.default.removeItem(at: folder) }
     let destination = folder.appendingPathComponent("d.bin")
     let body = TestServer.patternBytes(count: 2 * (1 << 20) + 99)
-    let first = try PartFile(destination: destination)
+    let first = PartFile(creatingFor: destination)
+    try first.open()
     try first.write(body.prefix((1 << 20) + 50))
     first.close()
-    let second = try PartFile(resuming: first.url, destination: destination, length: first.length)
+    let second = PartFile(continuing: first.url, destination: destination, length: first.length)
+    try second.open()
     try second.write(body.dropFirst((1 << 20) + 50))
     try second.commit()
     #expect(try Data(contentsOf: destination) == body)
