@@ -25,9 +25,6 @@ package final class ResponseHead: Sendable {
   package let statusCode: Int?
   /// The parsed head (libcurl engine), nil when the response was made already.
   private let parsed: CurlResponseHead?
-  /// Whether every field name of `parsed` is ASCII (then a name's lookup by ASCII case is the one
-  /// FoundationNetworking makes with `lowercased()`).
-  private let namesAreASCII: Bool
   /// The URL of the response.
   package let url: URL?
   private let made: Mutex<URLResponse?>
@@ -36,7 +33,6 @@ package final class ResponseHead: Sendable {
   package init(_ response: URLResponse) {
     statusCode = (response as? HTTPURLResponse)?.statusCode
     parsed = nil
-    namesAreASCII = true
     url = response.url
     made = Mutex(response)
   }
@@ -45,7 +41,6 @@ package final class ResponseHead: Sendable {
   package init(parsed head: CurlResponseHead, url: URL) {
     statusCode = head.statusCode
     parsed = head
-    namesAreASCII = head.fields.allSatisfy { field in field.name.utf8.allSatisfy { $0 < 0x80 } }
     self.url = url
     made = Mutex(nil)
   }
@@ -79,7 +74,9 @@ package final class ResponseHead: Sendable {
   /// What `HTTPURLResponse.value(forHTTPHeaderField:)` answers for `name`; nil for a response that
   /// is not HTTP.
   package func value(forHTTPHeaderField name: String) -> String? {
-    if let parsed, namesAreASCII, name.utf8.allSatisfy({ $0 < 0x80 }),
+    // A lookup by ASCII case is the one FoundationNetworking makes with `lowercased()` when both
+    // names are ASCII.
+    if let parsed, parsed.namesAreASCII, name.utf8.allSatisfy({ $0 < 0x80 }),
       case .found(let value) = parsed.joinedValue(named: name)
     {
       return value
@@ -90,7 +87,8 @@ package final class ResponseHead: Sendable {
   /// What `URLResponse.expectedContentLength` answers: the `Content-Length`, -1 when there is none
   /// or it is not a number.
   package var expectedContentLength: Int64 {
-    if let parsed, namesAreASCII, case .found(let value) = parsed.joinedValue(named: "Content-Length") {
+    if let parsed, parsed.namesAreASCII, case .found(let value) = parsed.joinedValue(named: "Content-Length")
+    {
       return value.flatMap { Int64($0) } ?? -1
     }
     return response.expectedContentLength
