@@ -46,17 +46,17 @@ extension FetcherService: FetcherServiceHooks {
   }
 
   package func fetcher(
-    _ fetcher: SessionFetcher, finalResponse response: HTTPURLResponse, data: Data?
+    _ fetcher: SessionFetcher, finalResponse head: ResponseHead, data: Data?
   ) -> (response: HTTPURLResponse, data: Data?)? {
     let id = ObjectIdentifier(fetcher)
     let cached: Data? = state.withLock { state in
       guard state.shouldRememberETags, let pending = state.pendingETags[id] else { return nil }
-      switch response.statusCode {
+      switch head.statusCode ?? 0 {
       case 304:
         guard state.shouldCacheETaggedData, let sent = pending.sentTag else { return nil }
         return state.etagCache.data(forKey: pending.key, etag: sent)
       case 200..<300:
-        if let etag = response.value(forHTTPHeaderField: "ETag"), !etag.isEmpty {
+        if let etag = head.value(forHTTPHeaderField: "ETag"), !etag.isEmpty {
           state.etagCache.store(
             etag: etag, data: state.shouldCacheETaggedData ? (data ?? Data()) : nil, forKey: pending.key)
         } else {
@@ -68,7 +68,7 @@ extension FetcherService: FetcherServiceHooks {
         return nil
       }
     }
-    guard let cached, let url = response.url else { return nil }
+    guard let cached, let response = head.httpResponse, let url = response.url else { return nil }
     var headers: [String: String] = [:]
     for (key, value) in response.allHeaderFields {
       if let key = key as? String, let value = value as? String, key.lowercased() != "content-length" {

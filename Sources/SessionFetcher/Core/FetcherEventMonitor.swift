@@ -56,8 +56,9 @@ package protocol FetcherServiceHooks: AnyObject, Sendable {
   func fetcherShouldBeginNow(_ fetcher: SessionFetcher) -> Bool
   /// Last changes to an attempt's request (User-Agent, If-None-Match).
   func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest)
-  /// Sees every final response; may replace it (a 304 answered from the ETag cache).
-  func fetcher(_ fetcher: SessionFetcher, finalResponse response: HTTPURLResponse, data: Data?)
+  /// Sees every final HTTP response head; may replace its response (a 304 answered from the ETag
+  /// cache). Reads the head, so that a response nobody asks for is never made.
+  func fetcher(_ fetcher: SessionFetcher, finalResponse head: ResponseHead, data: Data?)
     -> (response: HTTPURLResponse, data: Data?)?
   /// The fetcher waits in a retry delay (true) or left it (false).
   func fetcher(_ fetcher: SessionFetcher, isWaitingToRetry: Bool)

@@ -179,7 +179,13 @@ struct FetcherStorage {
   var pendingHop: UInt64?
   var hopCount: UInt64 = 0
   var ownSession: FetcherSession?
-  var response: URLResponse?
+  /// The current response head; its `URLResponse` is made when ``response`` is first read.
+  var responseHead: ResponseHead?
+  /// The current response (made from ``responseHead`` on first use).
+  var response: URLResponse? {
+    get { responseHead?.response }
+    set { responseHead = newValue.map(ResponseHead.init) }
+  }
   var sink: ResponseSink = .memory
   var responseData = Data()
   var responseBodyLength: Int64 = 0

@@ -19,7 +19,7 @@ extension SessionFetcher {
     enum Outcome {
       case ignore
       case redirect(HTTPURLResponse, URL, Data)
-      case success(URLResponse?)
+      case success(ResponseHead?)
       case failure(AttemptFailure)
       case nextWindow((any FetcherStreamConsumer)?)
       case nextFileWindow
@@ -31,8 +31,9 @@ extension SessionFetcher {
       if ResponseGate.holdEnd(of: &storage, error: transportError) { return .ignore }
       Self.disarmTimeout(&storage)
       metrics = exchangeEnded(&storage, error: transportError)
-      let response = storage.response
-      let http = response as? HTTPURLResponse
+      // The head, not its response: a successful 2xx makes no `HTTPURLResponse` here.
+      let head = storage.responseHead
+      let status = head?.statusCode
       let body = storage.responseData
       switch storage.cancelReason {
       case .stopped?, .pausedForBackpressure?:
@@ -40,18 +41,20 @@ extension SessionFetcher {
       case .timedOut?:
         return .failure(
           AttemptFailure(
-            error: SessionFetcher.timedOutError(url: storage.currentRequest?.url), response: http))
+            error: SessionFetcher.timedOutError(url: storage.currentRequest?.url),
+            response: head?.httpResponse))
       case .failed(let error)?:
-        return .failure(AttemptFailure(error: error, response: http))
+        return .failure(AttemptFailure(error: error, response: head?.httpResponse))
       case nil:
         break
       }
-      if let http, storage.plan?.testBlock == nil, transportError == nil || storage.challengeCancelled,
-        let challenge = ServerChallenge(response: http)
+      // `ServerChallenge` takes only a 401.
+      if status == 401, let http = head?.httpResponse, storage.plan?.testBlock == nil,
+        transportError == nil || storage.challengeCancelled, let challenge = ServerChallenge(response: http)
       {
         return .challenge(challenge, http, body)
       }
-      if storage.challengeCancelled, let http, http.statusCode == 401 || http.statusCode == 407 {
+      if storage.challengeCancelled, status == 401 || status == 407, let http = head?.httpResponse {
         let data = body.isEmpty ? nil : body
         return .failure(
           AttemptFailure(
@@ -66,25 +69,28 @@ extension SessionFetcher {
         let url = storage.currentRequest?.url
         var error =
           bareTimeout
-          ? SessionFetcher.timedOutError(url: url) : ContentDecoding.error(transportError, response: response)
+          ? SessionFetcher.timedOutError(url: url)
+          : ContentDecoding.error(transportError, response: head?.response)
         if urlError?.code == .requestBodyStreamExhausted, storage.plan?.exactStreamLength != nil,
           let urlError
         {
           // A body of exact length that was not (see `BodySpool`): the same error on both engines.
           error = SessionFetcherError.bodyUnavailable(description: urlError.localizedDescription)
         }
-        return .failure(AttemptFailure(error: error, response: http))
+        return .failure(AttemptFailure(error: error, response: head?.httpResponse))
       }
       switch StreamWindows.hopEnded(&storage) {
       case .finished: break
       case .more(let consumer): return .nextWindow(consumer)
       case .nextFileWindow: return .nextFileWindow
-      case .stalled(let error): return .failure(AttemptFailure(error: error, response: http))
+      case .stalled(let error): return .failure(AttemptFailure(error: error, response: head?.httpResponse))
       }
-      if let http, let target = storage.redirectTarget, RedirectPolicy.isRedirect(http.statusCode) {
+      if let status, let target = storage.redirectTarget, RedirectPolicy.isRedirect(status),
+        let http = head?.httpResponse
+      {
         return .redirect(http, target, body)
       }
-      return .success(response)
+      return .success(head)
     }
     metrics?.deliver(self)
     switch outcome {
@@ -96,8 +102,8 @@ extension SessionFetcher {
       followRedirect(response: response, target: target, body: body)
     case .failure(let failure):
       attemptFailed(failure)
-    case .success(let response):
-      completeResponse(response)
+    case .success(let head):
+      completeResponse(head)
     case .nextWindow(let consumer):
       // The next Range window now, or once the consumer has drained its buffer.
       if consumer?.fetcherShouldRequestNextWindow(self) == true { resumeStreamTransfer() }
@@ -114,15 +120,17 @@ extension SessionFetcher {
   }
 
   /// A response completed without a transport error: check the status (after the service's cache).
-  private func completeResponse(_ response: URLResponse?) {
+  private func completeResponse(_ head: ResponseHead?) {
     var data: Data? = storage.withLock { $0.sink == .memory || $0.sink == .redirect ? $0.responseData : nil }
-    guard var http = response as? HTTPURLResponse else {
+    guard let head, let status = head.statusCode else {
       // Non-HTTP schemes (file:, data:) report status 0: success.
       finishSuccessfully(data: data)
       return
     }
-    if let hooks = serviceHooks, let replaced = hooks.fetcher(self, finalResponse: http, data: data) {
-      http = replaced.response
+    // The response is made only for a failure (or taken from the service's replacement).
+    var replacement: HTTPURLResponse?
+    if let hooks = serviceHooks, let replaced = hooks.fetcher(self, finalResponse: head, data: data) {
+      replacement = replaced.response
       data = replaced.data
       storage.withLock { storage in
         storage.response = replaced.response
@@ -130,16 +138,17 @@ extension SessionFetcher {
         storage.responseBodyLength = Int64(replaced.data?.count ?? 0)
       }
     }
-    if (200..<300).contains(http.statusCode) {
+    let statusCode = replacement?.statusCode ?? status
+    if (200..<300).contains(statusCode) {
       finishSuccessfully(data: data)
-    } else if http.statusCode == 416, restartWithoutRange() {
+    } else if statusCode == 416, restartWithoutRange() {
       return
     } else {
       let body = (data?.isEmpty ?? true) ? nil : data
       attemptFailed(
         AttemptFailure(
-          error: SessionFetcherError.status(code: http.statusCode, data: body),
-          response: http, data: body))
+          error: SessionFetcherError.status(code: statusCode, data: body),
+          response: replacement ?? head.httpResponse, data: body))
     }
   }
 

@@ -10,7 +10,11 @@ extension SessionFetcher: SessionTaskHandler {
   }
 
   package func task(_ task: any EngineTask, didReceive response: URLResponse) {
-    receive(response: response, from: task)
+    receive(head: ResponseHead(response), from: task)
+  }
+
+  package func task(_ task: any EngineTask, didReceiveHead head: ResponseHead) {
+    receive(head: head, from: task)
   }
 
   package func task(_ task: any EngineTask, didReceive data: Data) {
@@ -95,7 +99,7 @@ extension SessionFetcher: SessionTaskHandler {
       guard accepts(task, storage) else { return false }
       storage.task = nil
       if let metrics = task.transferMetrics { storage.timing.transferMetrics = metrics }
-      if storage.response == nil, let response = task.response {
+      if storage.responseHead == nil, let response = task.response {
         // A challenge cancelled before the response head was handed over.
         storage.response = response
       }
@@ -111,7 +115,7 @@ extension SessionFetcher: SessionTaskHandler {
   func simulate(response: HTTPURLResponse?, data: Data?, error: (any Error)?) {
     guard storage.withLock({ $0.lifecycle.state == .running }) else { return }
     if let response {
-      receive(response: response, from: nil)
+      receive(head: ResponseHead(response), from: nil)
     }
     if let data, !data.isEmpty {
       let count = storage.withLock { $0.config.testBlockAccumulateDataChunkCount }
@@ -124,11 +128,14 @@ extension SessionFetcher: SessionTaskHandler {
 
   // MARK: - Response and body
 
-  func receive(response: URLResponse, from task: (any EngineTask)?) {
-    let http = response as? HTTPURLResponse
+  /// The response head of the current task (or a test block's). Reads the head, not its
+  /// `URLResponse`, for the fetcher's own decisions: that is made only for those who ask for it (a
+  /// stream consumer, a monitor, `didReceiveResponseBlock`, a download's part file, a redirect).
+  func receive(head: ResponseHead, from task: (any EngineTask)?) {
+    let statusCode = head.statusCode
     // FoundationNetworking hands interim 1xx responses (a fake 100 for streamed uploads) to the
     // delegate; a 101 is looked at below (switching protocols is never asked for).
-    if let http, http.statusCode < 200, http.statusCode != 101 { return }
+    if let statusCode, statusCode < 200, statusCode != 101 { return }
     enum Restart {
       case none
       case accumulate(DispatchQueue, @Sendable (Data?) -> Void)
@@ -144,14 +151,15 @@ extension SessionFetcher: SessionTaskHandler {
       guard accepts(task, storage), let plan = storage.plan else { return nil }
       let now = Date()
       storage.lastActivity = now
-      if let http, let error = ResponseSanity.error(status: http.statusCode, request: storage.currentRequest)
+      if let statusCode, let error = ResponseSanity.error(status: statusCode, request: storage.currentRequest)
       {
-        storage.response = response
+        storage.responseHead = head
         failure = fail(&storage, with: error)
         return (.none, nil, nil)
       }
-      if let http, http.statusCode < 200 { return nil }
-      if storage.stream.isContinuation, !StreamWindows.downloadRestarts(response, storage: &storage) {
+      if let statusCode, statusCode < 200 { return nil }
+      if storage.stream.isContinuation, !StreamWindows.downloadRestarts(head.response, storage: &storage) {
+        let response = head.response
         // A paused stream (or the next window of a download) goes on from the head it has.
         storage.stream.isContinuation = false
         storage.response = storage.stream.head ?? response
@@ -167,7 +175,10 @@ extension SessionFetcher: SessionTaskHandler {
       }
       // The first Range window of a stream: the fetcher and the consumer see the whole resource.
       var wholeResource: URLResponse?
-      switch StreamWindows.firstResponse(response, storage: &storage) {
+      let window: StreamWindows.FirstResponse =
+        storage.stream.windowLength == nil
+        ? .asIs : StreamWindows.firstResponse(head.response, storage: &storage)
+      switch window {
       case .asIs:
         break
       case .whole(let head):
@@ -176,24 +187,26 @@ extension SessionFetcher: SessionTaskHandler {
         storage.cancelReason = .pausedForBackpressure
         if let hop = storage.hopRequest { windowRefetch = (storage.task, hop) }
         storage.task = nil
-        return (.none, plan.cookieStorage, response.url ?? storage.currentRequest?.url)
+        return (.none, plan.cookieStorage, head.url ?? storage.currentRequest?.url)
       }
-      let response = wholeResource ?? response
+      let head = wholeResource.map(ResponseHead.init) ?? head
       if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
       if storage.exchange.responseDate == nil { storage.exchange.responseDate = now }
-      storage.response = response
+      storage.responseHead = head
       storage.responseData = Data()
       storage.responseBodyLength = 0
       // The Content-Length of an encoded body is not the length of the decoded bytes counted here.
-      let isEncoded = ContentDecoding.isEncoded(response)
-      storage.expectedContentLength = isEncoded ? -1 : response.expectedContentLength
-      let status = http?.statusCode ?? 0
+      let isEncoded = ContentDecoding.isEncoded(head)
+      let expectedContentLength = head.expectedContentLength
+      storage.expectedContentLength = isEncoded ? -1 : expectedContentLength
+      let status = head.statusCode ?? 0
       var restart = Restart.none
       var sinkError: Error?
       if storage.redirectTarget != nil, RedirectPolicy.isRedirect(status) {
         storage.sink = .redirect
-      } else if (200..<300).contains(status) || http == nil {
+      } else if (200..<300).contains(status) || head.statusCode == nil {
         if storage.stream.isStreaming {
+          let response = head.response
           storage.sink = .stream
           storage.stream.head = response
           storage.stream.pauseUnavailable = false
@@ -208,13 +221,13 @@ extension SessionFetcher: SessionTaskHandler {
         } else if let destination = plan.destination {
           storage.sink = .file
           let choice = DownloadResume.choosePartFile(
-            for: response, destination: destination, storage: &storage)
+            for: head.response, destination: destination, storage: &storage)
           partFileChoice = choice
           if let failure = choice.failure {
             sinkError = SessionFetcherError.downloadFailed(description: String(describing: failure))
           } else if wholeResource != nil {
             // The first of the download's windows: later ones continue from this head.
-            storage.stream.head = response
+            storage.stream.head = head.response
             if storage.downloadResume.validator == nil, let validator = storage.stream.validator {
               storage.downloadResume.validator = DownloadValidator(ifRange: validator)
             }
@@ -226,7 +239,7 @@ extension SessionFetcher: SessionTaskHandler {
         storage.sink = .memory
       }
       if let limit = plan.maximumInMemoryBodyLength, storage.sink == .memory || storage.sink == .redirect,
-        !isEncoded, response.expectedContentLength > limit, status != 204, status != 304,
+        !isEncoded, expectedContentLength > limit, status != 204, status != 304,
         storage.currentRequest?.httpMethod?.uppercased() != "HEAD"
       {
         // Refuse before the first byte: the announced body would not fit.
@@ -235,7 +248,8 @@ extension SessionFetcher: SessionTaskHandler {
       if let sinkError {
         failure = fail(&storage, with: sinkError)
       } else if let block = storage.config.didReceiveResponseBlock, storage.sink != .redirect,
-        !(status == 401 && plan.testBlock == nil && http.flatMap(ServerChallenge.init(response:)) != nil)
+        !(status == 401 && plan.testBlock == nil
+          && head.httpResponse.flatMap(ServerChallenge.init(response:)) != nil)
       {
         // The final head (a 401 with a challenge waits for `answerChallenge`): its body waits for
         // the block's decision.
@@ -243,18 +257,26 @@ extension SessionFetcher: SessionTaskHandler {
         held.streamConsumer = streamConsumer
         streamConsumer = nil
         storage.responseGate = held
-        gate = (storage.hopCount, block, response)
+        gate = (storage.hopCount, block, head.response)
       }
-      return (restart, plan.cookieStorage, response.url ?? storage.currentRequest?.url)
+      return (restart, plan.cookieStorage, head.url ?? storage.currentRequest?.url)
     }
     guard let (restart, cookieStorage, url) = outcome else { return }
-    if let http, let cookieStorage, let url {
+    // Most responses set no cookie: the head answers that without making the response.
+    if head.statusCode != nil, let cookieStorage, let url,
+      head.value(forHTTPHeaderField: "Set-Cookie") != nil,
+      let http = head.httpResponse
+    {
       cookieStorage.handleResponse(http, for: url)
     }
     if case .accumulate(let queue, let block) = restart {
       deliver(on: queue) { block(nil) }
     }
-    for monitor in allMonitors() { monitor.fetcher(self, didReceiveResponse: response) }
+    let monitors = allMonitors()
+    if !monitors.isEmpty {
+      let response = head.response
+      for monitor in monitors { monitor.fetcher(self, didReceiveResponse: response) }
+    }
     if let partFileChoice, !preparePartFile(partFileChoice, from: task) { return }
     if let windowRefetch {
       // The server's answer to the first Range window cannot be streamed in windows: ask again whole.
@@ -271,7 +293,9 @@ extension SessionFetcher: SessionTaskHandler {
       askAboutResponse(gate.head, hop: gate.hop, block: gate.block)
       return
     }
-    streamConsumer?.fetcher(self, didReceiveStreamResponse: streamHead ?? response)
+    if let streamConsumer {
+      streamConsumer.fetcher(self, didReceiveStreamResponse: streamHead ?? head.response)
+    }
   }
 
   func receive(data: Data, from task: (any EngineTask)?, bypassingGate: Bool = false) {

@@ -647,21 +647,19 @@ public final class SessionFetcher: @unchecked Sendable {
   // MARK: - Results
 
   /// The final response (or the latest one while the fetch runs).
-  public var response: URLResponse? { storage.withLock { $0.response } }
+  public var response: URLResponse? { storage.withLock { $0.responseHead }?.response }
 
   /// The HTTP status of ``response``; 0 before a response and for non-HTTP schemes.
-  public var statusCode: Int { storage.withLock { ($0.response as? HTTPURLResponse)?.statusCode ?? 0 } }
+  public var statusCode: Int { storage.withLock { $0.responseHead?.statusCode ?? 0 } }
 
   /// The headers of ``response``.
   public var responseHeaders: [String: String]? {
-    storage.withLock { storage in
-      guard let http = storage.response as? HTTPURLResponse else { return nil }
-      var headers: [String: String] = [:]
-      for (key, value) in http.allHeaderFields {
-        if let key = key as? String, let value = value as? String { headers[key] = value }
-      }
-      return headers
+    guard let http = storage.withLock({ $0.responseHead })?.httpResponse else { return nil }
+    var headers: [String: String] = [:]
+    for (key, value) in http.allHeaderFields {
+      if let key = key as? String, let value = value as? String { headers[key] = value }
     }
+    return headers
   }
 
   /// The body received in memory so far (nil when it goes to a file or to ``accumulateDataBlock``).

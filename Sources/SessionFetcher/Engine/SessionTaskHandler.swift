@@ -11,6 +11,9 @@ package protocol SessionTaskHandler: AnyObject, Sendable {
   /// The final response head (status 200 and up, or a 3xx/401/407 handed over as it is): interim 1xx
   /// responses may reach it on the URLSession engine and are ignored by the fetcher.
   func task(_ task: any EngineTask, didReceive response: URLResponse)
+  /// The final response head as the libcurl engine parsed it (the same events as the method
+  /// above): its `URLResponse` is made only when something asks for it.
+  func task(_ task: any EngineTask, didReceiveHead head: ResponseHead)
   func task(_ task: any EngineTask, didReceive data: Data)
   func task(
     _ task: any EngineTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,

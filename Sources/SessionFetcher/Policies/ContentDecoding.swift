@@ -9,7 +9,20 @@ package enum ContentDecoding {
     guard let http = response as? HTTPURLResponse,
       let value = http.value(forHTTPHeaderField: "Content-Encoding")
     else { return false }
-    return value.split(separator: ",").contains {
+    return isEncoding(value)
+  }
+
+  /// Whether `head` declares a content coding other than `identity` (without making its response).
+  package static func isEncoded(_ head: ResponseHead) -> Bool {
+    guard head.statusCode != nil, let value = head.value(forHTTPHeaderField: "Content-Encoding") else {
+      return false
+    }
+    return isEncoding(value)
+  }
+
+  /// Whether a `Content-Encoding` value names a coding other than `identity`.
+  private static func isEncoding(_ value: String) -> Bool {
+    value.split(separator: ",").contains {
       let coding = $0.trimmingCharacters(in: .whitespaces).lowercased()
       return !coding.isEmpty && coding != "identity"
     }

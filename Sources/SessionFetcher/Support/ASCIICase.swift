@@ -4,9 +4,21 @@ extension String {
   /// `caseInsensitiveCompare` (or `lowercased()` on both sides) folds all of Unicode, allocates, and
   /// costs thousands of instructions per call on Linux. (On `String` only: through a generic
   /// `StringProtocol` the same loop cost ten times as much.)
+  ///
+  /// Native strings are compared in their contiguous UTF-8 (a loop over bytes); others (bridged)
+  /// through their views.
   @inlinable
   package func equalsIgnoringASCIICase(_ other: String) -> Bool {
     guard utf8.count == other.utf8.count else { return false }
+    let contiguous = utf8.withContiguousStorageIfAvailable { mine in
+      other.utf8.withContiguousStorageIfAvailable { theirs in
+        for index in mine.indices where asciiLowercased(mine[index]) != asciiLowercased(theirs[index]) {
+          return false
+        }
+        return true
+      }
+    }
+    if let contiguous, let equal = contiguous { return equal }
     return zip(utf8, other.utf8).allSatisfy { asciiLowercased($0) == asciiLowercased($1) }
   }
 }

@@ -113,6 +113,23 @@ struct CurlPureLogicTests {
     #expect(head?.fields == [CurlResponseHead.Field(name: "A", value: "b")])
   }
 
+  /// The parser notes whether every name of a head is ASCII (a lookup by ASCII case is then exact).
+  @Test(arguments: [
+    (["A: b\r\n", "Set-Cookie: c\r\n"], true), ([String](), true), (["Ünï: x\r\n"], false),
+    (["A: b\r\n", "Set-Coo\u{212A}ie: k\r\n"], false), (["A: ü\r\n"], true),
+  ])
+  func parsedHeadsKnowWhetherTheirNamesAreASCII(_ lines: [String], _ ascii: Bool) {
+    var parser = CurlResponseHeadParser()
+    #expect(parser.consume(line: "HTTP/1.1 200 OK\r\n") == nil)
+    for line in lines { #expect(parser.consume(line: line) == nil) }
+    let head = parser.consume(line: "\r\n")
+    #expect(head?.namesAreASCII == ascii)
+    #expect(head == CurlResponseHead(statusCode: 200, httpVersion: "HTTP/1.1", fields: head?.fields ?? []))
+    // The next head starts over.
+    #expect(parser.consume(line: "HTTP/1.1 204 No Content\r\n") == nil)
+    #expect(parser.consume(line: "\r\n")?.namesAreASCII == true)
+  }
+
   @Test func redirectTargetsResolveAgainstTheRequest() throws {
     let base = try #require(URL(string: "http://h:8/a/b?q=1"))
     func target(_ status: Int, _ location: String?) -> URL? {

@@ -42,6 +42,10 @@
       }
     }
 
+    func task(_ task: any EngineTask, didReceiveHead head: ResponseHead) {
+      self.task(task, didReceive: head.response)
+    }
+
     func task(_ task: any EngineTask, didReceive data: Data) {
       record.withLock {
         if $0.chunks == 0 { $0.events.append("data") }

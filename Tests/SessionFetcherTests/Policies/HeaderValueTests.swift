@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import SessionFetcher
@@ -25,6 +26,12 @@ struct HeaderValueTests {
   func headerNamesEqual(_ left: String, _ right: String, _ equal: Bool) {
     #expect(left.equalsIgnoringASCIICase(right) == equal)
     #expect(right.equalsIgnoringASCIICase(left) == equal)
+    // Longer than a small string (stored out of line), and made from an NSString: the same answers.
+    let suffix = String(repeating: "-Long-Name", count: 4)
+    #expect((left + suffix).equalsIgnoringASCIICase(right + suffix.uppercased()) == equal)
+    let bridged = NSString(string: left + suffix) as String
+    #expect(bridged.equalsIgnoringASCIICase(right + suffix) == equal)
+    #expect((right + suffix).equalsIgnoringASCIICase(bridged) == equal)
   }
 
   /// The cookie jar's test for `Set-Cookie` among a response's header names.

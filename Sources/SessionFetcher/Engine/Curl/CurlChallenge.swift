@@ -10,7 +10,7 @@
     /// - Parameter proxy: the fetch's own proxy settings (nil: the environment's proxy), for the
     ///   protection space of a 407.
     static func make(
-      head: CurlResponseHead, response: HTTPURLResponse, url: URL, previousFailureCount: Int,
+      head: CurlResponseHead, response: ResponseHead, url: URL, previousFailureCount: Int,
       proxy: ProxySettings? = nil
     ) -> (challenge: URLAuthenticationChallenge, isProxy: Bool)? {
       let isProxy: Bool
@@ -19,7 +19,9 @@
       case 407: isProxy = true
       default: return nil
       }
-      guard let header = head.value(named: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate") else {
+      guard let header = head.value(named: isProxy ? "Proxy-Authenticate" : "WWW-Authenticate"),
+        let response = response.httpResponse
+      else {
         return nil
       }
       let method = authenticationMethod(header)

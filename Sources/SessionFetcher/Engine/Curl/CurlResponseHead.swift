@@ -9,6 +9,9 @@ package struct CurlResponseHead: Sendable, Equatable {
   package var httpVersion: String
   /// The fields in the order received, names as received.
   package var fields: [Field]
+  /// Whether every field name is ASCII (then comparing names by ASCII case is what comparing their
+  /// `lowercased()` forms gives).
+  package var namesAreASCII: Bool
 
   /// One header field.
   package struct Field: Sendable, Equatable {
@@ -22,9 +25,17 @@ package struct CurlResponseHead: Sendable, Equatable {
   }
 
   package init(statusCode: Int, httpVersion: String, fields: [Field]) {
+    self.init(
+      statusCode: statusCode, httpVersion: httpVersion, fields: fields,
+      namesAreASCII: fields.allSatisfy { field in field.name.utf8.allSatisfy { $0 < 0x80 } })
+  }
+
+  /// A head whose names the parser already checked.
+  init(statusCode: Int, httpVersion: String, fields: [Field], namesAreASCII: Bool) {
     self.statusCode = statusCode
     self.httpVersion = httpVersion
     self.fields = fields
+    self.namesAreASCII = namesAreASCII
   }
 
   /// An interim (1xx) head, which libcurl passes on before the final one.
@@ -70,6 +81,7 @@ package struct CurlResponseHead: Sendable, Equatable {
 package struct CurlResponseHeadParser {
   private var statusLine: (code: Int, version: String)?
   private var fields: [CurlResponseHead.Field] = []
+  private var namesAreASCII = true
 
   package init() {}
 
@@ -93,9 +105,11 @@ package struct CurlResponseHeadParser {
       return nil
     }
     if line.isEmpty {
-      let head = CurlResponseHead(statusCode: status.code, httpVersion: status.version, fields: fields)
+      let head = CurlResponseHead(
+        statusCode: status.code, httpVersion: status.version, fields: fields, namesAreASCII: namesAreASCII)
       statusLine = nil
       fields = []
+      namesAreASCII = true
       return head
     }
     if line[0] == 0x20 || line[0] == 0x09 {
@@ -107,7 +121,9 @@ package struct CurlResponseHeadParser {
       return nil
     }
     guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-    let name = String(decoding: UnsafeRawBufferPointer(rebasing: line[0..<colon]), as: UTF8.self)
+    let nameBytes = UnsafeRawBufferPointer(rebasing: line[0..<colon])
+    if namesAreASCII, nameBytes.contains(where: { $0 >= 0x80 }) { namesAreASCII = false }
+    let name = String(decoding: nameBytes, as: UTF8.self)
     fields.append(
       CurlResponseHead.Field(name: name, value: Self.trimmed(line, from: colon + 1, to: line.count)))
     return nil

@@ -69,7 +69,7 @@
       cancel()
     }
 
-    package var response: URLResponse? { state.withLock { $0.response } }
+    package var response: URLResponse? { state.withLock { $0.response }?.response }
 
     /// What libcurl measured of the exchange; set before the handler's `didCompleteWithError`, nil
     /// when no transfer ran.
@@ -79,7 +79,7 @@
       state.withLock { state in
         "curl \(state.phase.rawValue)\(state.isCancelled ? " cancelled" : "")"
           + "\(state.isSuspended ? " suspended" : "") sent \(state.bytesSent), received \(state.bytesReceived), "
-          + "response \((state.response as? HTTPURLResponse)?.statusCode ?? -1), "
+          + "response \(state.response?.statusCode ?? -1), "
           + "curl code \(state.curlCode.map(String.init) ?? "none")"
       }
     }
@@ -179,7 +179,10 @@
       // libcurl takes a 101 it did not ask for as the final head (the bytes after it become the
       // body): hand it over, and the fetcher refuses it (`ResponseSanity`).
       if head.isInterim && head.statusCode != 101 { return bytes.count }
-      guard let url = originalRequest.url, let response = head.response(url: url) else { return 0 }
+      guard let url = originalRequest.url else { return 0 }
+      // The `HTTPURLResponse` is made only when someone asks for it (a challenge, a redirect, the
+      // fetcher's `response`): the fetcher's own decisions read the parsed head.
+      let response = ResponseHead(parsed: head, url: url)
       let handler = state.withLock { $0.handler }
       guard let handler else { return 0 }
       if let challenge = CurlChallenge.make(
@@ -194,15 +197,15 @@
         }
         if isCancelled { return 0 }
       }
-      if let target = head.redirectTarget(relativeTo: url) {
+      if let target = head.redirectTarget(relativeTo: url), let http = response.httpResponse {
         var redirect = URLRequest(url: target)
         redirect.httpMethod = originalRequest.httpMethod
-        _ = handler.task(self, willRedirect: response, to: redirect)
+        _ = handler.task(self, willRedirect: http, to: redirect)
         if isCancelled { return 0 }
       }
       transfer.deliveredFinalHead = true
       state.withLock { $0.response = response }
-      handler.task(self, didReceive: response)
+      handler.task(self, didReceiveHead: response)
       return isCancelled ? 0 : bytes.count
     }
 

@@ -27,7 +27,8 @@ package struct CurlTaskState {
   package private(set) var isCancelled = false
   package private(set) var isSuspended = false
   package private(set) var handler: (any SessionTaskHandler)?
-  package var response: URLResponse?
+  /// The final head handed to the handler (its `URLResponse` made only when asked for).
+  package var response: ResponseHead?
   package var bytesSent: Int64 = 0
   package var bytesReceived: Int64 = 0
   package private(set) var curlCode: Int32?
