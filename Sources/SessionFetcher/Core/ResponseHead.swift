@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -27,14 +26,15 @@ package final class ResponseHead: Sendable {
   private let parsed: CurlResponseHead?
   /// The URL of the response.
   package let url: URL?
-  private let made: Mutex<URLResponse?>
+  // `Locked`, not `Mutex`: the package builds for macOS 13, and `Mutex` needs macOS 15.
+  private let made: Locked<URLResponse?>
 
   /// The head of a response already made (the URLSession engine, a test block, a cache).
   package init(_ response: URLResponse) {
     statusCode = (response as? HTTPURLResponse)?.statusCode
     parsed = nil
     url = response.url
-    made = Mutex(response)
+    made = Locked(response)
   }
 
   /// The head libcurl received for `url`; its `HTTPURLResponse` is made on first use.
@@ -42,7 +42,7 @@ package final class ResponseHead: Sendable {
     statusCode = head.statusCode
     parsed = head
     self.url = url
-    made = Mutex(nil)
+    made = Locked(nil)
   }
 
   /// The response, made now if it was not yet (always the same object).
