@@ -243,7 +243,7 @@ final class ScriptedTask: EngineTask, @unchecked Sendable {
       state.response = response
       return true
     }
-    if deliver { handler.task(self, didReceive: response) }
+    if deliver { handler.task(self, didReceiveHead: ResponseHead(response)) }
   }
 
   /// Completes the exchange with `error`, unless it completed already.

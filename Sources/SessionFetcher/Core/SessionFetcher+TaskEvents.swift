@@ -9,10 +9,6 @@ extension SessionFetcher: SessionTaskHandler {
     storage.lifecycle.state == .running && (task.map { storage.task === $0 } ?? true)
   }
 
-  package func task(_ task: any EngineTask, didReceive response: URLResponse) {
-    receive(head: ResponseHead(response), from: task)
-  }
-
   package func task(_ task: any EngineTask, didReceiveHead head: ResponseHead) {
     receive(head: head, from: task)
   }

@@ -9,10 +9,9 @@ import Foundation
 /// methods at once, and `didCompleteWithError` exactly once, last.
 package protocol SessionTaskHandler: AnyObject, Sendable {
   /// The final response head (status 200 and up, or a 3xx/401/407 handed over as it is): interim 1xx
-  /// responses may reach it on the URLSession engine and are ignored by the fetcher.
-  func task(_ task: any EngineTask, didReceive response: URLResponse)
-  /// The final response head as the libcurl engine parsed it (the same events as the method
-  /// above): its `URLResponse` is made only when something asks for it.
+  /// responses may reach it on the URLSession engine and are ignored by the fetcher. An engine that
+  /// parses heads itself (libcurl) hands over the parsed head, whose `URLResponse` is made only when
+  /// something asks for it; one that gets a `URLResponse` wraps it (`ResponseHead.init(_:)`).
   func task(_ task: any EngineTask, didReceiveHead head: ResponseHead)
   func task(_ task: any EngineTask, didReceive data: Data)
   func task(

@@ -35,15 +35,12 @@
     /// A fresh body stream for a resend.
     var newBodyStream: (@Sendable () -> InputStream?)?
 
-    func task(_ task: any EngineTask, didReceive response: URLResponse) {
+    func task(_ task: any EngineTask, didReceiveHead head: ResponseHead) {
+      let response = head.response
       record.withLock {
         $0.events.append("response \((response as? HTTPURLResponse)?.statusCode ?? 0)")
         $0.response = response as? HTTPURLResponse
       }
-    }
-
-    func task(_ task: any EngineTask, didReceiveHead head: ResponseHead) {
-      self.task(task, didReceive: head.response)
     }
 
     func task(_ task: any EngineTask, didReceive data: Data) {

@@ -40,7 +40,7 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
   ) {
-    handler(for: dataTask)?.task(dataTask, didReceive: response)
+    handler(for: dataTask)?.task(dataTask, didReceiveHead: ResponseHead(response))
     // FoundationNetworking ignores the disposition (corelibs #3236): the fetcher cancels tasks itself.
     completionHandler(.allow)
   }
