@@ -56,19 +56,22 @@ struct AuthorizerStopTests {
     [(point, false, false), (point, true, false), (point, false, true), (point, true, true)]
   }
 
+  /// A fetcher of `service`, or a standalone one for the test server (localhost allowed, callbacks
+  /// on a queue of its own) when `service` is nil.
+  static func fetcher(for url: URL, from service: FetcherService?) -> SessionFetcher {
+    if let service { return service.fetcher(url: url) }
+    let fetcher = SessionFetcher.fetcher(url: url)
+    fetcher.allowLocalhostRequest = true
+    fetcher.callbackQueue = DispatchQueue(label: "test.authorizer.callbacks")
+    return fetcher
+  }
+
   @Test(arguments: cases)
   func stopAt(point: StopPoint, withCallback: Bool, withService: Bool) async throws {
     let server = try TestServer()
     defer { server.stop() }
     let service = makeService()
-    let fetcher: SessionFetcher
-    if withService {
-      fetcher = service.fetcher(url: server.url("/hang"))
-    } else {
-      fetcher = SessionFetcher.fetcher(url: server.url("/hang"))
-      fetcher.allowLocalhostRequest = true
-      fetcher.callbackQueue = DispatchQueue(label: "test.authorizer.callbacks")
-    }
+    let fetcher = Self.fetcher(for: server.url("/hang"), from: withService ? service : nil)
     fetcher.stopFetchingTriggersCompletionHandler = withCallback
     let authorizer = ScriptedAuthorizer { fetcher in
       if point == .insideAuthorizer { fetcher?.stopFetching() }
@@ -125,15 +128,8 @@ struct AuthorizerStopTests {
     let server = try TestServer()
     defer { server.stop() }
     let service = makeService()
-    let fetcher: SessionFetcher
-    if withService {
-      fetcher = service.fetcher(url: server.url("/bytes/10"))
-    } else {
-      fetcher = SessionFetcher.fetcher(url: server.url("/bytes/10"))
-      fetcher.allowLocalhostRequest = true
-      fetcher.callbackQueue = DispatchQueue(label: "test.authorizer.callbacks")
-      fetcher.configurationBlock = { $0.httpMaximumConnectionsPerHost = 2 }
-    }
+    let fetcher = Self.fetcher(for: server.url("/bytes/10"), from: withService ? service : nil)
+    if !withService { fetcher.configurationBlock = { $0.httpMaximumConnectionsPerHost = 2 } }
     let authorizer = ScriptedAuthorizer(fails: true)
     authorizer.attach(to: fetcher)
     let recorder = NotificationRecorder([fetcher])
