@@ -58,11 +58,16 @@ let package = Package(
     .executableTarget(
       name: "decoding-probe", dependencies: ["SessionFetcher", "FetcherTesting"],
       path: "Tests/DecodingProbe", swiftSettings: strictSettings),
-    .testTarget(
-      name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting"],
+    // Swift Testing traits the test targets share (tests that block run on threads of their own).
+    .target(
+      name: "TestTraits", dependencies: ["FetcherTesting"], path: "Tests/TestTraits",
       swiftSettings: strictSettings),
     .testTarget(
-      name: "FetcherServiceTests", dependencies: ["FetcherService", "SessionFetcher", "FetcherTesting"],
+      name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting", "TestTraits"],
+      swiftSettings: strictSettings),
+    .testTarget(
+      name: "FetcherServiceTests",
+      dependencies: ["FetcherService", "SessionFetcher", "FetcherTesting", "TestTraits"],
       swiftSettings: strictSettings),
     .testTarget(
       name: "MIMEDocumentTests",
@@ -77,7 +82,7 @@ let package = Package(
       dependencies: ["SessionUploadFetcher", "SessionFetcher", "FetcherService", "FetcherTesting"],
       swiftSettings: strictSettings),
     .testTarget(
-      name: "FetcherTestingTests", dependencies: ["FetcherTesting", "SessionFetcher"],
+      name: "FetcherTestingTests", dependencies: ["FetcherTesting", "SessionFetcher", "TestTraits"],
       swiftSettings: strictSettings),
   ]
 )

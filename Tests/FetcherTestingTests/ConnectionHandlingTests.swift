@@ -1,9 +1,10 @@
 import Foundation
+import TestTraits
 import Testing
 
 @testable import FetcherTesting
 
-@Suite("Connections")
+@Suite("Connections", .ownThreads)
 struct ConnectionHandlingTests {
   @Test("two requests travel on one kept-alive connection")
   func keepAlive() throws {

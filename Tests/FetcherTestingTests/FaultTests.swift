@@ -1,9 +1,10 @@
 import Foundation
+import TestTraits
 import Testing
 
 @testable import FetcherTesting
 
-@Suite("Faults")
+@Suite("Faults", .ownThreads)
 struct FaultTests {
   @Test("/fail-first fails the first N requests per key, then succeeds")
   func failFirst() throws {

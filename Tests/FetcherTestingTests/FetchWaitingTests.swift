@@ -1,9 +1,10 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
-@Suite("Waiting for fetches")
+@Suite("Waiting for fetches", .ownThreads)
 struct FetchWaitingTests {
   private func fetcher(_ server: TestServer, _ path: String) -> SessionFetcher {
     let fetcher = SessionFetcher.fetcher(url: server.url(path))

@@ -1,9 +1,10 @@
 import Foundation
+import TestTraits
 import Testing
 
 @testable import FetcherTesting
 
-@Suite("Lifecycle")
+@Suite("Lifecycle", .ownThreads)
 struct LifecycleTests {
   @Test("baseURL and url(_:) name the server")
   func urls() throws {

@@ -2,6 +2,7 @@ import FetcherService
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// A decorator that appends its name to `X-Decorated` (comma-separated), optionally after a delay,
@@ -161,7 +162,7 @@ private final class ClosureDecorator: FetcherDecorator {
   }
 }
 
-@Suite("Request decorators")
+@Suite("Request decorators", .ownThreads)
 struct DecoratorTests {
   /// The original's testSingleDecorator and testSingleDecoratorWithDelay: the request is changed on
   /// the wire, and `fetcherDidFinish` sees the body before the completion runs.

@@ -2,6 +2,7 @@ import FetcherService
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// A stand-in service that makes plain fetchers for the test server and counts its calls.
@@ -49,7 +50,7 @@ private func followUp(from fetcher: SessionFetcher, url: URL) async -> FetchResu
   return await service.fetcher(url: url).fetchResult()
 }
 
-@Suite("The service behind a fetcher")
+@Suite("The service behind a fetcher", .ownThreads)
 struct ServiceProtocolTests {
   /// A fetcher names the service that made it; a callback makes a follow-up fetcher through it.
   @Test func fetcherNamesItsService() async throws {

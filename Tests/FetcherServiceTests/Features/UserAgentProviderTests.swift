@@ -2,6 +2,7 @@ import FetcherService
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// Answers `value`, counting the calls and noting whether one ran on the callback queue (marked
@@ -60,7 +61,7 @@ enum ProviderStopPoint: String, CaseIterable, Sendable {
   case whileServerAnswers
 }
 
-@Suite("User-agent providers")
+@Suite("User-agent providers", .ownThreads)
 struct UserAgentProviderTests {
   /// The fetcher's provider wins over the service's, which wins over the service's string; a
   /// request's own `User-Agent` wins over all of them. Whatever the factory method.

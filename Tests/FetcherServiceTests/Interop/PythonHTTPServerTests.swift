@@ -3,13 +3,14 @@ import FetcherTesting
 import Foundation
 import MIMEDocument
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// Python's `http.server`, the textbook server that reads a request body by its `Content-Length`
 /// only: a chunked body reaches its handler empty. Skipped where `python3` is not installed.
 @Suite(
   "Multipart bodies to Python's http.server",
-  .enabled(if: PythonEchoServer.python != nil, "python3 is not installed"))
+  .enabled(if: PythonEchoServer.python != nil, "python3 is not installed"), .ownThreads)
 struct PythonHTTPServerTests {
   @Test func aMultipartDocumentArrivesWhole() async throws {
     let server = try PythonEchoServer()

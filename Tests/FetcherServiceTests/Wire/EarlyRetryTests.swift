@@ -39,7 +39,7 @@ struct EarlyRetryTests {
     #expect(waiting.service.runningFetchersByHost["127.0.0.1"] == [waiting.fetcher])
 
     #expect(await waiting.service.fetcher(url: server.url("/text?value=ok")).fetchResult().error == nil)
-    #expect(await eventually(timeout: 8) { waiting.results.count == 1 })
+    #expect(await eventually(timeout: 30) { waiting.results.count == 1 })
     #expect(waiting.results.values.first?.error == nil)
     #expect(waiting.fetcher.retryCount == 1)
     #expect(server.requestCount(path: "/fail-first") == 2)

@@ -22,7 +22,7 @@ import Testing
       service.engine = .urlSession
       func fetch() async -> (SessionFetcher, FetchResult) {
         let fetcher = service.fetcher(url: server.url("/text?value=x"))
-        return (fetcher, await fetcher.fetchResult(timeout: 10))
+        return (fetcher, await fetcher.fetchResult())
       }
       let (first, firstResult) = await fetch()
       #expect(firstResult.data == Data("x".utf8))
@@ -54,7 +54,7 @@ import Testing
       service.unixSocketPath = "/run/x.sock"
       let fetcher = service.fetcher(url: server.url("/text?value=x"))
       #expect(fetcher.proxySettings == .direct && fetcher.unixSocketPath == "/run/x.sock")
-      guard case .unsupportedByEngine(let text)? = await fetcher.fetchResult(timeout: 10).fetcherError else {
+      guard case .unsupportedByEngine(let text)? = await fetcher.fetchResult().fetcherError else {
         Issue.record("not refused")
         return
       }
@@ -66,7 +66,7 @@ import Testing
       curlService.engine = .libcurl
       curlService.proxySettings = ProxySettings(url: URL(string: "http://127.0.0.1:9"), bypassHosts: ["*"])
       let direct = curlService.fetcher(url: server.url("/text?value=y"))
-      #expect(await direct.fetchResult(timeout: 10).data == Data("y".utf8))
+      #expect(await direct.fetchResult().data == Data("y".utf8))
     }
 
     /// Without a shared session, each fetcher's session is made with the service's engine.
@@ -78,7 +78,7 @@ import Testing
       service.engine = .libcurl
       let fetcher = service.fetcher(url: server.url("/text?value=y"))
       #expect(fetcher.engine == .libcurl)
-      #expect(await fetcher.fetchResult(timeout: 10).data == Data("y".utf8))
+      #expect(await fetcher.fetchResult().data == Data("y".utf8))
       #expect(fetcher.timing.transferMetrics != nil)
     }
 

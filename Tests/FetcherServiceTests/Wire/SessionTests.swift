@@ -2,9 +2,10 @@ import FetcherService
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
-@Suite("Sessions")
+@Suite("Sessions", .ownThreads)
 struct SessionTests {
   /// The original's testSessionReuse: one session for many fetchers, or one each.
   @Test func oneSharedSessionForManyFetchers() async throws {

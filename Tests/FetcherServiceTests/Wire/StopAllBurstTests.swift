@@ -2,9 +2,10 @@ import FetcherService
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
-@Suite("stopAllFetchers during bursts")
+@Suite("stopAllFetchers during bursts", .ownThreads)
 struct StopAllBurstTests {
   @Test("stopAll while bursts of fetchers begin on several threads: no completion after, balanced, all freed")
   func stopAllDuringBursts() async throws {

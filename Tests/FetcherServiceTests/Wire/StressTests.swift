@@ -2,9 +2,10 @@ import FetcherService
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
-@Suite("Concurrency")
+@Suite("Concurrency", .ownThreads)
 struct StressTests {
   @Test func twoHundredConcurrentFetchesWithEightPerHost() async throws {
     let server = try TestServer()

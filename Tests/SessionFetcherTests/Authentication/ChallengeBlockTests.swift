@@ -1,11 +1,12 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// `challengeBlock` and Digest authentication against the test server, on the engine the run
 /// selects (`SESSIONFETCHER_ENGINE`).
-@Suite("Authentication challenges: challengeBlock and Digest")
+@Suite("Authentication challenges: challengeBlock and Digest", .ownThreads)
 struct ChallengeBlockTests {
   /// What a challenge block was shown.
   struct Seen: Sendable {

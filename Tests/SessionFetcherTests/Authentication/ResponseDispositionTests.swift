@@ -1,9 +1,10 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
-@Suite("didReceiveResponseBlock: a response's disposition by its head")
+@Suite("didReceiveResponseBlock: a response's disposition by its head", .ownThreads)
 struct ResponseDispositionTests {
   @Test func allowedBodyArrivesWholeAfterTheHead() async throws {
     let server = try TestServer()

@@ -3,8 +3,9 @@
   import Foundation
   import SessionFetcher
   import Testing
+  import TestTraits
 
-  @Suite("Curl engine: suspend and resume")
+  @Suite("Curl engine: suspend and resume", .ownThreads)
   struct CurlBackpressureTests {
     /// Waits until the server has stopped writing (its count unchanged over several looks), up to
     /// 10 seconds; returns the count.

@@ -3,8 +3,9 @@
   import Foundation
   import SessionFetcher
   import Testing
+  import TestTraits
 
-  @Suite("Curl engine: cancel")
+  @Suite("Curl engine: cancel", .ownThreads)
   struct CurlCancelTests {
     @Test func cancelFromAnotherThreadMidBodyCompletesOnceCancelled() async throws {
       let server = try TestServer()

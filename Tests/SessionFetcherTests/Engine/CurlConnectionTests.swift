@@ -3,8 +3,9 @@
   import Foundation
   import SessionFetcher
   import Testing
+  import TestTraits
 
-  @Suite("Curl engine: connections")
+  @Suite("Curl engine: connections", .ownThreads)
   struct CurlConnectionTests {
     /// Runs `count` exchanges at once and returns their records.
     private func concurrentRound(_ engine: CurlEngine, _ url: URL, count: Int) throws -> [CurlRecordingHandler

@@ -3,6 +3,7 @@
   import Foundation
   import SessionFetcher
   import Testing
+  import TestTraits
 
   /// The loop threads of the process, by their system name.
   func curlLoopThreadCount() -> Int {
@@ -13,7 +14,7 @@
     }.count
   }
 
-  @Suite("Curl engine: library and lifecycle")
+  @Suite("Curl engine: library and lifecycle", .ownThreads)
   struct CurlLifecycleTests {
     @Test func libraryIsLoadedWithItsVersion() throws {
       #expect(CurlLibrary.unavailableReason == nil)

@@ -6,9 +6,10 @@
 
   #if canImport(Glibc)
     import Glibc
+    import TestTraits
   #endif
 
-  @Suite("Curl engine: body streams that block")
+  @Suite("Curl engine: body streams that block", .ownThreads)
   struct CurlStreamBodyTests {
     /// A body stream with no bytes yet (a pipe whose producer is slow) pauses its own upload only:
     /// another transfer of the same engine completes meanwhile, and the upload ends whole once the

@@ -54,10 +54,10 @@ struct FetcherEngineTests {
           forName: .sessionFetcherStarted, object: fetcher, queue: nil
         ) { _ in started.append(true) }
         defer { NotificationCenter.default.removeObserver(observer) }
-        let result = await fetcher.fetchResult(timeout: 10)
+        let result = await fetcher.fetchResult()
         let other = server.fetcher("/text?value=hello")
         other.engine = .urlSession
-        let fallback = await other.fetchResult(timeout: 10)
+        let fallback = await other.fetchResult()
         let failedAtOnce: Bool
         if case .engineUnavailable(let text)? = result.fetcherError {
           failedAtOnce = text == reason && text.contains("/nonexistent/libcurl.so.4")
@@ -83,7 +83,7 @@ struct FetcherEngineTests {
       for _ in 0..<2 {
         let fetcher = server.fetcher("/bytes/5000")
         fetcher.sessionProvider = { session }
-        let result = await fetcher.fetchResult(timeout: 10)
+        let result = await fetcher.fetchResult()
         #expect(result.data?.count == 5000)
         if let measured = fetcher.timing.transferMetrics { metrics.append(measured) }
       }
@@ -101,7 +101,7 @@ struct FetcherEngineTests {
       defer { server.stop() }
       let fetcher = server.fetcher("/bytes/10")
       fetcher.engine = .urlSession
-      #expect(await fetcher.fetchResult(timeout: 10).data?.count == 10)
+      #expect(await fetcher.fetchResult().data?.count == 10)
       #expect(fetcher.timing.transferMetrics == nil)
     }
 

@@ -99,7 +99,7 @@ struct ProxyAndSocketTests {
       let fetcher = server.fetcher("/text?value=x")
       fetcher.engine = .urlSession
       change(fetcher)
-      let result = await fetcher.fetchResult(timeout: 10)
+      let result = await fetcher.fetchResult()
       guard case .unsupportedByEngine(let text)? = result.fetcherError else {
         Issue.record("\(name): \(String(describing: result.error))")
         continue

@@ -210,7 +210,7 @@ struct TLSSettingsTests {
       let fetcher = server.fetcher("/text?value=x")
       fetcher.engine = .urlSession
       change(&fetcher.tlsSettings)
-      let result = await fetcher.fetchResult(timeout: 10)
+      let result = await fetcher.fetchResult()
       guard case .unsupportedByEngine(let text)? = result.fetcherError else {
         Issue.record("\(name): \(String(describing: result.error))")
         continue
@@ -221,6 +221,6 @@ struct TLSSettingsTests {
     // The defaults pass.
     let plain = server.fetcher("/text?value=x")
     plain.engine = .urlSession
-    #expect(await plain.fetchResult(timeout: 10).data == Data("x".utf8))
+    #expect(await plain.fetchResult().data == Data("x".utf8))
   }
 }

@@ -1,9 +1,10 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
-@Suite("Parse-then-complete and typed decoding")
+@Suite("Parse-then-complete and typed decoding", .ownThreads)
 struct DecodingTests {
   struct User: Codable, Sendable, Equatable {
     var id: Int
@@ -144,7 +145,7 @@ struct DecodingTests {
       }
     }
     releaseParse.open()
-    #expect(await offThePool { fetcher.waitForCompletion(timeout: 10) })
+    #expect(await offThePool { fetcher.waitForCompletion(timeout: 30) })
     #expect(parseOnQueue.values == [false])
     #expect(events.values == ["queue free", "parsed 200", "completed 7"])
   }
@@ -176,7 +177,7 @@ struct DecodingTests {
     await offThePool { parseStarted.wait() }
     fetcher.stopFetching()
     releaseParse.open()
-    #expect(await offThePool { fetcher.waitForCompletion(timeout: 10) })
+    #expect(await offThePool { fetcher.waitForCompletion(timeout: 30) })
     try await Task.sleep(nanoseconds: 200_000_000)
     #expect(completions.count == 0)
   }

@@ -22,7 +22,7 @@ struct AuthTests {
     // Workaround pinned: default handling would hang forever on Swift 6.3.1 (corelibs #5456).
     let fetcher = server.fetcher("/basic-auth/user/pa55")
     let counter = NotificationRecorder([fetcher])
-    let result = await fetcher.fetchResult(timeout: 10)
+    let result = await fetcher.fetchResult()
     #expect(result.fetcherError?.statusCode == 401)
     #expect(fetcher.statusCode == 401)
     #expect(await eventually { counter.completionInvoked == 1 })
@@ -34,7 +34,7 @@ struct AuthTests {
     defer { server.stop() }
     let fetcher = server.fetcher("/basic-auth/user/pa55")
     fetcher.credential = URLCredential(user: "user", password: "wrong", persistence: .none)
-    let result = await fetcher.fetchResult(timeout: 10)
+    let result = await fetcher.fetchResult()
     #expect(result.fetcherError?.statusCode == 401)
     #expect(server.requestCount(path: "/basic-auth/user/pa55") == 2)
   }

@@ -1,9 +1,10 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
-@Suite("Fetching")
+@Suite("Fetching", .ownThreads)
 struct BasicFetchTests {
   @Test func fetchReturnsTheBodyAndPostsOneStartedStoppedPair() async throws {
     let server = try TestServer()
@@ -168,7 +169,7 @@ struct BasicFetchTests {
     let fetcher = server.fetcher("/delay/0.1")
     let done = Recorder<Bool>()
     fetcher.beginFetch { _, error in done.append(error == nil) }
-    #expect(fetcher.waitForCompletion(timeout: 10))
+    #expect(fetcher.waitForCompletion(timeout: 30))
     #expect(done.values == [true])
     let hanging = server.fetcher("/hang")
     hanging.beginFetch { _, _ in }

@@ -1,6 +1,7 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// Counts the callbacks running at once, and records them in the order they ran.
@@ -30,7 +31,7 @@ private final class CallbackLog: @unchecked Sendable {
 }
 
 /// The original's `testConcurrentCallbackQueue`: a fetcher's callbacks on a concurrent queue.
-@Suite("Callbacks on a concurrent queue")
+@Suite("Callbacks on a concurrent queue", .ownThreads)
 struct CallbackOrderTests {
   @Test("Slow chunk and progress callbacks on a concurrent queue run one at a time, the completion last")
   func concurrentQueueOverTheWire() async throws {
@@ -84,7 +85,7 @@ struct CallbackOrderTests {
 
 /// The original's `testFetcherTestBlockSimulateStreamingDataChunks_*` and
 /// `testFetcherTestBlockSimulateStreamingWithAccumulateDataBlock_sendsOneChunkForOneByteArray`.
-@Suite("Test block chunk count")
+@Suite("Test block chunk count", .ownThreads)
 struct TestBlockChunkCountTests {
   @Test(
     "Split into the asked number of pieces, as even as can be",

@@ -10,11 +10,12 @@ import Testing
   import Musl
 #elseif canImport(Darwin)
   import Darwin
+  import TestTraits
 #endif
 
 /// The fetcher's disk work (opening, writing, renaming, deleting its part file) runs after its lock
 /// is released: a thread reading the fetcher, or stopping it, never waits for the disk.
-@Suite("Disk work outside the fetcher's lock")
+@Suite("Disk work outside the fetcher's lock", .ownThreads)
 struct DiskWorkOutsideLockTests {
   /// How long a call may take while the disk is held. Generous for a loaded machine: a call that
   /// waited for the disk would wait until the test lets go of it, far longer.

@@ -1,10 +1,11 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// Resumable downloads: the part file kept with its validator, continued with Range + If-Range.
-@Suite("Resumable downloads")
+@Suite("Resumable downloads", .ownThreads)
 struct DownloadResumeTests {
   /// The Range of a download's first request: its first window where downloads go in windows
   /// (the URLSession engine on Linux, see `SessionFetcher.downloadWindowLength`), none elsewhere

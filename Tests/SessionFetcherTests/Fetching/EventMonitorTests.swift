@@ -1,9 +1,10 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
-@Suite("Event monitors")
+@Suite("Event monitors", .ownThreads)
 struct EventMonitorTests {
   /// Records the events of one fetcher (global monitors see every fetcher of the process, and tests
   /// run in parallel).

@@ -4,13 +4,14 @@ import Testing
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
+  import TestTraits
 #endif
 
 /// Which redirect answers a `RedirectAnswerGate` lets through: none to a task the library marked
 /// as cancelled, or to any task of a session it cancelled whole; a completed task's mark is
 /// dropped, and marks that outlive their tasks are swept. Plain objects stand for the tasks and
 /// sessions (the crash the gate prevents is shown in a child process by `TimeoutTests`).
-@Suite("Redirect answers and cancellations")
+@Suite("Redirect answers and cancellations", .ownThreads)
 struct RedirectAnswerGateTests {
   final class Task {}
   final class Session {}

@@ -1,9 +1,10 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
-@Suite("Stopping")
+@Suite("Stopping", .ownThreads)
 struct StopTests {
   @Test func stopWithoutCallbackRunsNoCompletion() async throws {
     let server = try TestServer()
@@ -61,16 +62,19 @@ struct StopTests {
     let queue = makeCallbackQueue()
     let counter = NotificationRecorder()
     let completions = Recorder<Int>()
-    var fetchers: [SessionFetcher] = []
     // As with main-queue callbacks in the original test, nothing queued may run between a begin
     // and its stop; a fetch that completes on the wire in that window must still not call back.
     queue.suspend()
-    for _ in 0..<1000 {
-      let fetcher = server.fetcher("/bytes/10", queue: queue)
-      counter.watch(fetcher)
-      fetcher.beginFetch { _, _ in completions.append(1) }
-      fetcher.stopFetching()
-      fetchers.append(fetcher)
+    // On a thread of its own: on the URLSession engine each begin and stop waits for
+    // FoundationNetworking's work queue, which would hold a thread of the cooperative pool.
+    let fetchers = await offThePool {
+      (0..<1000).map { _ in
+        let fetcher = server.fetcher("/bytes/10", queue: queue)
+        counter.watch(fetcher)
+        fetcher.beginFetch { _, _ in completions.append(1) }
+        fetcher.stopFetching()
+        return fetcher
+      }
     }
     #expect(fetchers.allSatisfy { !$0.isFetching })
     queue.resume()
@@ -93,12 +97,14 @@ struct StopTests {
       counter.watch(fetcher)
       fetcher.stopFetchingTriggersCompletionHandler = true
     }
-    DispatchQueue.concurrentPerform(iterations: fetchers.count * 2) { index in
-      let fetcher = fetchers[index / 2]
-      if index % 2 == 0 {
-        fetcher.beginFetch { _, error in completions.append(error as? SessionFetcherError) }
-      } else {
-        fetcher.stopFetching()
+    await offThePool {
+      DispatchQueue.concurrentPerform(iterations: fetchers.count * 2) { index in
+        let fetcher = fetchers[index / 2]
+        if index % 2 == 0 {
+          fetcher.beginFetch { _, error in completions.append(error as? SessionFetcherError) }
+        } else {
+          fetcher.stopFetching()
+        }
       }
     }
     // Every fetcher completes exactly once: fetched, or cancelled (whichever came first).

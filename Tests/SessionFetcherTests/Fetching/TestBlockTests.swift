@@ -76,8 +76,8 @@ struct TestBlockTests {
       SessionFetcher.globalTestBlock = { fetcher, respond in
         respond(TestBlockTests.response(200), Data((fetcher.request?.url?.path ?? "").utf8), nil)
       }
-      let global = await fetcher.fetchResult(timeout: 10)
-      let ownResult = await own.fetchResult(timeout: 10)
+      let global = await fetcher.fetchResult()
+      let ownResult = await own.fetchResult()
       // Read when a fetch begins: one begun after the block is removed goes to the network (and
       // fails: nothing listens on port 1).
       SessionFetcher.globalTestBlock = nil

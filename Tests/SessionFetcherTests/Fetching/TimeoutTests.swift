@@ -1,13 +1,14 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// A timeout ends its fetch on time even when the engine is slow to report: FoundationNetworking
 /// cancels a task, and reports it, through a serial work queue shared by the whole process and
 /// then the session's delegate queue, which fall seconds behind with many transfers in flight on
 /// a busy machine. The sessions here are on the engine the tests run on (`SESSIONFETCHER_ENGINE`).
-@Suite("Timeouts with a busy engine")
+@Suite("Timeouts with a busy engine", .ownThreads)
 struct TimeoutTests {
   /// Holds the engine's event thread (URLSession's delegate queue, the libcurl loop thread) in the
   /// first data event of the fetch it watches, until the test releases it: the engine can report

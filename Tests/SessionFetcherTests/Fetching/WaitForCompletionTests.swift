@@ -1,11 +1,12 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// `waitForCompletion(timeout:)` where it cannot simply block: on the main thread, whose run loop
 /// must deliver main-queue callbacks, and on the very queue that must run the completion.
-@Suite struct WaitForCompletionTests {
+@Suite(.ownThreads) struct WaitForCompletionTests {
   /// A command-line tool's top-level code before its first `await`: the wait runs the main run loop,
   /// so the completion (on the main queue, the default) runs and the wait returns true.
   @Test func onTheMainThreadTheMainQueueRuns() async throws {

@@ -1,6 +1,7 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// Weak references to fetchers, to prove every one was deallocated.
@@ -94,7 +95,7 @@ final class BalanceCounter: @unchecked Sendable {
   }
 }
 
-@Suite("Races and leaks")
+@Suite("Races and leaks", .ownThreads)
 struct RacesAndLeaksTests {
   @Test("1,000 begin/stop pairs from several threads: no completion after stop, balanced, all freed")
   func beginStopPairs() async throws {
@@ -104,21 +105,23 @@ struct RacesAndLeaksTests {
     let balance = BalanceCounter()
     let lateCompletions = Recorder<Int>()
     let queue = DispatchQueue(label: "races.callbacks")
-    DispatchQueue.concurrentPerform(iterations: 1_000) { index in
-      do {
-        let path = ["/hang", "/bytes/1000", "/delay/0.01"][index % 3]
-        let fetcher = server.fetcher("\(path)?i=\(index)", queue: queue)
-        weak.add(fetcher)
-        balance.watch(fetcher)
-        let stopped = Recorder<Bool>()
-        fetcher.beginFetch { _, _ in
-          if stopped.count > 0 { lateCompletions.append(index) }
+    await offThePool {
+      DispatchQueue.concurrentPerform(iterations: 1_000) { index in
+        do {
+          let path = ["/hang", "/bytes/1000", "/delay/0.01"][index % 3]
+          let fetcher = server.fetcher("\(path)?i=\(index)", queue: queue)
+          weak.add(fetcher)
+          balance.watch(fetcher)
+          let stopped = Recorder<Bool>()
+          fetcher.beginFetch { _, _ in
+            if stopped.count > 0 { lateCompletions.append(index) }
+          }
+          if index % 4 == 0 { usleep(UInt32.random(in: 0...2_000)) }
+          fetcher.stopFetching()
+          // A completion already running when stop was called may finish; none may start later.
+          queue.sync {}
+          stopped.append(true)
         }
-        if index % 4 == 0 { usleep(UInt32.random(in: 0...2_000)) }
-        fetcher.stopFetching()
-        // A completion already running when stop was called may finish; none may start later.
-        queue.sync {}
-        stopped.append(true)
       }
     }
     #expect(await eventually(timeout: 30) { !weak.anyFetching })

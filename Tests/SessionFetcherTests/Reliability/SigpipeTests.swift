@@ -5,6 +5,7 @@ import Testing
 
 #if canImport(Glibc)
   import Glibc
+  import TestTraits
 #endif
 
 /// No fetch can kill its process with SIGPIPE. The test process itself ignores SIGPIPE (the test
@@ -12,7 +13,7 @@ import Testing
 /// child process, `sigpipe-probe` (built beside the tests), whose SIGPIPE is at its default
 /// disposition, as in a user's program: uploads to servers that answer early and close, reset the
 /// connection mid-upload, or are proxies that close, over plain HTTP and over TLS, on each engine.
-@Suite("SIGPIPE cannot kill the process")
+@Suite("SIGPIPE cannot kill the process", .ownThreads)
 struct SigpipeTests {
   @Test(
     "Uploads to servers that close or reset under them end with an error, not SIGPIPE",

@@ -1,6 +1,7 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// Runs `body`, failing when it takes longer than `seconds` (the test's own bound).
@@ -29,7 +30,7 @@ struct ReadBody {
   }
 }
 
-@Suite("Streaming")
+@Suite("Streaming", .ownThreads)
 struct StreamingTests {
   @Test func chunksArriveInOrderAfterTheHead() async throws {
     let server = try TestServer()
@@ -210,7 +211,7 @@ struct StreamingTests {
     #expect(await eventually { !fetcher.isFetching })
     #expect(await eventually { counter.started == 1 && counter.stopped == 1 })
     // The server's writes fail once the client is gone: the count stops well short of the body.
-    let settled = await eventually(timeout: 5) {
+    let settled = await eventually(timeout: 20) {
       let before = server.bytesWritten(path: "/stream")
       Thread.sleep(forTimeInterval: 0.2)
       return server.bytesWritten(path: "/stream") == before
