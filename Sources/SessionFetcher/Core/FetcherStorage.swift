@@ -75,7 +75,7 @@ package struct FetcherConfiguration {
   /// system's generator is a system call: most fetches never retry).
   private var randomMinRetryInterval: TimeInterval?
 
-  init(request: URLRequest?) {
+  package init(request: URLRequest?) {
     self.request = request
   }
 
