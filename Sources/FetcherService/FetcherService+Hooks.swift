@@ -138,11 +138,11 @@ extension FetcherService {
   func addUserAgent(to request: inout URLRequest, hasNoHeaders: Bool = false) {
     guard hasNoHeaders || request.value(forHTTPHeaderField: "User-Agent") == nil else { return }
     let agent = state.withLock { state -> String? in
-      let configured = state.defaults.configuration?.httpAdditionalHeaders?.keys.contains {
+      let configured = state.defaults.sessionConfiguration?.httpAdditionalHeaders?.keys.contains {
         ($0 as? String)?.lowercased() == "user-agent"
       }
       if configured == true { return nil }
-      return state.defaults.userAgent ?? FetcherService.standardUserAgent
+      return state.userAgent ?? FetcherService.standardUserAgent
     }
     guard let agent else { return }
     // As it is, even with a control character: the fetcher then refuses the request, naming the

@@ -57,7 +57,8 @@ public final class FetcherService: @unchecked Sendable {
     idleTimer.withLock { $0 }?.cancel()
   }
 
-  subscript<Value>(defaults keyPath: WritableKeyPath<FetcherDefaults, Value>) -> Value {
+  /// A setting of the fetchers the service makes (see `ServiceState.defaults`).
+  subscript<Value>(defaults keyPath: WritableKeyPath<FetcherConfiguration, Value>) -> Value {
     get { state.withLock { $0.defaults[keyPath: keyPath] } }
     set { state.withLock { $0.defaults[keyPath: keyPath] = newValue } }
   }
@@ -75,7 +76,7 @@ public final class FetcherService: @unchecked Sendable {
     // Added now, while the request is this call's alone: before each attempt it would be copied
     // first (the fetcher keeps the request it began with). Not the request's own: a provider of the
     // fetcher's replaces it, and with a provider of the service's it waits for the fetch.
-    guard state.withLock({ $0.defaults.userAgentProvider == nil }) else { return fetcher(request: request) }
+    guard state.withLock({ $0.userAgentProvider == nil }) else { return fetcher(request: request) }
     addUserAgent(to: &request, hasNoHeaders: true)
     let made = fetcher(request: request)
     made.presetUserAgent = request.value(forHTTPHeaderField: "User-Agent")
@@ -108,47 +109,22 @@ public final class FetcherService: @unchecked Sendable {
     SessionFetcher(resumeData: resumeData).map { configure($0) }
   }
 
+  /// Hands the service's defaults to `fetcher`, just made, in one step.
   private func configure(_ fetcher: SessionFetcher) -> SessionFetcher {
-    let defaults = state.withLock { $0.defaults }
-    let id = ObjectIdentifier(fetcher)
-    fetcher.updateConfiguration { config in
-      config.callbackQueue = defaults.callbackQueue
-      config.isRetryEnabled = defaults.isRetryEnabled
-      config.maxRetryCount = defaults.maxRetryCount
-      config.retryBlock = defaults.retryBlock
-      config.minRetryInterval = FetcherConfiguration.retryInterval(defaults.minRetryInterval)
-      config.maxRetryInterval = FetcherConfiguration.retryInterval(defaults.maxRetryInterval)
-      config.allowedInsecureSchemes = defaults.allowedInsecureSchemes
-      config.allowLocalhostRequest = defaults.allowLocalhostRequest
-      config.maximumRedirects = defaults.maximumRedirects
-      config.postsNotifications = defaults.postsNotifications
-      config.downloadWindowLength = defaults.downloadWindowLength
-      config.maximumLineLength = defaults.maximumLineLength
-      config.maximumEventLength = defaults.maximumEventLength
-      config.credential = defaults.credential
-      config.proxyCredential = defaults.proxyCredential
-      config.challengeBlock = defaults.challengeBlock
-      config.metricsCollectionBlock = defaults.metricsCollectionBlock
-      config.authorizer = defaults.authorizer
-      config.stopFetchingTriggersCompletionHandler = defaults.stopFetchingTriggersCompletionHandler
-      config.testBlock = defaults.testBlock
-      config.properties = defaults.properties
-      config.cookieStorage = defaults.cookieStorage
-      config.serviceHooks = self
-      config.service = WeakFetcherService(self)
-      config.engine = defaults.engine
-      config.engineSessions = defaults.engineSessions
-      config.tlsSettings = defaults.tlsSettings
-      config.proxySettings = defaults.proxySettings
-      config.unixSocketPath = defaults.unixSocketPath
-      if defaults.reuseSession {
-        config.sessionProvider = { [self] in self.sharedSession(for: id) }
-      } else {
-        config.sessionConfiguration =
-          defaults.configuration ?? FetcherSession.defaultConfiguration(for: defaults.engine)
-        config.configurationBlock = defaults.configurationBlock
-      }
+    var (config, reuseSession) = state.withLock { ($0.defaults, $0.reuseSession) }
+    config.serviceHooks = self
+    config.service = WeakFetcherService(self)
+    if reuseSession {
+      let id = ObjectIdentifier(fetcher)
+      config.sessionProvider = { [self] in self.sharedSession(for: id) }
+      // They make the shared session (`sharedSession(for:)`); in the fetcher they would give it a
+      // session of its own.
+      config.sessionConfiguration = nil
+      config.configurationBlock = nil
+    } else if config.sessionConfiguration == nil {
+      config.sessionConfiguration = FetcherSession.defaultConfiguration(for: config.engine)
     }
+    fetcher.adoptServiceConfiguration(config)
     return fetcher
   }
 
@@ -188,15 +164,15 @@ public final class FetcherService: @unchecked Sendable {
 
   /// The fetchers' first retry delay; 0 (the default) keeps the fetcher's random 1–2 s.
   public var minRetryInterval: TimeInterval {
-    get { self[defaults: \.minRetryInterval] }
-    set { self[defaults: \.minRetryInterval] = max(0, newValue) }
+    get { self[defaults: \.minRetryInterval] ?? 0 }
+    set { self[defaults: \.minRetryInterval] = FetcherConfiguration.retryInterval(newValue) }
   }
 
   /// The fetchers' longest retry delay; 0 (the default) keeps the fetcher's default (60 s for GET
   /// and HEAD, 600 s otherwise).
   public var maxRetryInterval: TimeInterval {
-    get { self[defaults: \.maxRetryInterval] }
-    set { self[defaults: \.maxRetryInterval] = max(0, newValue) }
+    get { self[defaults: \.maxRetryInterval] ?? 0 }
+    set { self[defaults: \.maxRetryInterval] = FetcherConfiguration.retryInterval(newValue) }
   }
 
   /// Schemes the fetchers may use besides https (default none).
@@ -303,10 +279,8 @@ public final class FetcherService: @unchecked Sendable {
   /// other requests without one get it before each attempt. One with a control character (CR,
   /// LF…) fails each fetch with `SessionFetcherError.invalidConfiguration`, with nothing sent.
   public var userAgent: String? {
-    get { self[defaults: \.userAgent] }
-    set {
-      state.withLock { $0.defaults.userAgent = newValue }
-    }
+    get { state.withLock { $0.userAgent } }
+    set { state.withLock { $0.userAgent = newValue } }
   }
 
   /// Whether stopping a fetcher calls its completion with `SessionFetcherError.cancelled`
@@ -357,8 +331,8 @@ public final class FetcherService: @unchecked Sendable {
   /// settings, set only ``configurationBlock``. The library's required settings are applied to a
   /// copy. Takes effect for the next session made.
   public var configuration: URLSessionConfiguration? {
-    get { self[defaults: \.configuration] }
-    set { self[defaults: \.configuration] = newValue }
+    get { self[defaults: \.sessionConfiguration] }
+    set { self[defaults: \.sessionConfiguration] = newValue }
   }
 
   /// Adjusts the configuration each time the service makes a session (with ``reuseSession``, once
@@ -391,8 +365,8 @@ public final class FetcherService: @unchecked Sendable {
   /// Whether the service's fetchers share one URLSession (default true). When false, each fetcher
   /// gets a session of its own, closed when it ends. Read when a fetcher is made.
   public var reuseSession: Bool {
-    get { self[defaults: \.reuseSession] }
-    set { self[defaults: \.reuseSession] = newValue }
+    get { state.withLock { $0.reuseSession } }
+    set { state.withLock { $0.reuseSession = newValue } }
   }
 
   /// Seconds the shared session may stay unused before it is invalidated (default 60); the next
@@ -416,7 +390,7 @@ public final class FetcherService: @unchecked Sendable {
         state.sessions.assign(session, to: fetcher)
         return session
       }
-      let copy = state.defaults.configuration?.copy() as? URLSessionConfiguration
+      let copy = state.defaults.sessionConfiguration?.copy() as? URLSessionConfiguration
       let engine = state.defaults.engine
       let base = copy ?? FetcherSession.defaultConfiguration(for: engine)
       state.defaults.configurationBlock?(base)

@@ -1,44 +1,6 @@
 import Foundation
 import SessionFetcher
 
-/// What a service copies into every fetcher it makes.
-struct FetcherDefaults {
-  var callbackQueue: DispatchQueue = .main
-  var isRetryEnabled = false
-  var maxRetryCount: Int?
-  var retryBlock: SessionFetcher.RetryBlock?
-  var minRetryInterval: TimeInterval = 0
-  var maxRetryInterval: TimeInterval = 0
-  var allowedInsecureSchemes: [String] = []
-  var allowLocalhostRequest = false
-  var maximumRedirects = 20
-  var postsNotifications = true
-  var downloadWindowLength = FetcherConfiguration.defaultDownloadWindowLength
-  var maximumLineLength = SessionFetcher.defaultMaximumLineLength
-  var maximumEventLength = SessionFetcher.defaultMaximumEventLength
-  var credential: URLCredential?
-  var proxyCredential: URLCredential?
-  var challengeBlock: ChallengeBlock?
-  var metricsCollectionBlock: SessionFetcher.MetricsCollectionBlock?
-  var authorizer: (any FetcherAuthorizer)?
-  var userAgent: String?
-  var userAgentProvider: (any UserAgentProvider)?
-  var stopFetchingTriggersCompletionHandler = false
-  var testBlock: SessionFetcher.TestBlock?
-  var configuration: URLSessionConfiguration?
-  var configurationBlock: (@Sendable (URLSessionConfiguration) -> Void)?
-  var properties: [String: any Sendable] = [:]
-  var cookieStorage = SessionCookieStorage()
-  var reuseSession = true
-  var engine = FetcherEngine.default
-  /// Makes the engine sessions of the service's sessions in place of `engine`'s (a test's
-  /// scripted engine).
-  var engineSessions: FetcherSession.EngineSessionMaker?
-  var tlsSettings = TLSSettings()
-  var proxySettings: ProxySettings?
-  var unixSocketPath: String?
-}
-
 /// The ETag bookkeeping of one attempt: which cache key it uses and which tag it sent.
 struct PendingETag {
   var key: String
@@ -134,7 +96,18 @@ struct SessionBook {
 
 /// Everything mutable of a ``FetcherService``, behind its one lock.
 struct ServiceState {
-  var defaults = FetcherDefaults()
+  /// The settings every fetcher the service makes takes, handed over whole when it is made (see
+  /// `FetcherService.configure(_:)`). The session settings (`sessionConfiguration`,
+  /// `configurationBlock`, `engine`, `engineSessions`) also make the shared session.
+  var defaults = ServiceState.initialDefaults
+  /// The service's User-Agent (see `FetcherService.addUserAgent(to:hasNoHeaders:)`): added to
+  /// requests, never a fetcher setting.
+  var userAgent: String?
+  /// Supplies the User-Agent of the service's fetches (see `FetcherService.userAgentProvider`); a
+  /// fetcher's own provider replaces it.
+  var userAgentProvider: (any UserAgentProvider)?
+  /// Whether the service's fetchers share one session (see `FetcherService.reuseSession`).
+  var reuseSession = true
   var throttle = HostThrottle<SessionFetcher>(maxRunningPerHost: 10)
   /// Fetchers waiting out a retry delay, per host key (for early retry).
   var retryWaiters: [String: Set<SessionFetcher>] = [:]
@@ -149,6 +122,14 @@ struct ServiceState {
   var decorators: [any FetcherDecorator] = []
   /// Running fetchers the throttle does not count (no host and no `serviceHost`).
   var unthrottled: Set<SessionFetcher> = []
+
+  /// A fetcher's defaults, but with a cookie jar of the service's own in place of
+  /// `SessionCookieStorage.shared`.
+  private static var initialDefaults: FetcherConfiguration {
+    var defaults = FetcherConfiguration(request: nil)
+    defaults.cookieStorage = SessionCookieStorage()
+    return defaults
+  }
 }
 
 /// A one-shot timer that can be armed again and cancelled for good: the service's idle check.

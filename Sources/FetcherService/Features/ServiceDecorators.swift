@@ -37,8 +37,8 @@ extension FetcherService {
   /// `SessionFetcher.userAgentProvider` of its own; wins over ``userAgent``. Read when a fetch
   /// begins, so it applies to fetchers already made. See `UserAgentProvider`.
   public var userAgentProvider: (any UserAgentProvider)? {
-    get { self[defaults: \.userAgentProvider] }
-    set { self[defaults: \.userAgentProvider] = newValue }
+    get { state.withLock { $0.userAgentProvider } }
+    set { state.withLock { $0.userAgentProvider = newValue } }
   }
 
   // MARK: - Issued fetchers

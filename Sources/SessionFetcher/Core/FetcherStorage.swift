@@ -75,7 +75,7 @@ package struct FetcherConfiguration {
   /// system's generator is a system call: most fetches never retry).
   private var randomMinRetryInterval: TimeInterval?
 
-  init(request: URLRequest?) {
+  package init(request: URLRequest?) {
     self.request = request
   }
 
@@ -255,7 +255,9 @@ struct FetcherStorage {
 /// A parse step of parse-then-complete, run on a successful body.
 typealias SuccessParser = @Sendable (Data?) -> Void
 
-/// The body of each attempt.
+/// The body of each attempt: what to send, not yet the bytes of one exchange. A stream provider
+/// is called again, and a file checked again, for each attempt and each redirect that resends the
+/// body; `sendHop` opens it as that exchange's ``EngineBody``.
 enum BodySource {
   case none
   case data(Data)

@@ -184,28 +184,33 @@ extension SessionFetcher {
       try PartFile.prepareFolder(for: destination)
     }
 
-    let session: FetcherSession
-    let ownsSession: Bool
     // A configuration of the fetcher's own: its resource timeout applies (FoundationNetworking
     // ignores it). A stream's copy of a shared session keeps the shared session's behaviour.
     let ownConfiguration = config.sessionConfiguration != nil || config.configurationBlock != nil
+    let base: FetcherSession
     if ownConfiguration {
-      if config.engineSessions == nil { try SessionFetcher.checkAvailable(config.engine) }
       // A copy: the block must not change a configuration the caller (or a service) shares.
       let copy = config.sessionConfiguration?.copy() as? URLSessionConfiguration
       let sessionConfiguration = copy ?? FetcherSession.defaultConfiguration(for: config.engine)
       config.configurationBlock?(sessionConfiguration)
-      if let engineSessions = config.engineSessions {
-        session = FetcherSession(configuration: sessionConfiguration, engineSessions: engineSessions)
-      } else {
-        session = FetcherSession(configuration: sessionConfiguration, engine: config.engine)
-      }
-      ownsSession = true
+      base =
+        config.engineSessions.map { FetcherSession(configuration: sessionConfiguration, engineSessions: $0) }
+        ?? FetcherSession(configuration: sessionConfiguration, engine: config.engine)
     } else {
-      let shared = config.sessionProvider?() ?? .standalone(config.engine)
-      if let reason = shared.unavailableReason { throw SessionFetcherError.engineUnavailable(reason) }
+      base = config.sessionProvider?() ?? .standalone(config.engine)
+    }
+    if let reason = base.unavailableReason {
+      // A session of the fetch's own is let go of with everything its engine made.
+      if ownConfiguration { base.invalidateAndCancel() }
+      throw SessionFetcherError.engineUnavailable(reason)
+    }
+    let session: FetcherSession
+    let ownsSession: Bool
+    if ownConfiguration {
+      (session, ownsSession) = (base, true)
+    } else {
       // A stream may stay open for hours: not on the shared session (see `sessionForStream`).
-      (session, ownsSession) = streams ? shared.sessionForStream() : (shared, false)
+      (session, ownsSession) = streams ? base.sessionForStream() : (base, false)
     }
     // Headers the session adds to every request (`httpAdditionalHeaders`) pass the same rule.
     if let extra = session.configuration.httpAdditionalHeaders, !extra.isEmpty {
@@ -236,11 +241,6 @@ extension SessionFetcher {
       testBlock: config.testBlock ?? SessionFetcher.globalTestBlock,
       postsNotifications: config.postsNotifications, tlsSettings: config.tlsSettings,
       route: route)
-  }
-
-  /// Throws ``SessionFetcherError/engineUnavailable(_:)`` for an engine that cannot run here.
-  static func checkAvailable(_ engine: FetcherEngine) throws {
-    if let reason = engine.unavailableReason { throw SessionFetcherError.engineUnavailable(reason) }
   }
 
   /// Throws when the engine cannot honour `settings` (``SessionFetcherError/unsupportedByEngine(_:)``,

@@ -85,10 +85,18 @@ public final class SessionFetcher: @unchecked Sendable {
 
   // MARK: - Configuration accessors
 
-  /// Changes several settings under one lock: how a service hands its defaults to a new fetcher
-  /// (one setter each would take the lock and walk a key path per setting).
-  package func updateConfiguration(_ update: (inout FetcherConfiguration) -> Void) {
-    storage.withLock { update(&$0.config) }
+  /// Gives a fetcher just made a service's settings, all under one lock (one setter each would
+  /// take the lock and walk a key path per setting): `configuration` replaces the fetcher's, but
+  /// for what the fetcher was made with, which it keeps: its ``request`` and, for
+  /// ``init(resumeData:)``, the ``destinationFileURL`` of the download it continues.
+  package func adoptServiceConfiguration(_ configuration: FetcherConfiguration) {
+    storage.withLock { storage in
+      guard storage.lifecycle.state == .idle else { return }
+      var adopted = configuration
+      adopted.request = storage.config.request
+      adopted.destinationFileURL = storage.config.destinationFileURL
+      storage.config = adopted
+    }
   }
 
   subscript<Value>(config keyPath: WritableKeyPath<FetcherConfiguration, Value>) -> Value {

@@ -4,73 +4,8 @@ import Foundation
 import SessionFetcher
 import Testing
 
-private final class StubAuthorizer: FetcherAuthorizer, @unchecked Sendable {
-  // `@unchecked Sendable`: immutable.
-  func authorizeRequest(_ request: URLRequest) async throws -> URLRequest {
-    var request = request
-    request.setValue("Bearer stub", forHTTPHeaderField: "Authorization")
-    return request
-  }
-}
-
 @Suite("Defaults, user agent and test blocks")
 struct DefaultsTests {
-  @Test func fetchersInheritTheServiceDefaults() throws {
-    let service = FetcherService()
-    let queue = DispatchQueue(label: "test.defaults")
-    let authorizer = StubAuthorizer()
-    let credential = URLCredential(user: "u", password: "p", persistence: .none)
-    let proxy = URLCredential(user: "pu", password: "pp", persistence: .none)
-    service.callbackQueue = queue
-    service.isRetryEnabled = true
-    service.retryBlock = { suggested, _, respond in respond(suggested) }
-    service.minRetryInterval = 3
-    service.maxRetryInterval = 40
-    service.allowedInsecureSchemes = ["http"]
-    service.allowLocalhostRequest = true
-    service.credential = credential
-    service.proxyCredential = proxy
-    service.authorizer = authorizer
-    service.stopFetchingTriggersCompletionHandler = true
-    service.postsNotifications = false
-    service.downloadWindowLength = 123_456
-    service.testBlock = { _, respond in respond(nil, nil, nil) }
-    service.properties = ["team": "fetch"]
-    service.setProperty(42, forKey: "answer")
-
-    let fetchers = [
-      service.fetcher(urlString: "http://example.com/a"),
-      service.fetcher(url: URL(string: "http://example.com/b")!),
-      service.fetcher(request: URLRequest(url: URL(string: "http://example.com/c")!)),
-    ]
-    for fetcher in fetchers {
-      #expect(fetcher.callbackQueue === queue)
-      #expect(fetcher.isRetryEnabled)
-      #expect(fetcher.retryBlock != nil)
-      #expect(fetcher.minRetryInterval == 3)
-      #expect(fetcher.maxRetryInterval == 40)
-      #expect(fetcher.allowedInsecureSchemes == ["http"])
-      #expect(fetcher.allowLocalhostRequest)
-      #expect(fetcher.credential === credential)
-      #expect(fetcher.proxyCredential === proxy)
-      #expect(fetcher.authorizer as AnyObject? === authorizer)
-      #expect(fetcher.stopFetchingTriggersCompletionHandler)
-      #expect(!fetcher.postsNotifications)
-      #expect(fetcher.downloadWindowLength == 123_456)
-      #expect(fetcher.testBlock != nil)
-      #expect(fetcher.properties["team"] as? String == "fetch")
-      #expect(fetcher.property(forKey: "answer") as? Int == 42)
-      #expect(fetcher.cookieStorage === service.cookieStorage)
-      #expect(fetcher.cookieStorage !== SessionCookieStorage.shared)
-    }
-    #expect(fetchers.map { $0.request?.url?.lastPathComponent } == ["a", "b", "c"])
-
-    // Defaults are copied when the fetcher is made.
-    service.isRetryEnabled = false
-    #expect(fetchers[0].isRetryEnabled)
-    #expect(!service.fetcher(urlString: "http://example.com/d").isRetryEnabled)
-  }
-
   @Test func serviceDefaultValues() {
     let service = FetcherService()
     #expect(service.maxRunningFetchersPerHost == 10)

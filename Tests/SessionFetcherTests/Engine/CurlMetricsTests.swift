@@ -14,7 +14,7 @@
       let (second, _) = try curlExchange(engine, URLRequest(url: server.url("/bytes/2000")))
       let one = try #require(first.metricsAtCompletion)
       let two = try #require(second.metricsAtCompletion)
-      #expect(firstTask.metrics == one)
+      #expect(firstTask.transferMetrics == one)
       #expect(!one.isReusedConnection)
       #expect(one.connect != nil)
       #expect(one.secureConnection == nil)

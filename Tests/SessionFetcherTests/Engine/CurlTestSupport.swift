@@ -88,7 +88,7 @@
       record.withLock {
         $0.events.append("complete")
         $0.completions.append(error)
-        $0.metricsAtCompletion = (task as? CurlTask)?.metrics
+        $0.metricsAtCompletion = (task as? CurlTask)?.transferMetrics
       }
       done.signal()
     }

@@ -7,6 +7,31 @@ import Testing
   import FoundationNetworking
 #endif
 
+/// An engine that cannot run: it makes no task, and records whether it was let go of.
+private final class UnavailableTestEngineSession: EngineSession, @unchecked Sendable {
+  // `@unchecked Sendable`: `state` is behind its lock.
+  private let state = Locked((invalidated: false, tasksAsked: 0))
+  var unavailableReason: String? { "the test's engine is unavailable" }
+  var pausing: StreamPausing.Method { .suspendTask }
+  var enforcesRequestTimeout: Bool { false }
+  var tlsSettingsLimitation: String? { nil }
+  var routeLimitation: String? { nil }
+  var sharesOneSessionAmongStreams: Bool { true }
+  func sendsSizedStreams(for request: URLRequest) -> Bool { false }
+  func makeTask(
+    request: URLRequest, body: EngineBody, tls: TLSSettings, route: TransportRoute,
+    handler: any SessionTaskHandler
+  ) -> (any EngineTask)? {
+    state.withLock { $0.tasksAsked += 1 }
+    return nil
+  }
+  var isInvalidated: Bool { state.withLock { $0.invalidated } }
+  var tasksAsked: Int { state.withLock { $0.tasksAsked } }
+  func finishTasksAndInvalidate() { state.withLock { $0.invalidated = true } }
+  func invalidateAndCancel() { state.withLock { $0.invalidated = true } }
+  func invalidateAndCancelWithoutWaiting() { state.withLock { $0.invalidated = true } }
+}
+
 /// The engine choice itself: the environment default, availability, and what each engine tells.
 @Suite("Fetcher engines")
 struct FetcherEngineTests {
@@ -24,6 +49,27 @@ struct FetcherEngineTests {
     let value = ProcessInfo.processInfo.environment["SESSIONFETCHER_ENGINE"]
     #expect(FetcherEngine.default == (FetcherEngine.parse(value) ?? .urlSession))
     #expect(SessionFetcher.fetcher(urlString: "https://example.invalid/").engine == FetcherEngine.default)
+  }
+
+  /// A fetch whose engine cannot run fails at begin with the engine's reason, asking it for no
+  /// task, whether its session is its own (made from a configuration of its own, then let go of)
+  /// or shared (left to its owner).
+  @Test(arguments: [true, false])
+  func anUnavailableEngineSessionFailsTheFetchAtBegin(ownConfiguration: Bool) async {
+    let engine = UnavailableTestEngineSession()
+    let fetcher = SessionFetcher.fetcher(urlString: "https://example.invalid/")
+    fetcher.callbackQueue = DispatchQueue(label: "test.unavailable-engine")
+    if ownConfiguration {
+      fetcher.configuration = .ephemeral
+      fetcher.engineSessions = { _ in engine }
+    } else {
+      let shared = FetcherSession(configuration: nil, engineSessions: { _ in engine })
+      fetcher.sessionProvider = { shared }
+    }
+    let result = await fetcher.fetchResult(timeout: 10)
+    #expect(result.fetcherError == .engineUnavailable("the test's engine is unavailable"))
+    #expect(engine.tasksAsked == 0)
+    #expect(engine.isInvalidated == ownConfiguration)
   }
 
   @Test func urlSessionIsAlwaysAvailable() {

@@ -6,7 +6,7 @@
   /// One HTTP exchange on a ``CurlEngine``: a request, its response head and body, reported to a
   /// ``SessionTaskHandler``.
   ///
-  /// Made by ``CurlEngine/makeTask(request:body:handler:)``, started by ``resume()``. ``resume()``,
+  /// Made by ``CurlEngine/makeTask(request:body:tls:route:handler:)``, started by ``resume()``. ``resume()``,
   /// ``suspend()`` and ``cancel()`` may be called from any thread, any number of times, including from
   /// inside a handler callback; they only change the task's state and queue a command for the
   /// engine's loop thread. The handler is called on that loop thread, serially, with
@@ -71,9 +71,9 @@
 
     package var response: URLResponse? { state.withLock { $0.response }?.response }
 
-    /// What libcurl measured of the exchange; set before the handler's `didCompleteWithError`, nil
-    /// when no transfer ran.
-    package var metrics: TransferMetrics? { state.withLock { $0.metrics } }
+    /// What libcurl measured of the exchange, for the fetcher's `timing`; set before the handler's
+    /// `didCompleteWithError`, nil when no transfer ran.
+    package var transferMetrics: TransferMetrics? { state.withLock { $0.metrics } }
 
     package var diagnosticSummary: String {
       state.withLock { state in
@@ -310,12 +310,5 @@
     guard let userdata else { return 1 }
     let task = Unmanaged<CurlTask>.fromOpaque(userdata).takeUnretainedValue()
     return task.progress(bytesSent: uploaded)
-  }
-#endif
-
-#if canImport(FoundationNetworking)
-  extension CurlTask {
-    /// What libcurl measured of the exchange (``metrics``), for the fetcher's `timing`.
-    package var transferMetrics: TransferMetrics? { metrics }
   }
 #endif
