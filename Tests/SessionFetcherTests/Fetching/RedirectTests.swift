@@ -24,20 +24,21 @@ struct RedirectTests {
     #expect(fetcher.timing.redirectCount >= 1)
   }
 
-  @Test(arguments: [307, 308])
-  func temporaryAndPermanentRedirectsResendTheBody(_ status: Int) async throws {
+  /// The body really reaches the next hop on each engine (a 307 here; that a 308 keeps the body
+  /// too is the fetcher's rule, in `ScriptedRedirectTests`).
+  @Test func aTemporaryRedirectResendsTheBody() async throws {
     let server = try TestServer()
     defer { server.stop() }
     let body = TestServer.patternBytes(count: 100_000)
     // Data body.
-    let fetcher = server.fetcher("/redirect?to=/echo&status=\(status)")
+    let fetcher = server.fetcher("/redirect?to=/echo&status=307")
     fetcher.bodyData = body
     let result = await fetcher.fetchResult()
     #expect(result.data == body)
     #expect(server.requests.last?.method == "POST")
     // Stream body: the provider is asked again (FoundationNetworking drops the body, corelibs).
     let calls = Recorder<Int>()
-    let streamed = server.fetcher("/redirect?to=/echo&status=\(status)")
+    let streamed = server.fetcher("/redirect?to=/echo&status=307")
     streamed.bodyStreamProvider = {
       calls.append(1)
       return InputStream(data: body)
