@@ -24,6 +24,7 @@ struct ScriptedServiceTests {
     let engine = ScriptedEngine()
     engine.respond(to: "/busy", with: .response(status: 503))
     let service = Self.service(engine)
+    #expect(service.maxRetryCount == nil)
     service.isRetryEnabled = true
     service.minRetryInterval = 0.01
     service.maxRetryCount = 1
@@ -33,6 +34,20 @@ struct ScriptedServiceTests {
     #expect(await fetcher.fetchResult().fetcherError?.statusCode == 503)
     #expect(engine.requests.count == 2)
     #expect(engine.sessionCount == 1)
+    #expect(service.fetcher(urlString: "https://example.com/").maxRetryCount == 5)
+  }
+
+  @Test func aNegativeServiceRetryLimitFailsItsFetchersAtBegin() async {
+    let engine = ScriptedEngine()
+    engine.respond(to: "/one", with: .response(body: Data("1".utf8)))
+    let service = Self.service(engine)
+    service.maxRetryCount = -2
+    let result = await service.fetcher(url: engine.url("/one")).fetchResult()
+    guard case .invalidConfiguration? = result.fetcherError else {
+      Issue.record("expected invalidConfiguration, got \(String(describing: result.error))")
+      return
+    }
+    #expect(engine.requests.isEmpty)
   }
 
   /// A service that makes no shared session (a configuration per fetcher) still runs on the engine,

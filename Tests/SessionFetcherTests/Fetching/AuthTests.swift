@@ -114,22 +114,4 @@ struct AuthTests {
     #expect(authorizer.refreshes == 1)
     #expect(server.requests.count == 2)
   }
-
-  struct FailingAuthorizer: FetcherAuthorizer {
-    struct NoToken: Error {}
-    func authorizeRequest(_ request: URLRequest) async throws -> URLRequest { throw NoToken() }
-  }
-
-  @Test func authorizerErrorFailsTheFetchWithoutTraffic() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/bytes/1")
-    fetcher.authorizer = FailingAuthorizer()
-    let result = await fetcher.fetchResult()
-    guard case .authorizationFailed? = result.fetcherError else {
-      Issue.record("expected authorizationFailed, got \(String(describing: result.error))")
-      return
-    }
-    #expect(server.requests.isEmpty)
-  }
 }

@@ -8,27 +8,127 @@ import Testing
 #endif
 
 /// Retries and their delays, on the scripted engine: what the fetcher decides from each answer.
+/// How each real engine reports a lost or refused connection is in `RetryTests`.
 @Suite("Retries (scripted)")
 struct ScriptedRetryTests {
   static let body = Data("the body".utf8)
 
-  @Test func retriesRecoverFromServerErrorsWithBalancedNotifications() async {
+  /// How a fetch ends.
+  enum Outcome: Sendable, Equatable {
+    /// With ``ScriptedRetryTests/body``.
+    case body
+    /// With a status error.
+    case status(Int)
+    /// With a transport error.
+    case transport(URLError.Code)
+  }
+
+  /// One row of the retry table: the answers in order, how the fetcher is set up, and what it
+  /// decides.
+  struct Row: Sendable, CustomTestStringConvertible {
+    var name: String
+    /// The answers to the fetcher's attempts, in order (the last answers every later attempt).
+    var answers: [ScriptedExchange]
+    /// A POST of this body, else a GET.
+    var post: Data? = nil
+    var isRetryEnabled = true
+    var minRetryInterval: TimeInterval = 0.01
+    /// The fetcher's `maxRetryInterval`, when not its default.
+    var maxRetryInterval: TimeInterval? = nil
+    /// How the fetch ends.
+    var outcome = Outcome.body
+    /// How many retries the fetcher makes.
+    var retries: Int
+    /// The delays the fetcher announces before its retries, when the row checks them.
+    var delays: [TimeInterval]? = nil
+
+    var testDescription: String { name }
+  }
+
+  static let lostBeforeHead = ScriptedExchange.failure(URLError(.networkConnectionLost))
+  static let lostMidBody = ScriptedExchange([
+    .head(status: 200, headers: ["Content-Length": "8"]), .body(Data("the ".utf8)),
+    .fail(URLError(.networkConnectionLost)),
+  ])
+  static let ok = ScriptedExchange.response(body: body)
+
+  static let rows: [Row] = [
+    Row(
+      name: "503, 503, then 200: two retries", answers: [.response(status: 503), .response(status: 503), ok],
+      retries: 2),
+    Row(
+      name: "retries off: the 503 is the answer", answers: [.response(status: 503), ok],
+      isRetryEnabled: false, outcome: .status(503), retries: 0),
+    Row(
+      name: "a 500 is not retried by default", answers: [.response(status: 500), ok], outcome: .status(500),
+      retries: 0),
+    Row(
+      name: "a POST is not retried after a 502", answers: [.response(status: 502), ok], post: Data("x".utf8),
+      outcome: .status(502), retries: 0),
+    Row(
+      name: "a POST is retried after a 503, its body sent again", answers: [.response(status: 503), ok],
+      post: Data("x".utf8), retries: 1),
+    Row(
+      name: "a POST is not retried after a lost connection", answers: [lostBeforeHead, ok],
+      post: Data("x".utf8), outcome: .transport(.networkConnectionLost), retries: 0),
+    Row(
+      name: "Retry-After: 0 replaces the computed 30 s",
+      answers: [.response(status: 429, headers: ["Retry-After": "0"]), ok], minRetryInterval: 30, retries: 1,
+      delays: [0]),
+    Row(
+      name: "a Retry-After date in the past is no delay",
+      answers: [.response(status: 503, headers: ["Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"]), ok],
+      minRetryInterval: 30, retries: 1, delays: [0]),
+    Row(
+      name: "Retry-After past the cap ends retrying",
+      answers: [.response(status: 503, headers: ["Retry-After": "3600"]), ok], maxRetryInterval: 10,
+      outcome: .status(503), retries: 0),
+    Row(
+      name: "Retry-After of a 502 is not the delay",
+      answers: [.response(status: 502, headers: ["Retry-After": "3600"]), ok], retries: 1, delays: [0.01]),
+    Row(name: "a connection lost before the head is retried", answers: [lostBeforeHead, ok], retries: 1),
+    Row(
+      name: "a connection lost mid-body is retried; the body is the retry's whole body",
+      answers: [lostMidBody, ok], retries: 1),
+  ]
+
+  @Test(arguments: rows)
+  func theFetcherDecidesFromEachAnswer(_ row: Row) async {
     let engine = ScriptedEngine()
-    engine.respond(
-      to: "/flaky", with: .response(status: 503), .response(status: 503), .response(body: Self.body))
-    let fetcher = engine.fetcher("/flaky")
-    fetcher.isRetryEnabled = true
-    fetcher.minRetryInterval = 0.02
+    for answer in row.answers { engine.respond(to: "/resource", with: answer) }
+    let fetcher = engine.fetcher("/resource")
+    if let post = row.post { fetcher.bodyData = post }
+    fetcher.isRetryEnabled = row.isRetryEnabled
+    fetcher.minRetryInterval = row.minRetryInterval
+    if let cap = row.maxRetryInterval { fetcher.maxRetryInterval = cap }
+    let delays = Recorder<TimeInterval>()
+    fetcher.eventMonitors = [RetryWatch(delays)]
     let counter = NotificationRecorder([fetcher])
-    let result = await fetcher.fetchResult()
-    #expect(result.error == nil)
-    #expect(result.data == Self.body)
-    #expect(fetcher.retryCount == 2)
-    #expect(fetcher.timing.retryCount == 2)
-    #expect(engine.requests.count == 3)
+    let result = await fetcher.fetchResult(timeout: 15)
+    switch row.outcome {
+    case .body:
+      #expect(result.error == nil, "\(String(describing: result.error))")
+      #expect(result.data == Self.body)
+    case .status(let status):
+      #expect(result.fetcherError?.statusCode == status)
+    case .transport(let code):
+      #expect(result.urlError?.code == code)
+    }
+    #expect(fetcher.retryCount == row.retries)
+    #expect(fetcher.timing.retryCount == row.retries)
+    #expect(engine.requests.count == row.retries + 1)
+    #expect(engine.requests.allSatisfy { $0.method == (row.post == nil ? "GET" : "POST") })
+    if let post = row.post {
+      // Every attempt sends the whole body again.
+      #expect(engine.requests.map(\.body) == Array(repeating: post, count: row.retries + 1))
+    }
+    if let expected = row.delays {
+      #expect(delays.values.count == expected.count)
+      #expect(zip(delays.values, expected).allSatisfy { abs($0 - $1) < 1e-9 }, "\(delays.values)")
+    }
     #expect(await eventually { counter.completionInvoked == 1 })
-    #expect(counter.started == 3 && counter.stopped == 3)
-    #expect(counter.retryDelayStarted == 2 && counter.retryDelayStopped == 2)
+    #expect(counter.started == row.retries + 1 && counter.stopped == row.retries + 1)
+    #expect(counter.retryDelayStarted == row.retries && counter.retryDelayStopped == row.retries)
   }
 
   @Test func retryIntervalsDoubleUpToTheCap() async {
@@ -36,9 +136,10 @@ struct ScriptedRetryTests {
     engine.respond(to: "/busy", with: .response(status: 503))
     let fetcher = engine.fetcher("/busy")
     fetcher.isRetryEnabled = true
-    fetcher.minRetryInterval = 0.01
-    fetcher.retryFactor = 10
-    fetcher.maxRetryInterval = 5
+    // A large factor reaches the cap in three steps, while 3 × the cap leaves ample time.
+    fetcher.minRetryInterval = 0.001
+    fetcher.retryFactor = 20
+    fetcher.maxRetryInterval = 2
     let seen = Recorder<(Int, TimeInterval)>()
     fetcher.retryBlock = { [fetcher] suggested, _, response in
       seen.append((fetcher.retryCount, fetcher.nextRetryInterval))
@@ -46,12 +147,12 @@ struct ScriptedRetryTests {
     }
     let result = await fetcher.fetchResult()
     #expect(result.fetcherError?.statusCode == 503)
-    // 0.01, 0.1, 1; the next (10) reaches the cap of 5: three retries.
+    // 0.001, 0.02, 0.4; the next (8) reaches the cap of 2: three retries.
     #expect(fetcher.retryCount == 3)
     #expect(seen.values.map(\.0) == [0, 1, 2])
     let intervals = seen.values.map(\.1)
     #expect(intervals.count == 3)
-    #expect(zip(intervals, [0.01, 0.1, 1]).allSatisfy { abs($0 - $1) < 1e-9 })
+    #expect(zip(intervals, [0.001, 0.02, 0.4]).allSatisfy { abs($0 - $1) < 1e-9 })
     #expect(engine.requests.count == 4)
   }
 
@@ -79,88 +180,39 @@ struct ScriptedRetryTests {
     #expect(engine.requests(matching: "/forced").count == 2)
   }
 
-  @Test func noRetryWhenDisabled() async {
+  /// With `postsNotifications` off, a fetch with retries posts nothing; its completion still runs.
+  /// Turning it back on after the fetch began changes nothing for that fetch.
+  @Test func aFetchWithNotificationsOffPostsNone() async throws {
     let engine = ScriptedEngine()
-    engine.respond(to: "/busy", with: .response(status: 503), .response(body: Self.body))
-    let fetcher = engine.fetcher("/busy")
+    engine.respond(to: "/flaky", with: .response(status: 503), .response(body: Self.body))
+    engine.respond(to: "/plain", with: .response(body: Self.body))
+    let fetcher = engine.fetcher("/flaky")
+    fetcher.isRetryEnabled = true
+    fetcher.minRetryInterval = 0.01
+    fetcher.postsNotifications = false
     let counter = NotificationRecorder([fetcher])
-    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 503)
-    #expect(engine.requests.count == 1)
-    #expect(counter.retryDelayStarted == 0)
-  }
-
-  @Test func postIsNotRetriedAfterA502ButIsAfterA503() async {
-    let engine = ScriptedEngine()
-    engine.respond(to: "/502", with: .response(status: 502), .response(body: Self.body))
-    engine.respond(to: "/503", with: .response(status: 503), .response(body: Self.body))
-    let post502 = engine.fetcher("/502")
-    post502.bodyData = Data("x".utf8)
-    post502.isRetryEnabled = true
-    post502.minRetryInterval = 0.01
-    #expect(await post502.fetchResult().fetcherError?.statusCode == 502)
-    #expect(engine.requests(matching: "/502").count == 1)
-    let post503 = engine.fetcher("/503")
-    post503.bodyData = Data("x".utf8)
-    post503.isRetryEnabled = true
-    post503.minRetryInterval = 0.01
-    #expect(await post503.fetchResult().data == Self.body)
-    #expect(post503.retryCount == 1)
-    // The retry sends the body again.
-    #expect(engine.requests(matching: "/503").map(\.body) == [Data("x".utf8), Data("x".utf8)])
-    #expect(engine.requests(matching: "/503").map(\.method) == ["POST", "POST"])
-  }
-
-  @Test func retryAfterReplacesTheComputedDelay() async {
-    let engine = ScriptedEngine()
-    engine.respond(
-      to: "/limited", with: .response(status: 429, headers: ["Retry-After": "0"]), .response(body: Self.body))
-    let fetcher = engine.fetcher("/limited")
-    fetcher.isRetryEnabled = true
-    // Without Retry-After the first delay would be 30 s; the server's 0 wins.
-    fetcher.minRetryInterval = 30
-    let delays = Recorder<TimeInterval>()
-    fetcher.eventMonitors = [RetryWatch(delays)]
-    let result = await fetcher.fetchResult(timeout: 15)
-    #expect(result.data == Self.body)
-    #expect(fetcher.retryCount == 1)
-    #expect(delays.values == [0])
-  }
-
-  @Test func retryAfterLongerThanTheCapEndsRetrying() async {
-    let engine = ScriptedEngine()
-    engine.respond(
-      to: "/limited", with: .response(status: 503, headers: ["Retry-After": "3600"]),
-      .response(body: Self.body))
-    let fetcher = engine.fetcher("/limited")
-    fetcher.isRetryEnabled = true
-    fetcher.minRetryInterval = 0.01
-    fetcher.maxRetryInterval = 10
-    let result = await fetcher.fetchResult()
-    #expect(result.fetcherError?.statusCode == 503)
-    #expect(fetcher.retryCount == 0)
-    #expect(engine.requests.count == 1)
-  }
-
-  /// A connection lost before the head, and one lost after part of the body, are retried; the
-  /// retry's body is the whole body, not the lost attempt's bytes and then the next.
-  @Test(arguments: [
-    ScriptedExchange.failure(URLError(.networkConnectionLost)),
-    ScriptedExchange([
-      .head(status: 200, headers: ["Content-Length": "8"]), .body(Data("the ".utf8)),
-      .fail(URLError(.networkConnectionLost)),
-    ]),
-  ])
-  func transientTransportFailuresAreRetried(_ failure: ScriptedExchange) async {
-    let engine = ScriptedEngine()
-    engine.respond(to: "/lossy", with: failure, .response(body: Self.body))
-    let fetcher = engine.fetcher("/lossy")
-    fetcher.isRetryEnabled = true
-    fetcher.minRetryInterval = 0.01
-    let result = await fetcher.fetchResult()
-    #expect(result.error == nil, "\(String(describing: result.error))")
-    #expect(result.data == Self.body)
+    let began = Recorder<Bool>()
+    fetcher.eventMonitors = [DidBeginMonitor { began.append(true) }]
+    let result = Recorder<FetchResult>()
+    fetcher.beginFetch { data, error in result.append(FetchResult(data: data, error: error)) }
+    #expect(await eventually { began.count == 1 })
+    fetcher.postsNotifications = true
+    #expect(await eventually { result.count == 1 })
+    #expect(result.values.first?.data == Self.body)
     #expect(fetcher.retryCount == 1)
     #expect(engine.requests.count == 2)
+    await drain(fetcher.callbackQueue)
+    #expect(counter.started == 0 && counter.stopped == 0)
+    #expect(counter.retryDelayStarted == 0 && counter.retryDelayStopped == 0)
+    #expect(counter.completionInvoked == 0)
+
+    // The default posts them.
+    let posting = engine.fetcher("/plain")
+    let postingCounter = NotificationRecorder([posting])
+    #expect(posting.postsNotifications)
+    #expect(await posting.fetchResult().data == Self.body)
+    #expect(await eventually { postingCounter.completionInvoked == 1 })
+    #expect(postingCounter.started == 1 && postingCounter.stopped == 1)
   }
 
   @Test func stopCancelsAPendingRetryDelay() async {
@@ -187,4 +239,11 @@ final class RetryWatch: FetcherEventMonitor, Sendable {
   func fetcher(_ fetcher: SessionFetcher, willRetryAfter delay: TimeInterval, error: any Error) {
     delays.append(delay)
   }
+}
+
+/// Calls `onBegin` when a fetch begins.
+private final class DidBeginMonitor: FetcherEventMonitor, Sendable {
+  let onBegin: @Sendable () -> Void
+  init(_ onBegin: @escaping @Sendable () -> Void) { self.onBegin = onBegin }
+  func fetcherDidBegin(_ fetcher: SessionFetcher) { onBegin() }
 }
