@@ -93,25 +93,4 @@ struct AuthTests {
     #expect(await eventually { counter.completionInvoked == 1 })
     #expect(counter.started == 2 && counter.stopped == 2)
   }
-
-  @Test func authorizerRefusingRefreshGives401() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let authorizer = Authorizer(tokens: ["expired"], allowRefresh: false)
-    let fetcher = server.fetcher("/bearer/fresh")
-    fetcher.authorizer = authorizer
-    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 401)
-    #expect(server.requests.count == 1)
-  }
-
-  @Test func authorizerIsAskedOnlyOnceForRefreshEvenIfStill401() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let authorizer = Authorizer(tokens: ["a", "b"], allowRefresh: true)
-    let fetcher = server.fetcher("/bearer/never")
-    fetcher.authorizer = authorizer
-    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 401)
-    #expect(authorizer.refreshes == 1)
-    #expect(server.requests.count == 2)
-  }
 }

@@ -6,24 +6,6 @@ import Testing
 
 @Suite("Stopping", .ownThreads)
 struct StopTests {
-  @Test func stopWithoutCallbackRunsNoCompletion() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/hang")
-    let counter = NotificationRecorder([fetcher])
-    let completions = Recorder<Int>()
-    fetcher.beginFetch { _, _ in completions.append(1) }
-    #expect(await eventually { server.requestCount(path: "/hang") == 1 })
-    fetcher.stopFetching()
-    #expect(!fetcher.isFetching)
-    #expect(await eventually { counter.stopped == 1 })
-    try await Task.sleep(nanoseconds: 100_000_000)
-    await drain(fetcher.callbackQueue)
-    #expect(completions.count == 0)
-    #expect(counter.started == 1)
-    #expect(counter.completionInvoked == 0)
-  }
-
   @Test func stopWithCallbackCompletesOnceAsCancelled() async throws {
     let server = try TestServer()
     defer { server.stop() }
