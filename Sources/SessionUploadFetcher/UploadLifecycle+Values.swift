@@ -98,6 +98,14 @@ extension UploadLifecycle {
     package var length: Int64
     package var isFinal: Bool
     package var totalLength: Int64?
+
+    package init(token: Int, offset: Int64, length: Int64, isFinal: Bool, totalLength: Int64?) {
+      self.token = token
+      self.offset = offset
+      self.length = length
+      self.isFinal = isFinal
+      self.totalLength = totalLength
+    }
   }
 
   /// What a chunk read gave.
@@ -121,6 +129,12 @@ extension UploadLifecycle {
     package var location: URL?
     package var offset: Int64
     package var retryCount: Int
+
+    package init(location: URL?, offset: Int64, retryCount: Int) {
+      self.location = location
+      self.offset = offset
+      self.retryCount = retryCount
+    }
   }
 
   /// How the source measured when the upload began.
@@ -165,6 +179,12 @@ extension UploadLifecycle {
     package var sent: Int64
     package var total: Int64
     package var expected: Int64
+
+    package init(sent: Int64, total: Int64, expected: Int64) {
+      self.sent = sent
+      self.total = total
+      self.expected = expected
+    }
   }
 
   /// How the upload ended.
@@ -191,6 +211,11 @@ extension UploadLifecycle {
     package var command: Command?
     /// The armed retry delay, to cancel (then post `sessionFetcherRetryDelayStopped`).
     package var retryDelay: RetryDelay?
+
+    package init(command: Command?, retryDelay: RetryDelay?) {
+      self.command = command
+      self.retryDelay = retryDelay
+    }
   }
 
   package enum BeginAction: Sendable, Equatable {
