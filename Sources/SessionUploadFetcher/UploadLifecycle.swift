@@ -12,7 +12,7 @@ private let maximumResyncsWithoutProgress = 3
 ///                 │    ▲                               │
 ///           pause ▼    │ resume                        │ pause
 ///                 paused ◀─────────────────────────────┘
-/// running ──final answer or failure──▶ finished
+/// running ──final answer or failure──▶ finished      idle ──begin without a usable source──▶ finished
 /// any state but finished ──stop──▶ stopped
 /// ```
 ///
@@ -22,6 +22,11 @@ private let maximumResyncsWithoutProgress = 3
 /// the upload is at one ``Step``; every step has a token, and events of a step the upload has left
 /// (a command fetcher abandoned by a pause, a chunk read that ends after a stop) change nothing.
 /// An event that cannot happen in the current state is a precondition failure naming the state.
+///
+/// A retry wait's delay is armed after `sessionFetcherRetryDelayStarted` is posted, so that a short
+/// delay cannot end first. A pause or stop before it is armed posts no
+/// `sessionFetcherRetryDelayStopped`: the side arming it does (``Action/abandonRetryWait(_:)``),
+/// after its Started, so every Started has one Stopped, in order.
 package struct UploadLifecycle: Sendable, Equatable {
   package enum State: Sendable, Equatable {
     /// Created, not begun; `location` is the upload URL the upload was created with, if any.
