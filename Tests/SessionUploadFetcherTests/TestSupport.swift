@@ -54,13 +54,18 @@ func run(
   let counter = counter ?? UploadNotificationCounter(fetcher)
   typealias Outcome = (data: Data?, error: (any Error)?)
   let result = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-    let once = ResumeOnce(continuation)
-    fetcher.beginFetch { data, error in once.resume(returning: (data, error)) }
+    // The first of the completion and the bound resumes (as `fetchResult(timeout:)` does).
+    let once = Recorder<Bool>()
+    fetcher.beginFetch { data, error in
+      if once.appendIfEmpty(true) { continuation.resume(returning: (data, error)) }
+    }
     // A bound for a test that goes wrong (an upload paused that nobody resumes), never a wait a
     // passing test makes: the run of the whole suite must not hang on it.
     Task { [weak fetcher] in
       try? await Task.sleep(nanoseconds: 120_000_000_000)
-      if once.resume(returning: (nil, FetchTimeout())) { fetcher?.stopFetching() }
+      guard once.appendIfEmpty(true) else { return }
+      fetcher?.stopFetching()
+      continuation.resume(returning: (nil, FetchTimeout()))
     }
   }
   await expectNotificationsBalanced(counter, for: fetcher, sourceLocation: sourceLocation)
@@ -172,23 +177,3 @@ let bigUploadCommands = [
   RecordedCommand(command: "upload", offset: 75_000, length: 75_000),
   RecordedCommand(command: "upload, finalize", offset: 150_000, length: 49_000),
 ]
-
-/// Resumes a continuation with the first result it is given and ignores the others.
-///
-/// `@unchecked Sendable`: `continuation` is only touched under `lock`.
-private final class ResumeOnce<T>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var continuation: CheckedContinuation<T, Never>?
-
-  init(_ continuation: CheckedContinuation<T, Never>) {
-    self.continuation = continuation
-  }
-
-  /// Resumes with `value` if nothing did before; returns whether this call did.
-  @discardableResult
-  func resume(returning value: sending T) -> Bool {
-    guard let continuation = lock.withLock({ self.continuation.take() }) else { return false }
-    continuation.resume(returning: value)
-    return true
-  }
-}

@@ -36,17 +36,23 @@ struct ScriptedResumeTests {
     case lostConnection
   }
 
+  /// A fetcher of `/file` on `engine` to `file.bin` in a new temporary folder (the caller removes it).
+  static func download(on engine: ScriptedEngine) throws -> (SessionFetcher, URL, URL) {
+    let folder = try makeTemporaryFolder()
+    let destination = folder.appendingPathComponent("file.bin")
+    let fetcher = engine.fetcher("/file")
+    fetcher.destinationFileURL = destination
+    return (fetcher, folder, destination)
+  }
+
   @Test(arguments: Interruption.allCases)
   func anInterruptedDownloadGivesATokenThatContinuesWithRange(_ interruption: Interruption) async throws {
     let engine = ScriptedEngine()
     let ending: ScriptedExchange.Step =
       interruption == .stop ? .stall : .fail(URLError(.networkConnectionLost))
     engine.respond(to: "/file", with: Self.interrupted(by: ending), Self.rest)
-    let folder = try makeTemporaryFolder()
+    let (fetcher, folder, destination) = try Self.download(on: engine)
     defer { try? FileManager.default.removeItem(at: folder) }
-    let destination = folder.appendingPathComponent("file.bin")
-    let fetcher = engine.fetcher("/file")
-    fetcher.destinationFileURL = destination
     fetcher.keepsPartialDownloadForResume = true
     fetcher.stopFetchingTriggersCompletionHandler = true
     let outcome = Recorder<FetchResult>()
@@ -93,11 +99,8 @@ struct ScriptedResumeTests {
       to: "/file", with: Self.interrupted(by: .fail(URLError(.networkConnectionLost))),
       resourceChanged
         ? .response(headers: ["ETag": "\"v2\"", "Accept-Ranges": "bytes"], body: changed) : Self.rest)
-    let folder = try makeTemporaryFolder()
+    let (fetcher, folder, destination) = try Self.download(on: engine)
     defer { try? FileManager.default.removeItem(at: folder) }
-    let destination = folder.appendingPathComponent("file.bin")
-    let fetcher = engine.fetcher("/file")
-    fetcher.destinationFileURL = destination
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.01
     let result = await fetcher.fetchResult()
