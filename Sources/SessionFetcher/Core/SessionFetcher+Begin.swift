@@ -60,7 +60,7 @@ extension SessionFetcher {
     case .proceed:
       break
     }
-    guard storage.withLock({ $0.lifecycle.state == .preparing }) else { return }
+    guard storage.withLock({ $0.lifecycle.phase == .preparing }) else { return }
     let monitors = allMonitors()
     for monitor in monitors { monitor.fetcherDidBegin(self) }
     do {
@@ -360,29 +360,18 @@ extension SessionFetcher {
       return
     }
     let hop = storage.withLock { storage -> UInt64? in
-      guard storage.lifecycle.state == .running else { return nil }
-      storage.hopRequest = hopRequest
-      storage.currentRequest = request
-      storage.response = nil
-      storage.responseData = Data()
-      storage.responseBodyLength = 0
-      storage.expectedContentLength = -1
-      storage.redirectTarget = nil
-      storage.challengeCancelled = false
-      storage.responseGate = nil
-      storage.exchange = ExchangeMeasure(hop: storage.hopCount + 1, start: Date())
-      storage.cancelReason = nil
-      storage.receivedPartialBody = false
-      storage.lastActivity = Date()
-      storage.hopKeepsBody = body.isPresent
+      let hop = storage.hopCount + 1
+      var exchange = Exchange(
+        hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: Date())
+      // The timeout runs from here: body preparation and the engine's making of the task count.
+      if plan.testBlock == nil { exchange.pendingHop = hop }
+      guard storage.lifecycle.hopStarted(exchange) else { return nil }
+      storage.hopCount = hop
       storage.timing.transferMetrics = nil
-      storage.hopCount += 1
       if plan.testBlock == nil {
-        // The timeout runs from here: body preparation and the engine's making of the task count.
-        storage.pendingHop = storage.hopCount
         armTimeout(&storage, after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }
-      return storage.hopCount
+      return hop
     }
     guard let hop else { return }
     for monitor in allMonitors() { monitor.fetcher(self, willSendRequest: request) }
@@ -475,7 +464,7 @@ extension SessionFetcher {
         engineBody = .data(data)
       case .file(let url):
         let (kept, replaced) = self.storage.withLock { storage -> (Bool, URL?) in
-          guard storage.lifecycle.state == .running, storage.pendingHop == hop else { return (false, nil) }
+          guard storage.lifecycle.isPending(hop: hop) else { return (false, nil) }
           let replaced = storage.bodySpoolFile
           storage.bodySpoolFile = url
           return (true, replaced)
@@ -503,9 +492,9 @@ extension SessionFetcher {
     }
     // Still this hop's, unless a timeout or a stop ended it while the task was being made.
     let current = storage.withLock { storage -> Bool in
-      guard storage.lifecycle.state == .running, storage.pendingHop == hop else { return false }
-      storage.pendingHop = nil
-      storage.task = task
+      guard storage.lifecycle.isPending(hop: hop) else { return false }
+      storage.lifecycle.current.pendingHop = nil
+      storage.lifecycle.current.task = task
       return true
     }
     guard current else {
@@ -519,8 +508,8 @@ extension SessionFetcher {
   /// if a timeout or a stop ended it first, which has then reported the attempt's end already.
   private func abandon(hop: UInt64) -> Bool {
     storage.withLock { storage in
-      guard storage.lifecycle.state == .running, storage.pendingHop == hop else { return false }
-      storage.pendingHop = nil
+      guard storage.lifecycle.isPending(hop: hop) else { return false }
+      storage.lifecycle.current.pendingHop = nil
       Self.disarmTimeout(&storage)
       return true
     }

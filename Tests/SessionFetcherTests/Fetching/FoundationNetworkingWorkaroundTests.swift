@@ -248,7 +248,9 @@ struct TimeoutsUnderLoadTests {
     defer { server.stop() }
     let fetcher = FoundationNetworkingWorkaroundTests.fetcher(server.url("/hang"), timeout: 0.3)
     fetcher.engine = engine
-    let busy = BusyGlobalQueues(until: { fetcher.storage.withLock { $0.cancelReason != nil } })
+    let busy = BusyGlobalQueues(until: {
+      fetcher.storage.withLock { $0.lifecycle.exchange?.cancelReason != nil }
+    })
     let result = await fetcher.fetchResult(timeout: 20)
     #expect(busy.conditionHeldWhileBusy)
     busy.release()
@@ -269,7 +271,7 @@ struct TimeoutsUnderLoadTests {
     fetcher.minRetryInterval = 0.2
     fetcher.maxRetryInterval = 0.4
     let busy = BusyGlobalQueues(
-      after: { fetcher.storage.withLock { $0.lifecycle.state == .waitingToRetry } },
+      after: { fetcher.storage.withLock { $0.lifecycle.phase == .waitingToRetry } },
       until: { fetcher.storage.withLock { $0.timing.retryCount >= 1 } })
     let result = await fetcher.fetchResult(timeout: 30)
     #expect(busy.conditionHeldWhileBusy)
