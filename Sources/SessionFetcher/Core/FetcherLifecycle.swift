@@ -14,8 +14,10 @@
 /// (``hopStarted(_:)``). The states after it carry the last exchange, read-only, for what the
 /// fetcher reports once the exchange is over.
 ///
-/// The fetcher holds one of these under its lock; each method takes an event and returns what the
-/// fetcher must do (post which notifications, let go of which task). The machine guarantees that
+/// The fetcher holds one of these under its lock; each method takes an event and returns an action,
+/// which the fetcher performs after the lock (post which notifications, send the hop, let go of
+/// which task, arm the retry delay). The exchange's own events (``cancelTask(_:)``,
+/// ``detachTask()``, ``taskCompleted(_:)``) act on the exchange in flight only. The machine guarantees that
 /// every `Started` notification is paired with exactly one `Stopped`, that a retry delay is
 /// bracketed by `RetryDelayStarted`/`RetryDelayStopped`, and that a stopped or finished fetcher
 /// ignores late events. An event that cannot happen in a state is a `preconditionFailure` naming
@@ -114,7 +116,10 @@ struct FetcherLifecycle {
     }
   }
 
-  enum BeginOutcome: Sendable, Equatable {
+  // MARK: - Events of the fetch
+
+  /// What the fetcher does after ``begin()``.
+  enum BeginAction: Sendable, Equatable {
     /// Proceed with the fetch.
     case proceed
     /// `stopFetching()` came first: complete with `.cancelled` if the fetcher should, post nothing.
@@ -123,7 +128,7 @@ struct FetcherLifecycle {
     case alreadyBegun
   }
 
-  mutating func begin() -> BeginOutcome {
+  mutating func begin() -> BeginAction {
     switch state {
     case .idle:
       state = .preparing(last: nil)
@@ -135,107 +140,141 @@ struct FetcherLifecycle {
     }
   }
 
-  /// The service has no free slot for the host: wait. Returns false if the fetcher was stopped or
-  /// ended meanwhile.
-  mutating func delayForSlot() -> Bool {
+  /// What the fetcher does after ``delayForSlot()``.
+  enum SlotAction: Sendable, Equatable {
+    /// Ask the service whether the fetch may begin now (a grant may come meanwhile).
+    case askService
+    /// Stopped or ended meanwhile: nothing.
+    case ignore
+  }
+
+  /// The service has no free slot for the host: wait.
+  mutating func delayForSlot() -> SlotAction {
     switch state {
     case .preparing:
       state = .waitingForSlot
-      return true
+      return .askService
     case .finished, .stopped:
-      return false
+      return .ignore
     case .idle, .waitingForSlot, .running, .waitingToRetry:
       preconditionFailure("delayForSlot in state \(phase): only a fetch being prepared waits for a slot")
     }
   }
 
-  /// The service granted a slot. Returns false unless the fetcher was waiting for one (it was
-  /// stopped meanwhile, or a grant racing the service's answer already started it).
-  mutating func slotGranted() -> Bool {
+  /// What the fetcher does after an event that may start the next attempt.
+  enum StartAction: Sendable, Equatable {
+    /// Start the next attempt (``attemptStarted()`` follows, after authorization).
+    case startAttempt
+    /// Not for this state (stopped meanwhile, or started already): nothing.
+    case ignore
+  }
+
+  /// The service granted a slot. Ignored unless the fetcher was waiting for one (it was stopped
+  /// meanwhile, or a grant racing the service's answer already started it).
+  mutating func slotGranted() -> StartAction {
     switch state {
     case .waitingForSlot:
       state = .preparing(last: nil)
-      return true
+      return .startAttempt
     case .idle, .preparing, .running, .waitingToRetry, .finished, .stopped:
-      return false
+      return .ignore
     }
   }
 
-  /// An attempt is about to go on the wire. Returns true when the caller must post Started.
-  mutating func attemptStarted() -> Bool {
+  /// What the fetcher does after ``attemptStarted()``.
+  enum AttemptAction: Sendable, Equatable {
+    /// Post Started, then send the attempt's first hop.
+    case postStartedAndSend
+    /// Stopped or ended meanwhile (or still waiting for a slot): nothing.
+    case ignore
+  }
+
+  /// An attempt is about to go on the wire.
+  mutating func attemptStarted() -> AttemptAction {
     switch state {
     case .preparing:
       // The attempt's first hop makes its exchange (`hopStarted`); until then, an empty one.
       state = .running(Exchange())
       isStartedNotificationOutstanding = true
-      return true
+      return .postStartedAndSend
     case .waitingForSlot, .finished, .stopped:
-      return false
+      return .ignore
     case .idle, .running, .waitingToRetry:
       preconditionFailure("attemptStarted in state \(phase): an attempt starts only from preparing")
     }
   }
 
+  /// What the fetcher does after ``hopStarted(_:)``.
+  enum HopAction: Sendable, Equatable {
+    /// Hand the hop's request to the engine (or the test block).
+    case send
+    /// No longer running (stopped, finished or waiting to retry meanwhile): nothing.
+    case ignore
+  }
+
   /// A hop of the running attempt goes on the wire: `exchange` replaces the previous one whole.
-  /// False if the fetcher is no longer running (stopped, finished or waiting to retry meanwhile).
-  mutating func hopStarted(_ exchange: Exchange) -> Bool {
+  mutating func hopStarted(_ exchange: Exchange) -> HopAction {
     switch state {
     case .running:
       state = .running(exchange)
-      return true
+      return .send
     case .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
-      return false
+      return .ignore
     case .idle:
       preconditionFailure("hopStarted in state \(phase): no hop before the fetch begins")
     }
   }
 
-  /// What the fetcher posts when an attempt ends in a retry delay.
-  struct RetryTransition: Sendable, Equatable {
-    var postStopped: Bool
+  /// What the fetcher does when an attempt ends to be tried again.
+  enum RetryAction: Sendable, Equatable {
+    /// Post Stopped (if `postStopped`), then RetryDelayStarted, and arm the retry delay.
+    case scheduleRetry(postStopped: Bool)
+    /// Post Stopped (if `postStopped`), then start the next attempt at once.
+    case retryNow(postStopped: Bool)
+    /// Not running (stopped meanwhile): nothing.
+    case ignore
   }
 
-  /// The attempt failed and will be retried after a delay. `nil` if the fetcher is not running
-  /// (it was stopped meanwhile: do nothing). The caller posts Stopped (if asked) then RetryDelayStarted.
-  mutating func attemptEndedForRetry() -> RetryTransition? {
+  /// The attempt failed and will be retried after a delay.
+  mutating func attemptEndedForRetry() -> RetryAction {
     let last: Exchange?
     switch state {
     case .running(let exchange): last = exchange
     case .preparing(let previous): last = previous
-    case .waitingForSlot, .waitingToRetry, .finished, .stopped: return nil
+    case .waitingForSlot, .waitingToRetry, .finished, .stopped: return .ignore
     case .idle:
       preconditionFailure("attemptEndedForRetry in state \(phase): no attempt before the fetch begins")
     }
     let postStopped = isStartedNotificationOutstanding
     isStartedNotificationOutstanding = false
     state = .waitingToRetry(last: last)
-    return RetryTransition(postStopped: postStopped)
+    return .scheduleRetry(postStopped: postStopped)
   }
 
-  /// The attempt failed and is retried at once (an authorization refresh). `nil` if not running.
-  mutating func attemptEndedForImmediateRetry() -> RetryTransition? {
+  /// The attempt failed and is retried at once (an authorization refresh).
+  mutating func attemptEndedForImmediateRetry() -> RetryAction {
     switch state {
     case .running(let exchange):
       let postStopped = isStartedNotificationOutstanding
       isStartedNotificationOutstanding = false
       state = .preparing(last: exchange)
-      return RetryTransition(postStopped: postStopped)
+      return .retryNow(postStopped: postStopped)
     case .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
-      return nil
+      return .ignore
     case .idle:
       preconditionFailure(
         "attemptEndedForImmediateRetry in state \(phase): no attempt before the fetch begins")
     }
   }
 
-  /// The retry delay ran out (the caller posts RetryDelayStopped). False if stopped meanwhile.
-  mutating func retryDelayEnded() -> Bool {
+  /// The retry delay ran out: the caller posts RetryDelayStopped and starts the next attempt.
+  mutating func retryDelayEnded() -> StartAction {
     switch state {
     case .waitingToRetry(let last):
       state = .preparing(last: last)
-      return true
+      return .startAttempt
     case .idle, .preparing, .waitingForSlot, .running, .finished, .stopped:
-      return false
+      return .ignore
     }
   }
 
@@ -247,8 +286,16 @@ struct FetcherLifecycle {
     var task: (any EngineTask)?
   }
 
-  /// The fetch ended with a result. `nil` if it had already ended or was stopped: deliver nothing.
-  mutating func finish() -> Finish? {
+  /// What the fetcher does after ``finish()``.
+  enum FinishAction {
+    /// Let go of the task, post what is outstanding, deliver the completion.
+    case deliver(Finish)
+    /// Already ended or stopped: deliver nothing.
+    case ignore
+  }
+
+  /// The fetch ended with a result.
+  mutating func finish() -> FinishAction {
     var result = Finish(
       postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false, task: nil)
     switch state {
@@ -267,10 +314,10 @@ struct FetcherLifecycle {
     case .waitingForSlot:
       state = .finished(last: nil)
     case .idle, .finished, .stopped:
-      return nil
+      return .ignore
     }
     isStartedNotificationOutstanding = false
-    return result
+    return .deliver(result)
   }
 
   /// What stopping requires.
@@ -285,14 +332,22 @@ struct FetcherLifecycle {
     var task: (any EngineTask)?
   }
 
-  /// `stopFetching()`. `nil` when there is nothing to stop (already finished or stopped).
-  mutating func stop() -> Stop? {
+  /// What the fetcher does after ``stop()``.
+  enum StopAction {
+    /// Let go of the task, post what is outstanding, complete as cancelled if asked.
+    case stop(Stop)
+    /// Already finished or stopped: nothing.
+    case ignore
+  }
+
+  /// `stopFetching()`.
+  mutating func stop() -> StopAction {
     var result = Stop(
       from: phase, postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false,
       mayCompleteAsCancelled: true, task: nil)
     switch state {
     case .finished, .stopped:
-      return nil
+      return .ignore
     case .idle:
       // Remember the stop so that a begin racing behind it completes as cancelled.
       result.mayCompleteAsCancelled = false
@@ -311,6 +366,76 @@ struct FetcherLifecycle {
       state = .stopped(last: nil)
     }
     isStartedNotificationOutstanding = false
-    return result
+    return .stop(result)
+  }
+
+  // MARK: - Events of the exchange in flight
+
+  /// Whether an event of `task` (nil: a test block's answer) belongs to the exchange in flight: a
+  /// task the fetcher has let go of may still be reporting.
+  func accepts(_ task: (any EngineTask)?) -> Bool {
+    switch state {
+    case .running(let exchange):
+      guard let task else { return true }
+      return exchange.task === task
+    case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
+      return false
+    }
+  }
+
+  /// What the fetcher does after ``cancelTask(_:)`` or ``detachTask()``.
+  enum CancelAction {
+    /// Let go of this task after the lock (nil: the exchange had none, a test block's or one
+    /// still being made).
+    case letGo((any EngineTask)?)
+    /// Not running: nothing in flight to cancel.
+    case ignore
+
+    /// The task to let go of, if any.
+    var task: (any EngineTask)? {
+      switch self {
+      case .letGo(let task): return task
+      case .ignore: return nil
+      }
+    }
+  }
+
+  /// The fetcher ends the exchange in flight itself (a timeout, a failure it decided, a pause for
+  /// a stream's consumer): records why, and takes its task, so that nothing the task still
+  /// reports is accepted. A timeout also ends a wait for the task or a decision.
+  mutating func cancelTask(_ reason: CancelReason) -> CancelAction {
+    switch state {
+    case .running:
+      current.cancelReason = reason
+      if case .timedOut = reason { current.pendingHop = nil }
+      return .letGo(detach())
+    case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
+      return .ignore
+    }
+  }
+
+  /// The exchange in flight goes on without its task (a response block cancelled it; the fetch
+  /// ends next): takes the task, with no cancel reason.
+  mutating func detachTask() -> CancelAction {
+    switch state {
+    case .running:
+      return .letGo(detach())
+    case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
+      return .ignore
+    }
+  }
+
+  /// The exchange in flight's task reported its end: it is the exchange's no more. False when the
+  /// task is not the exchange's (let go of already).
+  mutating func taskCompleted(_ task: any EngineTask) -> Bool {
+    guard accepts(task) else { return false }
+    current.task = nil
+    return true
+  }
+
+  private mutating func detach() -> (any EngineTask)? {
+    let task = current.task
+    current.task = nil
+    return task
   }
 }

@@ -76,16 +76,16 @@ extension SessionFetcher {
     }
     if let hooks = serviceHooks {
       // Wait for a slot before asking the service, so that a grant racing its answer is not lost.
-      guard storage.withLock({ $0.lifecycle.delayForSlot() }) else { return }
+      guard storage.withLock({ $0.lifecycle.delayForSlot() }) == .askService else { return }
       guard hooks.fetcherShouldBeginNow(self) else { return }
-      guard storage.withLock({ $0.lifecycle.slotGranted() }) else { return }
+      guard storage.withLock({ $0.lifecycle.slotGranted() }) == .startAttempt else { return }
     }
     startAttempt()
   }
 
   /// The service freed a slot for this delayed fetcher.
   package func serviceDidGrantSlot() {
-    guard storage.withLock({ $0.lifecycle.slotGranted() }) else { return }
+    guard storage.withLock({ $0.lifecycle.slotGranted() }) == .startAttempt else { return }
     for monitor in allMonitors() { monitor.fetcherDidLeaveThrottleQueue(self) }
     startAttempt()
   }
@@ -331,7 +331,9 @@ extension SessionFetcher {
       return
     }
     let started: (queue: DispatchQueue, body: BodySource)? = storage.withLock { storage in
-      guard storage.lifecycle.attemptStarted(), let plan = storage.plan else { return nil }
+      guard storage.lifecycle.attemptStarted() == .postStartedAndSend, let plan = storage.plan else {
+        return nil
+      }
       storage.attemptStart = Date()
       storage.attemptRedirects = 0
       storage.challenges = ChallengeState()
@@ -365,7 +367,7 @@ extension SessionFetcher {
         hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: Date())
       // The timeout runs from here: body preparation and the engine's making of the task count.
       if plan.testBlock == nil { exchange.pendingHop = hop }
-      guard storage.lifecycle.hopStarted(exchange) else { return nil }
+      guard storage.lifecycle.hopStarted(exchange) == .send else { return nil }
       storage.hopCount = hop
       storage.timing.transferMetrics = nil
       if plan.testBlock == nil {

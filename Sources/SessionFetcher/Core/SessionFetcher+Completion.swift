@@ -404,16 +404,16 @@ extension SessionFetcher {
 
   /// Ends the attempt and waits `delay` before the next one.
   private func retry(after delay: TimeInterval, failure: AttemptFailure) {
-    let transition: (FetcherLifecycle.RetryTransition, DispatchQueue, Int)? = storage.withLock { storage in
-      guard let plan = storage.plan, let transition = storage.lifecycle.attemptEndedForRetry() else {
-        return nil
-      }
+    let transition: (postStopped: Bool, DispatchQueue, Int)? = storage.withLock { storage in
+      guard let plan = storage.plan,
+        case .scheduleRetry(let postStopped) = storage.lifecycle.attemptEndedForRetry()
+      else { return nil }
       storage.backoff?.recordRetry(after: delay)
-      return (transition, plan.callbackQueue, storage.timing.retryCount)
+      return (postStopped, plan.callbackQueue, storage.timing.retryCount)
     }
-    guard let (transition, queue, retryCount) = transition else { return }
+    guard let (postStopped, queue, retryCount) = transition else { return }
     for monitor in allMonitors() { monitor.fetcher(self, willRetryAfter: delay, error: failure.error) }
-    if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
+    if postStopped { post(.sessionFetcherStopped, on: queue) }
     post(.sessionFetcherRetryDelayStarted, on: queue)
     serviceHooks?.fetcher(self, isWaitingToRetry: true)
     // Armed after the notifications, so that a short delay cannot end before they are posted; kept
@@ -432,7 +432,7 @@ extension SessionFetcher {
 
   private func retryDelayEnded() {
     let queue: DispatchQueue? = storage.withLock { storage in
-      guard storage.lifecycle.retryDelayEnded(), let plan = storage.plan else { return nil }
+      guard storage.lifecycle.retryDelayEnded() == .startAttempt, let plan = storage.plan else { return nil }
       storage.retryDelay = nil
       storage.timing.retryCount += 1
       return plan.callbackQueue
@@ -453,15 +453,15 @@ extension SessionFetcher {
 
   /// An authorization refresh: a new attempt at once, without a delay.
   private func retryNow() {
-    let transition: (FetcherLifecycle.RetryTransition, DispatchQueue)? = storage.withLock { storage in
-      guard let plan = storage.plan, let transition = storage.lifecycle.attemptEndedForImmediateRetry() else {
-        return nil
-      }
+    let transition: (postStopped: Bool, DispatchQueue)? = storage.withLock { storage in
+      guard let plan = storage.plan,
+        case .retryNow(let postStopped) = storage.lifecycle.attemptEndedForImmediateRetry()
+      else { return nil }
       storage.timing.retryCount += 1
-      return (transition, plan.callbackQueue)
+      return (postStopped, plan.callbackQueue)
     }
-    guard let (transition, queue) = transition else { return }
-    if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
+    guard let (postStopped, queue) = transition else { return }
+    if postStopped { post(.sessionFetcherStopped, on: queue) }
     startAttempt()
   }
 
@@ -474,7 +474,7 @@ extension SessionFetcher {
         FetcherLifecycle.Finish, DispatchQueue, FetcherCompletionHandler?, FetcherSession?, PartFileCleanup,
         (any EngineTask)?, SuccessParser?, [AsyncStream<TransferProgress>.Continuation], URL?
       )? = storage.withLock { storage in
-        guard let finish = storage.lifecycle.finish() else { return nil }
+        guard case .deliver(let finish) = storage.lifecycle.finish() else { return nil }
         let parser = error == nil ? storage.successParser : nil
         storage.successParser = nil
         storage.timing.endDate = Date()
@@ -589,7 +589,7 @@ extension SessionFetcher {
         if forceCompletion { storage.forceCompletionOnStop = true }
         storage.callbacksSuppressed = true
         let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
-        guard let stop = storage.lifecycle.stop() else {
+        guard case .stop(let stop) = storage.lifecycle.stop() else {
           return (nil, queue, nil, nil, PartFileCleanup(), nil, [], nil)
         }
         storage.timing.endDate = Date()

@@ -112,8 +112,7 @@ extension SessionFetcher {
         if storage.lifecycle.current.pendingHop == hop { storage.lifecycle.current.pendingHop = nil }
         // Let go of under the lock that ends the gate: a chunk arriving before `finish` is not
         // the current task's any more, so it is never delivered.
-        task = storage.lifecycle.current.task
-        storage.lifecycle.current.task = nil
+        task = storage.lifecycle.detachTask().task
         metrics = exchangeEnded(&storage, error: nil)
         return .some(storage.lifecycle.current.request?.url)
       }

@@ -6,7 +6,7 @@ extension SessionFetcher: SessionTaskHandler {
   /// under the same lock as the event's effect: a task that a timeout or a pause has let go of may
   /// still be reporting, and none of its bytes may reach the next attempt's part file.
   private func accepts(_ task: (any EngineTask)?, _ storage: FetcherStorage) -> Bool {
-    storage.lifecycle.phase == .running && (task.map { storage.lifecycle.current.task === $0 } ?? true)
+    storage.lifecycle.accepts(task)
   }
 
   package func task(_ task: any EngineTask, didReceiveHead head: ResponseHead) {
@@ -92,8 +92,7 @@ extension SessionFetcher: SessionTaskHandler {
 
   package func task(_ task: any EngineTask, didCompleteWithError error: Error?) {
     let current = storage.withLock { storage -> Bool in
-      guard accepts(task, storage) else { return false }
-      storage.lifecycle.current.task = nil
+      guard storage.lifecycle.taskCompleted(task) else { return false }
       if let metrics = task.transferMetrics { storage.timing.transferMetrics = metrics }
       if storage.lifecycle.current.responseHead == nil, let response = task.response {
         // A challenge cancelled before the response head was handed over.
@@ -181,11 +180,9 @@ extension SessionFetcher: SessionTaskHandler {
       case .whole(let head):
         wholeResource = head
       case .refetch:
-        storage.lifecycle.current.cancelReason = .pausedForBackpressure
-        if let hop = storage.lifecycle.current.hopRequest {
-          windowRefetch = (storage.lifecycle.current.task, hop)
-        }
-        storage.lifecycle.current.task = nil
+        let hop = storage.lifecycle.current.hopRequest
+        let task = storage.lifecycle.cancelTask(.pausedForBackpressure).task
+        if let hop { windowRefetch = (task, hop) }
         return (.none, plan.cookieStorage, head.url ?? storage.lifecycle.current.request?.url)
       }
       let head = wholeResource.map(ResponseHead.init) ?? head
@@ -452,10 +449,7 @@ extension SessionFetcher: SessionTaskHandler {
   /// decided it: the failure is recorded and the task let go of there, so that neither a timeout
   /// nor a later event of the task can take its place. ``endAttempt(_:)`` follows, after the lock.
   private func fail(_ storage: inout FetcherStorage, with error: any Error) -> FailedAttempt {
-    storage.lifecycle.current.cancelReason = .failed(error)
-    let task = storage.lifecycle.current.task
-    storage.lifecycle.current.task = nil
-    return FailedAttempt(task: task)
+    FailedAttempt(task: storage.lifecycle.cancelTask(.failed(error)).task)
   }
 
   /// Ends an attempt ``fail(_:with:)`` failed: at once, as a timeout does. A test block's answer

@@ -63,7 +63,6 @@ extension SessionFetcher {
       guard let exchange = storage.lifecycle.running, exchange.task != nil || exchange.pendingHop != nil,
         let plan = storage.plan, !storage.stream.isSuspended
       else { return nil }
-      let task = exchange.task
       let now = Date()
       let idleLeft = plan.idleTimeout - now.timeIntervalSince(exchange.lastActivity)
       let deadlineLeft =
@@ -71,10 +70,7 @@ extension SessionFetcher {
       if idleLeft <= 0 || deadlineLeft <= 0 {
         // Every other end of the attempt (a failure the fetcher decided, a pause, a stop) lets go
         // of the task under the lock that decides it, so the task here has no other reason.
-        storage.lifecycle.current.cancelReason = .timedOut
-        storage.lifecycle.current.task = nil
-        storage.lifecycle.current.pendingHop = nil
-        return .some(task)
+        return .some(storage.lifecycle.cancelTask(.timedOut).task)
       }
       // Armed again under the same lock, so that a pause or an end meanwhile cannot be missed.
       armTimeout(&storage, after: min(idleLeft, deadlineLeft))

@@ -41,10 +41,9 @@ extension SessionFetcher {
           storage.stream.pauseUnavailable = true
           return .none
         }
-        storage.lifecycle.current.cancelReason = .pausedForBackpressure
         // Detached at once: whatever the cancelled task still delivers is not current any more
-        // (the continuation asks for those bytes again).
-        storage.lifecycle.current.task = nil
+        // (the continuation asks for those bytes again). The task is `task`, cancelled below.
+        _ = storage.lifecycle.cancelTask(.pausedForBackpressure)
       }
       // A paused transfer is not idle: its timeout starts again when it resumes.
       Self.disarmTimeout(&storage)

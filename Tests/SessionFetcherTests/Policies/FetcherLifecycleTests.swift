@@ -22,6 +22,7 @@ struct FetcherLifecycleTests {
   enum Event: String, CaseIterable, CustomTestStringConvertible {
     case begin, delayForSlot, slotGranted, attemptStarted, hopStarted, attemptEndedForRetry
     case attemptEndedForImmediateRetry, retryDelayEnded, finish, stop
+    case accepts, cancelTask, detachTask, taskCompleted
 
     var testDescription: String { rawValue }
   }
@@ -76,20 +77,39 @@ struct FetcherLifecycleTests {
     case .slotGranted: return "\(m.slotGranted())"
     case .attemptStarted: return "\(m.attemptStarted())"
     case .hopStarted: return "\(m.hopStarted(exchange(hop: 8)))"
-    case .attemptEndedForRetry:
-      return m.attemptEndedForRetry().map { "postStopped \($0.postStopped)" } ?? "nil"
-    case .attemptEndedForImmediateRetry:
-      return m.attemptEndedForImmediateRetry().map { "postStopped \($0.postStopped)" } ?? "nil"
+    case .attemptEndedForRetry: return "\(m.attemptEndedForRetry())"
+    case .attemptEndedForImmediateRetry: return "\(m.attemptEndedForImmediateRetry())"
     case .retryDelayEnded: return "\(m.retryDelayEnded())"
     case .finish:
-      return m.finish().map {
-        "postStopped \($0.postStopped), postRetryDelayStopped \($0.postRetryDelayStopped), task \($0.task != nil)"
-      } ?? "nil"
+      switch m.finish() {
+      case .deliver(let f):
+        return "deliver: postStopped \(f.postStopped), postRetryDelayStopped \(f.postRetryDelayStopped), "
+          + "task \(f.task != nil)"
+      case .ignore: return "ignore"
+      }
     case .stop:
-      return m.stop().map {
-        "from \($0.from), postStopped \($0.postStopped), postRetryDelayStopped \($0.postRetryDelayStopped), "
-          + "mayCompleteAsCancelled \($0.mayCompleteAsCancelled), task \($0.task != nil)"
-      } ?? "nil"
+      switch m.stop() {
+      case .stop(let s):
+        return "stop: from \(s.from), postStopped \(s.postStopped), postRetryDelayStopped "
+          + "\(s.postRetryDelayStopped), mayCompleteAsCancelled \(s.mayCompleteAsCancelled), task \(s.task != nil)"
+      case .ignore: return "ignore"
+      }
+    case .accepts:
+      // Its own task, another task, a test block's answer (no task).
+      return "\(m.accepts(task)) \(m.accepts(LifecycleInertTask())) \(m.accepts(nil))"
+    case .cancelTask: return cancelAnswer(m.cancelTask(.timedOut), m)
+    case .detachTask: return cancelAnswer(m.detachTask(), m)
+    case .taskCompleted: return "\(m.taskCompleted(task))"
+    }
+  }
+
+  /// A cancel's answer, and what the exchange in flight is left with.
+  static func cancelAnswer(_ action: FetcherLifecycle.CancelAction, _ m: FetcherLifecycle) -> String {
+    switch action {
+    case .letGo(let task):
+      let reason = m.running?.cancelReason.map { "\($0)" } ?? "nil"
+      return "letGo \(task === Self.task), left \(m.running?.task == nil), reason \(reason)"
+    case .ignore: return "ignore"
     }
   }
 
@@ -116,7 +136,7 @@ struct FetcherLifecycleTests {
     -> String
   {
     let flags = "postStopped \(started), postRetryDelayStopped \(retry), mayCompleteAsCancelled \(cancels)"
-    return "from \(from), \(flags), task \(task)"
+    return "stop: from \(from), \(flags), task \(task)"
   }
 
   /// Every state × every event.
@@ -125,80 +145,109 @@ struct FetcherLifecycleTests {
   static let idleRows: [Row] = [
     row(.idle, .begin, .preparing, "proceed"),
     trap(.idle, .delayForSlot),
-    row(.idle, .slotGranted, .idle, "false"),
+    row(.idle, .slotGranted, .idle, "ignore"),
     trap(.idle, .attemptStarted),
     trap(.idle, .hopStarted),
     trap(.idle, .attemptEndedForRetry),
     trap(.idle, .attemptEndedForImmediateRetry),
-    row(.idle, .retryDelayEnded, .idle, "false"),
-    row(.idle, .finish, .idle, "nil"),
+    row(.idle, .retryDelayEnded, .idle, "ignore"),
+    row(.idle, .finish, .idle, "ignore"),
     row(.idle, .stop, .stopped, stopAnswer(.idle, false, false, false, false)),
+    row(.idle, .accepts, .idle, "false false false"),
+    row(.idle, .cancelTask, .idle, "ignore"),
+    row(.idle, .detachTask, .idle, "ignore"),
+    row(.idle, .taskCompleted, .idle, "false"),
   ]
 
   static let preparingRows: [Row] = [
     row(.preparing, .begin, .preparing, "alreadyBegun"),
-    row(.preparing, .delayForSlot, .waitingForSlot, "true"),
-    row(.preparing, .slotGranted, .preparing, "false"),
-    row(.preparing, .attemptStarted, .running, "true"),
-    row(.preparing, .hopStarted, .preparing, "false"),
-    row(.preparing, .attemptEndedForRetry, .waitingToRetry, "postStopped false"),
-    row(.preparing, .attemptEndedForImmediateRetry, .preparing, "nil"),
-    row(.preparing, .retryDelayEnded, .preparing, "false"),
-    row(.preparing, .finish, .finished, "postStopped false, postRetryDelayStopped false, task false"),
+    row(.preparing, .delayForSlot, .waitingForSlot, "askService"),
+    row(.preparing, .slotGranted, .preparing, "ignore"),
+    row(.preparing, .attemptStarted, .running, "postStartedAndSend"),
+    row(.preparing, .hopStarted, .preparing, "ignore"),
+    row(.preparing, .attemptEndedForRetry, .waitingToRetry, "scheduleRetry(postStopped: false)"),
+    row(.preparing, .attemptEndedForImmediateRetry, .preparing, "ignore"),
+    row(.preparing, .retryDelayEnded, .preparing, "ignore"),
+    row(
+      .preparing, .finish, .finished, "deliver: postStopped false, postRetryDelayStopped false, task false"),
     row(.preparing, .stop, .stopped, stopAnswer(.preparing, false, false, true, false)),
+    row(.preparing, .accepts, .preparing, "false false false"),
+    row(.preparing, .cancelTask, .preparing, "ignore"),
+    row(.preparing, .detachTask, .preparing, "ignore"),
+    row(.preparing, .taskCompleted, .preparing, "false"),
   ]
 
   static let slotRows: [Row] = [
     row(.waitingForSlot, .begin, .waitingForSlot, "alreadyBegun"),
     trap(.waitingForSlot, .delayForSlot),
-    row(.waitingForSlot, .slotGranted, .preparing, "true"),
-    row(.waitingForSlot, .attemptStarted, .waitingForSlot, "false"),
-    row(.waitingForSlot, .hopStarted, .waitingForSlot, "false"),
-    row(.waitingForSlot, .attemptEndedForRetry, .waitingForSlot, "nil"),
-    row(.waitingForSlot, .attemptEndedForImmediateRetry, .waitingForSlot, "nil"),
-    row(.waitingForSlot, .retryDelayEnded, .waitingForSlot, "false"),
-    row(.waitingForSlot, .finish, .finished, "postStopped false, postRetryDelayStopped false, task false"),
+    row(.waitingForSlot, .slotGranted, .preparing, "startAttempt"),
+    row(.waitingForSlot, .attemptStarted, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .hopStarted, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .attemptEndedForRetry, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .attemptEndedForImmediateRetry, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .retryDelayEnded, .waitingForSlot, "ignore"),
+    row(
+      .waitingForSlot, .finish, .finished,
+      "deliver: postStopped false, postRetryDelayStopped false, task false"),
     row(.waitingForSlot, .stop, .stopped, stopAnswer(.waitingForSlot, false, false, true, false)),
+    row(.waitingForSlot, .accepts, .waitingForSlot, "false false false"),
+    row(.waitingForSlot, .cancelTask, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .detachTask, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .taskCompleted, .waitingForSlot, "false"),
   ]
 
   static let runningRows: [Row] = [
     row(.running, .begin, .running, "alreadyBegun"),
     trap(.running, .delayForSlot),
-    row(.running, .slotGranted, .running, "false"),
+    row(.running, .slotGranted, .running, "ignore"),
     trap(.running, .attemptStarted),
-    row(.running, .hopStarted, .running, "true"),
-    row(.running, .attemptEndedForRetry, .waitingToRetry, "postStopped true"),
-    row(.running, .attemptEndedForImmediateRetry, .preparing, "postStopped true"),
-    row(.running, .retryDelayEnded, .running, "false"),
-    row(.running, .finish, .finished, "postStopped true, postRetryDelayStopped false, task true"),
+    row(.running, .hopStarted, .running, "send"),
+    row(.running, .attemptEndedForRetry, .waitingToRetry, "scheduleRetry(postStopped: true)"),
+    row(.running, .attemptEndedForImmediateRetry, .preparing, "retryNow(postStopped: true)"),
+    row(.running, .retryDelayEnded, .running, "ignore"),
+    row(.running, .finish, .finished, "deliver: postStopped true, postRetryDelayStopped false, task true"),
     row(.running, .stop, .stopped, stopAnswer(.running, true, false, true, true)),
+    row(.running, .accepts, .running, "true false true"),
+    row(.running, .cancelTask, .running, "letGo true, left true, reason timedOut"),
+    row(.running, .detachTask, .running, "letGo true, left true, reason nil"),
+    row(.running, .taskCompleted, .running, "true"),
   ]
 
   static let retryRows: [Row] = [
     row(.waitingToRetry, .begin, .waitingToRetry, "alreadyBegun"),
     trap(.waitingToRetry, .delayForSlot),
-    row(.waitingToRetry, .slotGranted, .waitingToRetry, "false"),
+    row(.waitingToRetry, .slotGranted, .waitingToRetry, "ignore"),
     trap(.waitingToRetry, .attemptStarted),
-    row(.waitingToRetry, .hopStarted, .waitingToRetry, "false"),
-    row(.waitingToRetry, .attemptEndedForRetry, .waitingToRetry, "nil"),
-    row(.waitingToRetry, .attemptEndedForImmediateRetry, .waitingToRetry, "nil"),
-    row(.waitingToRetry, .retryDelayEnded, .preparing, "true"),
-    row(.waitingToRetry, .finish, .finished, "postStopped false, postRetryDelayStopped true, task false"),
+    row(.waitingToRetry, .hopStarted, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .attemptEndedForRetry, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .attemptEndedForImmediateRetry, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .retryDelayEnded, .preparing, "startAttempt"),
+    row(
+      .waitingToRetry, .finish, .finished,
+      "deliver: postStopped false, postRetryDelayStopped true, task false"),
     row(.waitingToRetry, .stop, .stopped, stopAnswer(.waitingToRetry, false, true, true, false)),
+    row(.waitingToRetry, .accepts, .waitingToRetry, "false false false"),
+    row(.waitingToRetry, .cancelTask, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .detachTask, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .taskCompleted, .waitingToRetry, "false"),
   ]
 
   static let endedRows: [Row] = [Phase.finished, .stopped].flatMap { (ended: Phase) -> [Row] in
     [
       row(ended, .begin, ended, ended == .stopped ? "stoppedBeforeBegin" : "alreadyBegun"),
-      row(ended, .delayForSlot, ended, "false"),
-      row(ended, .slotGranted, ended, "false"),
-      row(ended, .attemptStarted, ended, "false"),
-      row(ended, .hopStarted, ended, "false"),
-      row(ended, .attemptEndedForRetry, ended, "nil"),
-      row(ended, .attemptEndedForImmediateRetry, ended, "nil"),
-      row(ended, .retryDelayEnded, ended, "false"),
-      row(ended, .finish, ended, "nil"),
-      row(ended, .stop, ended, "nil"),
+      row(ended, .delayForSlot, ended, "ignore"),
+      row(ended, .slotGranted, ended, "ignore"),
+      row(ended, .attemptStarted, ended, "ignore"),
+      row(ended, .hopStarted, ended, "ignore"),
+      row(ended, .attemptEndedForRetry, ended, "ignore"),
+      row(ended, .attemptEndedForImmediateRetry, ended, "ignore"),
+      row(ended, .retryDelayEnded, ended, "ignore"),
+      row(ended, .finish, ended, "ignore"),
+      row(ended, .stop, ended, "ignore"),
+      row(ended, .accepts, ended, "false false false"),
+      row(ended, .cancelTask, ended, "ignore"),
+      row(ended, .detachTask, ended, "ignore"),
+      row(ended, .taskCompleted, ended, "false"),
     ]
   }
 
@@ -292,11 +341,23 @@ struct FetcherLifecycleTests {
       Exchange(
         hop: 8, request: URLRequest(url: URL(string: "http://127.0.0.1/8")!),
         hopRequest: URLRequest(url: URL(string: "http://127.0.0.1/8")!), keepsBody: true, now: Date()))
-    #expect(started)
+    #expect(started == .send)
     let fresh = m.current
     #expect(fresh.hop == 8 && fresh.task == nil && fresh.cancelReason == nil && fresh.redirectTarget == nil)
     #expect(!fresh.challengeCancelled && fresh.responseData.isEmpty && !fresh.receivedPartialBody)
     #expect(fresh.responseHead == nil && fresh.responseBodyLength == 0 && fresh.measure.hop == 8)
+  }
+
+  /// A timeout ends the wait for a task or a decision (the pending hop) with the task; a failure or
+  /// a pause ends only the task.
+  @Test func onlyATimeoutEndsThePendingWait() {
+    for (reason, pendingLeft) in [(CancelReason.timedOut, false), (.pausedForBackpressure, true)] {
+      var m = Self.machine(in: .running)
+      m.current.pendingHop = 7
+      let action = m.cancelTask(reason)
+      #expect(action.task === Self.task)
+      #expect((m.current.pendingHop != nil) == pendingLeft, "\(reason)")
+    }
   }
 
   /// A new attempt starts without the previous attempt's exchange in flight.
@@ -305,7 +366,7 @@ struct FetcherLifecycleTests {
     _ = m.retryDelayEnded()
     #expect(m.exchange?.hop == 7)
     let started = m.attemptStarted()
-    #expect(started)
+    #expect(started == .postStartedAndSend)
     #expect(m.current.hop == 0 && m.current.task == nil && m.current.request == nil)
   }
 
@@ -333,14 +394,14 @@ struct FetcherLifecycleTests {
     let begun = m.begin()
     #expect(begun == .proceed)
     for _ in 0..<3 {
-      if m.attemptStarted() { started += 1 }
-      if m.attemptEndedForRetry()?.postStopped == true { stopped += 1 }
+      if m.attemptStarted() == .postStartedAndSend { started += 1 }
+      if m.attemptEndedForRetry() == .scheduleRetry(postStopped: true) { stopped += 1 }
       #expect(m.phase == .waitingToRetry)
       let ended = m.retryDelayEnded()
-      #expect(ended)
+      #expect(ended == .startAttempt)
     }
-    if m.attemptStarted() { started += 1 }
-    if m.finish()?.postStopped == true { stopped += 1 }
+    if m.attemptStarted() == .postStartedAndSend { started += 1 }
+    if case .deliver(let finish) = m.finish(), finish.postStopped { stopped += 1 }
     #expect(started == 4)
     #expect(stopped == 4)
     #expect(!m.isStartedNotificationOutstanding)
