@@ -131,27 +131,17 @@ extension SessionFetcher: SessionTaskHandler {
     // FoundationNetworking hands interim 1xx responses (a fake 100 for streamed uploads) to the
     // delegate; a 101 is looked at below (switching protocols is never asked for).
     if let statusCode, statusCode < 200, statusCode != 101 { return }
-    enum Restart {
-      case none
-      case accumulate(DispatchQueue, @Sendable (Data?) -> Void)
-    }
-    var streamConsumer: (any FetcherStreamConsumer)?
-    var streamHead: URLResponse?
-    var windowRefetch: (task: (any EngineTask)?, hop: URLRequest)?
-    var failure: FailedAttempt?
-    var gate: (hop: UInt64, block: DidReceiveResponseBlock, head: URLResponse)?
-    // The part file is chosen under the lock, and created or opened after it.
-    var partFileChoice: PartFileChoice?
-    let outcome: (Restart, SessionCookieStorage?, URL?)? = storage.withLock { storage in
+    let decision: HeadDecision? = storage.withLock { storage in
       guard accepts(task, storage), let plan = storage.plan else { return nil }
+      var decision = HeadDecision()
       let now = Date()
       storage.lifecycle.current.lastActivity = now
       if let statusCode,
         let error = ResponseSanity.error(status: statusCode, request: storage.lifecycle.current.request)
       {
         storage.lifecycle.current.responseHead = head
-        failure = fail(&storage, with: error)
-        return (.none, nil, nil)
+        decision.next = .fail(fail(&storage, with: error))
+        return decision
       }
       if let statusCode, statusCode < 200 { return nil }
       if storage.stream.isContinuation, !StreamWindows.downloadRestarts(head.response, storage: &storage) {
@@ -165,9 +155,10 @@ extension SessionFetcher: SessionTaskHandler {
         if let error = StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
           ?? StreamWindows.continuationError(response, storage: storage)
         {
-          failure = fail(&storage, with: error)
+          decision.next = .fail(fail(&storage, with: error))
         }
-        return (.none, plan.cookieStorage, response.url ?? storage.lifecycle.current.request?.url)
+        decision.cookies = (plan.cookieStorage, response.url ?? storage.lifecycle.current.request?.url)
+        return decision
       }
       // The first Range window of a stream: the fetcher and the consumer see the whole resource.
       var wholeResource: URLResponse?
@@ -182,8 +173,9 @@ extension SessionFetcher: SessionTaskHandler {
       case .refetch:
         let hop = storage.lifecycle.current.hopRequest
         let task = storage.lifecycle.cancelTask(.pausedForBackpressure).task
-        if let hop { windowRefetch = (task, hop) }
-        return (.none, plan.cookieStorage, head.url ?? storage.lifecycle.current.request?.url)
+        if let hop { decision.next = .refetch(task: task, hop: hop) }
+        decision.cookies = (plan.cookieStorage, head.url ?? storage.lifecycle.current.request?.url)
+        return decision
       }
       let head = wholeResource.map(ResponseHead.init) ?? head
       if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
@@ -198,8 +190,8 @@ extension SessionFetcher: SessionTaskHandler {
       let expectedContentLength = head.expectedContentLength
       storage.lifecycle.current.expectedContentLength = isEncoded ? -1 : expectedContentLength
       let status = head.statusCode ?? 0
-      var restart = Restart.none
       var sinkError: Error?
+      var streamConsumer: (any FetcherStreamConsumer)?
       if storage.lifecycle.current.redirectTarget != nil, RedirectPolicy.isRedirect(status) {
         storage.lifecycle.current.sink = .redirect
       } else if (200..<300).contains(status) || head.statusCode == nil {
@@ -209,18 +201,17 @@ extension SessionFetcher: SessionTaskHandler {
           storage.stream.head = response
           storage.stream.pauseUnavailable = false
           streamConsumer = storage.stream.consumer?.consumer
-          streamHead = response
         } else if plan.accumulates {
           storage.lifecycle.current.sink = .accumulate
           if storage.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
-            restart = .accumulate(plan.callbackQueue, block)
+            decision.restartAccumulation = (plan.callbackQueue, block)
           }
           storage.accumulatedSinceResponse = false
         } else if let destination = plan.destination {
           storage.lifecycle.current.sink = .file
           let choice = DownloadResume.choosePartFile(
             for: head.response, destination: destination, storage: &storage)
-          partFileChoice = choice
+          decision.partFile = choice
           if let failure = choice.failure {
             sinkError = SessionFetcherError.downloadFailed(description: String(describing: failure))
           } else if wholeResource != nil {
@@ -245,7 +236,7 @@ extension SessionFetcher: SessionTaskHandler {
         sinkError = SessionFetcherError.responseTooLarge(limit: limit)
       }
       if let sinkError {
-        failure = fail(&storage, with: sinkError)
+        decision.next = .fail(fail(&storage, with: sinkError))
       } else if let block = storage.config.didReceiveResponseBlock,
         storage.lifecycle.current.sink != .redirect,
         !(status == 401 && plan.testBlock == nil
@@ -255,21 +246,24 @@ extension SessionFetcher: SessionTaskHandler {
         // the block's decision.
         var held = ResponseGate(hop: storage.hopCount)
         held.streamConsumer = streamConsumer
-        streamConsumer = nil
         storage.lifecycle.current.responseGate = held
-        gate = (storage.hopCount, block, head.response)
+        decision.next = .askAboutResponse(hop: storage.hopCount, block: block, head: head.response)
+      } else if let streamConsumer {
+        // The head as the fetch sees it: a stream's first Range window describes the whole resource.
+        decision.next = .deliverToStream(streamConsumer, head: head.response)
       }
-      return (restart, plan.cookieStorage, head.url ?? storage.lifecycle.current.request?.url)
+      decision.cookies = (plan.cookieStorage, head.url ?? storage.lifecycle.current.request?.url)
+      return decision
     }
-    guard let (restart, cookieStorage, url) = outcome else { return }
+    guard let decision else { return }
     // Most responses set no cookie: the head answers that without making the response.
-    if head.statusCode != nil, let cookieStorage, let url,
+    if head.statusCode != nil, let cookieStorage = decision.cookies.storage, let url = decision.cookies.url,
       head.value(forHTTPHeaderField: "Set-Cookie") != nil,
       let http = head.httpResponse
     {
       cookieStorage.handleResponse(http, for: url)
     }
-    if case .accumulate(let queue, let block) = restart {
+    if let (queue, block) = decision.restartAccumulation {
       deliver(on: queue) { block(nil) }
     }
     let monitors = allMonitors()
@@ -277,24 +271,45 @@ extension SessionFetcher: SessionTaskHandler {
       let response = head.response
       for monitor in monitors { monitor.fetcher(self, didReceiveResponse: response) }
     }
-    if let partFileChoice, !preparePartFile(partFileChoice, from: task) { return }
-    if let windowRefetch {
+    if let choice = decision.partFile, !preparePartFile(choice, from: task) { return }
+    switch decision.next {
+    case .nothing:
+      break
+    case .refetch(let task, let hop):
       // The server's answer to the first Range window cannot be streamed in windows: ask again whole.
-      Self.letGo(windowRefetch.task)
-      sendHop(windowRefetch.hop, body: .none)
-      return
-    }
-    if let failure {
+      Self.letGo(task)
+      sendHop(hop, body: .none)
+    case .fail(let failure):
       endAttempt(failure)
-      return
+    case .askAboutResponse(let hop, let block, let response):
+      askAboutResponse(response, hop: hop, block: block)
+    case .deliverToStream(let consumer, let response):
+      consumer.fetcher(self, didReceiveStreamResponse: response)
     }
-    if let gate {
-      // The head as the fetch sees it: a stream's first Range window describes the whole resource.
-      askAboutResponse(gate.head, hop: gate.hop, block: gate.block)
-      return
-    }
-    if let streamConsumer {
-      streamConsumer.fetcher(self, didReceiveStreamResponse: streamHead ?? head.response)
+  }
+
+  /// What ``receive(head:from:)`` decided under the lock, for after it.
+  private struct HeadDecision {
+    /// The jar and the URL the head's cookies are for (no jar: none kept).
+    var cookies: (storage: SessionCookieStorage?, url: URL?) = (nil, nil)
+    /// The accumulate block is told to start over (a new 2xx after bytes it was given).
+    var restartAccumulation: (DispatchQueue, @Sendable (Data?) -> Void)?
+    /// The part file to create, open or empty (see `PartFileChoice`).
+    var partFile: PartFileChoice?
+    var next = Next.nothing
+
+    /// The one step that follows.
+    enum Next {
+      case nothing
+      /// The first Range window's answer cannot be streamed in windows: let go of the task and
+      /// send the hop again whole.
+      case refetch(task: (any EngineTask)?, hop: URLRequest)
+      /// The fetcher failed the exchange (see `fail`).
+      case fail(FailedAttempt)
+      /// The head waits for ``SessionFetcher/didReceiveResponseBlock``.
+      case askAboutResponse(hop: UInt64, block: DidReceiveResponseBlock, head: URLResponse)
+      /// Hand the head to the stream consumer.
+      case deliverToStream(any FetcherStreamConsumer, head: URLResponse)
     }
   }
 
