@@ -347,14 +347,22 @@ extension SessionFetcher {
   /// Sends one request of the current attempt (the first, or a redirect hop).
   func sendHop(_ hopRequest: URLRequest, body: BodySource) {
     var request = hopRequest
-    let (cookieStorage, plan) = storage.withLock { ($0.plan?.cookieStorage, $0.plan) }
+    // One lock for what the hop reads before it goes: the plan, and the Range headers of a kept
+    // part file or of a stream's next window.
+    let plan = storage.withLock { storage -> FetchPlan? in
+      guard let plan = storage.plan else { return nil }
+      DownloadResume.addRangeHeaders(to: &request, from: storage)
+      StreamWindows.addRangeHeaders(to: &request, storage: &storage)
+      return plan
+    }
     guard let plan else { return }
-    if let cookieStorage, let url = request.url, let cookies = cookieStorage.cookieHeaderValue(for: url) {
+    // The jar has a lock of its own: asked after the fetcher's is released.
+    if let cookieStorage = plan.cookieStorage, let url = request.url,
+      let cookies = cookieStorage.cookieHeaderValue(for: url)
+    {
       let existing = request.value(forHTTPHeaderField: "Cookie")
       request.setValue(existing.map { "\($0); \(cookies)" } ?? cookies, forHTTPHeaderField: "Cookie")
     }
-    storage.withLock { DownloadResume.addRangeHeaders(to: &request, from: $0) }
-    storage.withLock { StreamWindows.addRangeHeaders(to: &request, storage: &$0) }
     // The last gate before the engine, whatever set the headers (a redirect block, the jar): no
     // engine sends a request that breaks the rule.
     if let problem = RequestValidation.problem(in: request) {

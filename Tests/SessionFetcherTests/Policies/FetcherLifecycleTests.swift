@@ -407,3 +407,12 @@ struct FetcherLifecycleTests {
     #expect(!m.isStartedNotificationOutstanding)
   }
 }
+
+@Suite("Fetcher lifecycle layout")
+struct FetcherLifecycleLayoutTests {
+  /// The exchange lives inline in the machine's states, which share its space: the machine costs a
+  /// tag and a flag beyond the exchange, no allocation and no second copy.
+  @Test func theStatesShareTheExchangesSpace() {
+    #expect(MemoryLayout<FetcherLifecycle>.size <= MemoryLayout<Exchange>.size + 8)
+  }
+}
