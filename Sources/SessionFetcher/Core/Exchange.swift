@@ -68,3 +68,45 @@ struct Exchange {
     set { responseHead = newValue.map(ResponseHead.init) }
   }
 }
+
+extension Exchange {
+  /// What a chunk of the response body is for the exchange (see ``chunkReceived(_:at:inMemoryLimit:)``).
+  enum ChunkAction: Equatable {
+    /// A late chunk of a task cancelled for a pause (the continuation asks for it again) or of an
+    /// answer the fetcher failed: nothing.
+    case drop
+    /// The body passed the in-memory limit: what was kept is dropped, the fetcher fails the exchange.
+    case tooLarge(limit: Int64)
+    /// Counted (and kept, for an in-memory sink): deliver it to `sink`. `total` is the body's
+    /// length so far, `expected` its announced length (-1: unknown, or passed).
+    case deliver(sink: ResponseSink, total: Int64, expected: Int64)
+  }
+
+  /// A chunk of the response body arrived at `now`: counts it, keeps it in memory when the sink
+  /// is memory (up to `inMemoryLimit` bytes), and says where it goes.
+  mutating func chunkReceived(_ data: Data, at now: Date, inMemoryLimit: Int64?) -> ChunkAction {
+    switch cancelReason {
+    case .pausedForBackpressure?, .failed?: return .drop
+    case .stopped?, .timedOut?, nil: break
+    }
+    let count = Int64(data.count)
+    lastActivity = now
+    measure.bytesReceived += count
+    responseBodyLength += count
+    receivedPartialBody = true
+    switch sink {
+    case .memory, .redirect:
+      if let limit = inMemoryLimit, responseBodyLength > limit {
+        // Keep nothing more (and drop what was kept): the fetch fails with responseTooLarge.
+        responseData = Data()
+        return .tooLarge(limit: limit)
+      }
+      responseData.append(data)
+    case .accumulate, .file, .stream:
+      break
+    }
+    var expected = expectedContentLength
+    if expected >= 0 && responseBodyLength > expected { expected = -1 }
+    return .deliver(sink: sink, total: responseBodyLength, expected: expected)
+  }
+}

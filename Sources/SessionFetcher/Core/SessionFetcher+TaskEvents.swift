@@ -336,32 +336,33 @@ extension SessionFetcher: SessionTaskHandler {
         download: (@Sendable (Int64, Int64, Int64) -> Void)?, total: Int64, expected: Int64
       )? = storage.withLock { storage in
         guard accepts(task, storage), let plan = storage.plan else { return nil }
-        // Bytes still arriving from a task cancelled for a pause come again with the continuation.
-        if case .pausedForBackpressure? = storage.lifecycle.current.cancelReason { return nil }
-        // The rest of a test block's answer after the fetcher failed it (past the in-memory limit,
-        // or an unwritable download). A real task is let go of at once (`fail`).
-        if case .failed? = storage.lifecycle.current.cancelReason { return nil }
-        let count = Int64(data.count)
         let now = Date()
-        storage.lifecycle.current.lastActivity = now
+        let action = storage.lifecycle.current.chunkReceived(
+          data, at: now, inMemoryLimit: plan.maximumInMemoryBodyLength)
+        // Bytes still arriving from a task cancelled for a pause come again with the continuation;
+        // the rest of a test block's answer after the fetcher failed it (past the in-memory limit,
+        // or an unwritable download) is dropped. A real task is let go of at once (`fail`).
+        if case .drop = action { return nil }
+        let count = Int64(data.count)
         if storage.timing.firstByteDate == nil { storage.timing.firstByteDate = now }
         storage.timing.bytesReceived += count
-        storage.lifecycle.current.measure.bytesReceived += count
-        storage.lifecycle.current.responseBodyLength += count
-        storage.lifecycle.current.receivedPartialBody = true
+        let sink: ResponseSink
+        let total: Int64
+        let expected: Int64
+        switch action {
+        case .drop:
+          return nil
+        case .tooLarge(let limit):
+          failure = fail(&storage, with: SessionFetcherError.responseTooLarge(limit: limit))
+          return nil
+        case .deliver(let chunkSink, let chunkTotal, let chunkExpected):
+          (sink, total, expected) = (chunkSink, chunkTotal, chunkExpected)
+        }
         var delivery = Delivery.none
         var download: (@Sendable (Int64, Int64, Int64) -> Void)?
-        switch storage.lifecycle.current.sink {
+        switch sink {
         case .memory, .redirect:
-          if let limit = plan.maximumInMemoryBodyLength, storage.lifecycle.current.responseBodyLength > limit
-          {
-            // Keep nothing more (and drop what was kept): the fetch fails with responseTooLarge.
-            storage.lifecycle.current.responseData = Data()
-            failure = fail(&storage, with: SessionFetcherError.responseTooLarge(limit: limit))
-            return nil
-          } else {
-            storage.lifecycle.current.responseData.append(data)
-          }
+          break
         case .accumulate:
           storage.accumulatedSinceResponse = true
           if let block = storage.config.accumulateDataBlock { delivery = .accumulate(block) }
@@ -375,16 +376,10 @@ extension SessionFetcher: SessionTaskHandler {
           storage.stream.deliveredBytes += count
           if let consumer = storage.stream.consumer?.consumer { delivery = .stream(consumer) }
         }
-        var expected = storage.lifecycle.current.expectedContentLength
-        if expected >= 0 && storage.lifecycle.current.responseBodyLength > expected { expected = -1 }
         storage.publish(
           TransferProgress(
-            direction: .download, completedBytes: storage.lifecycle.current.responseBodyLength,
-            expectedBytes: expected >= 0 ? expected : nil))
-        return (
-          plan.callbackQueue, delivery, storage.config.receivedProgressBlock, download,
-          storage.lifecycle.current.responseBodyLength, expected
-        )
+            direction: .download, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
+        return (plan.callbackQueue, delivery, storage.config.receivedProgressBlock, download, total, expected)
       }
     if let failure {
       endAttempt(failure)

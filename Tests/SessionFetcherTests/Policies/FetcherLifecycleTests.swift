@@ -416,3 +416,83 @@ struct FetcherLifecycleLayoutTests {
     #expect(MemoryLayout<FetcherLifecycle>.size <= MemoryLayout<Exchange>.size + 8)
   }
 }
+
+@Suite("Exchange: body chunks")
+struct ExchangeChunkTests {
+  /// One row: an exchange whose sink is `sink`, with `kept` bytes of a body announced as
+  /// `announced` bytes (-1: unknown) and cancelled for `reason`, gets a chunk of `chunk` bytes with
+  /// an in-memory limit of `limit`.
+  struct Row: Sendable, CustomTestStringConvertible {
+    var sink: ResponseSink
+    var reason: String?
+    var kept: Int
+    var announced: Int64
+    var chunk: Int
+    var limit: Int64?
+    var action: Exchange.ChunkAction
+    /// The bytes kept in memory afterwards, and whether the chunk counted.
+    var keptAfter: Int
+    var counted: Bool
+
+    var testDescription: String {
+      "\(sink), reason \(reason ?? "none"), \(kept)+\(chunk) of \(announced), limit \(limit.map(String.init) ?? "none")"
+    }
+  }
+
+  static let rows: [Row] = [
+    Row(
+      sink: .memory, reason: nil, kept: 0, announced: 10, chunk: 4, limit: nil,
+      action: .deliver(sink: .memory, total: 4, expected: 10), keptAfter: 4, counted: true),
+    Row(
+      sink: .memory, reason: nil, kept: 8, announced: 10, chunk: 4, limit: nil,
+      action: .deliver(sink: .memory, total: 12, expected: -1), keptAfter: 12, counted: true),
+    Row(
+      sink: .memory, reason: nil, kept: 8, announced: -1, chunk: 4, limit: 12,
+      action: .deliver(sink: .memory, total: 12, expected: -1), keptAfter: 12, counted: true),
+    Row(
+      sink: .memory, reason: nil, kept: 8, announced: -1, chunk: 5, limit: 12,
+      action: .tooLarge(limit: 12), keptAfter: 0, counted: true),
+    Row(
+      sink: .redirect, reason: nil, kept: 8, announced: -1, chunk: 5, limit: 12,
+      action: .tooLarge(limit: 12), keptAfter: 0, counted: true),
+    Row(
+      sink: .file, reason: nil, kept: 0, announced: 100, chunk: 50, limit: 12,
+      action: .deliver(sink: .file, total: 50, expected: 100), keptAfter: 0, counted: true),
+    Row(
+      sink: .accumulate, reason: nil, kept: 0, announced: -1, chunk: 50, limit: 12,
+      action: .deliver(sink: .accumulate, total: 50, expected: -1), keptAfter: 0, counted: true),
+    Row(
+      sink: .stream, reason: nil, kept: 0, announced: 100, chunk: 50, limit: 12,
+      action: .deliver(sink: .stream, total: 50, expected: 100), keptAfter: 0, counted: true),
+    Row(
+      sink: .memory, reason: "paused", kept: 0, announced: 10, chunk: 4, limit: nil, action: .drop,
+      keptAfter: 0, counted: false),
+    Row(
+      sink: .memory, reason: "failed", kept: 4, announced: 10, chunk: 4, limit: nil, action: .drop,
+      keptAfter: 4, counted: false),
+    Row(
+      sink: .memory, reason: "timedOut", kept: 0, announced: 10, chunk: 4, limit: nil,
+      action: .deliver(sink: .memory, total: 4, expected: 10), keptAfter: 4, counted: true),
+  ]
+
+  @Test(arguments: rows)
+  func chunk(_ row: Row) {
+    var exchange = Exchange()
+    exchange.sink = row.sink
+    if row.sink == .memory || row.sink == .redirect { exchange.responseData = Data(count: row.kept) }
+    exchange.responseBodyLength = Int64(row.kept)
+    exchange.expectedContentLength = row.announced
+    switch row.reason {
+    case "paused"?: exchange.cancelReason = .pausedForBackpressure
+    case "failed"?: exchange.cancelReason = .failed(URLError(.unknown))
+    case "timedOut"?: exchange.cancelReason = .timedOut
+    default: break
+    }
+    let action = exchange.chunkReceived(Data(count: row.chunk), at: Date(), inMemoryLimit: row.limit)
+    #expect(action == row.action)
+    #expect(exchange.responseData.count == row.keptAfter)
+    #expect(exchange.responseBodyLength == Int64(row.kept + (row.counted ? row.chunk : 0)))
+    #expect(exchange.receivedPartialBody == row.counted)
+    #expect(exchange.measure.bytesReceived == (row.counted ? Int64(row.chunk) : 0))
+  }
+}
