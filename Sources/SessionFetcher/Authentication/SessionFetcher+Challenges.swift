@@ -74,8 +74,8 @@ extension SessionFetcher {
         block: ChallengeBlock?, credential: URLCredential?, failures: Int, url: URL, hop: UInt64,
         queue: DispatchQueue
       )? = storage.withLock { storage in
-        guard storage.lifecycle.state == .running, let plan = storage.plan,
-          let url = storage.currentRequest?.url
+        guard storage.lifecycle.phase == .running, let plan = storage.plan,
+          let url = storage.lifecycle.current.request?.url
         else { return nil }
         if storage.challenges.answeredHop != storage.hopCount {
           storage.challenges.failures = 0
@@ -95,8 +95,8 @@ extension SessionFetcher {
         if block != nil {
           // The fetch's timeouts cover the block's decision (see `checkTimeout`).
           storage.challenges.waitingHop = storage.hopCount
-          storage.pendingHop = storage.hopCount
-          let idleLeft = plan.idleTimeout - Date().timeIntervalSince(storage.lastActivity)
+          storage.lifecycle.current.pendingHop = storage.hopCount
+          let idleLeft = plan.idleTimeout - Date().timeIntervalSince(storage.lifecycle.current.lastActivity)
           armTimeout(&storage, after: max(0, idleLeft))
         }
         return (block, credential, storage.challenges.failures, url, storage.hopCount, plan.callbackQueue)
@@ -125,11 +125,11 @@ extension SessionFetcher {
       let (disposition, credential) = await block(self, urlChallenge)
       // Only if the wait is still this hop's: a timeout or a stop has ended it otherwise.
       let current = self.storage.withLock { storage -> Bool in
-        guard storage.lifecycle.state == .running, storage.challenges.waitingHop == context.hop,
-          storage.pendingHop == context.hop
+        guard storage.lifecycle.phase == .running, storage.challenges.waitingHop == context.hop,
+          storage.lifecycle.current.pendingHop == context.hop
         else { return false }
         storage.challenges.waitingHop = nil
-        storage.pendingHop = nil
+        storage.lifecycle.current.pendingHop = nil
         Self.disarmTimeout(&storage)
         return true
       }
@@ -144,7 +144,9 @@ extension SessionFetcher {
     answering challenge: ServerChallenge, with credential: URLCredential?, refusal: AttemptFailure
   ) {
     let next: (URLRequest, BodySource)?? = storage.withLock { storage in
-      guard storage.lifecycle.state == .running, let plan = storage.plan, var hop = storage.hopRequest else {
+      guard storage.lifecycle.phase == .running, let plan = storage.plan,
+        var hop = storage.lifecycle.current.hopRequest
+      else {
         return .some(nil)
       }
       guard let credential, let user = credential.user,
@@ -166,7 +168,7 @@ extension SessionFetcher {
       // `sendHop` numbers the resend next.
       storage.challenges.answeredHop = storage.hopCount + 1
       hop.setValue(value, forHTTPHeaderField: "Authorization")
-      return .some((hop, storage.hopKeepsBody ? plan.body : .none))
+      return .some((hop, storage.lifecycle.current.keepsBody ? plan.body : .none))
     }
     switch next {
     case nil:

@@ -86,8 +86,8 @@ enum DownloadResume {
           continuing: parked.partFileURL, destination: destination, length: parked.length,
           willWrite: willWrite)
         if storage.downloadResume.validator == nil { storage.downloadResume.validator = parked.validator }
-        storage.responseBodyLength = parked.length
-        storage.expectedContentLength = range?.total ?? -1
+        storage.lifecycle.current.responseBodyLength = parked.length
+        storage.lifecycle.current.expectedContentLength = range?.total ?? -1
         storage.partFile = part
         choice.preparation = .open(part)
         return choice
@@ -137,7 +137,7 @@ enum DownloadResume {
   {
     guard let validator = storage.downloadResume.validator,
       let plan = storage.plan, (plan.baseRequest.httpMethod ?? "GET").uppercased() == "GET",
-      let source = storage.currentRequest?.url ?? plan.baseRequest.url
+      let source = storage.lifecycle.exchange?.request?.url ?? plan.baseRequest.url
     else { return nil }
     return ParkedDownload(
       partFileURL: partFile.url, destination: partFile.destination, sourceURL: source, validator: validator,
@@ -159,7 +159,7 @@ enum DownloadResume {
   /// can go again whole, and returns its URL to delete; nil when the request did not continue one.
   static func dropForRestart(_ storage: inout FetcherStorage) -> URL? {
     guard let parked = storage.downloadResume.parked,
-      storage.currentRequest?.value(forHTTPHeaderField: "If-Range") != nil
+      storage.lifecycle.exchange?.request?.value(forHTTPHeaderField: "If-Range") != nil
     else { return nil }
     storage.downloadResume.parked = nil
     return parked.partFileURL
@@ -268,7 +268,7 @@ extension SessionFetcher {
   private static func apply(
     _ decoded: Result<ParkedDownload, ResumeToken.Refusal>?, to storage: inout FetcherStorage
   ) {
-    guard storage.lifecycle.state == .idle else { return }
+    guard storage.lifecycle.phase == .idle else { return }
     storage.downloadResume.parked = nil
     storage.downloadResume.refusal = nil
     switch decoded {

@@ -2,50 +2,124 @@
 ///
 /// ```
 /// idle ──begin──▶ preparing ──attemptStarted──▶ running ──attemptEndedForRetry──▶ waitingToRetry
-///                   │  ▲                          │                                  │
-///                   ▼  │ slotGranted              │ finish                           │ retryDelayEnded
-///             waitingForSlot                      ▼                                  ▼
-///                                              finished                           preparing
+///                   │  ▲                          │ ▲                                │
+///                   ▼  │ slotGranted              │ └ hopStarted                     │ retryDelayEnded
+///             waitingForSlot                      │ finish                           ▼
+///                                                 ▼                               preparing
+///                                              finished
 /// any state but finished ──stop──▶ stopped
 /// ```
 ///
-/// The fetcher holds one of these under its lock; each method takes an event and returns what the
-/// fetcher must do (post which notifications, cancel what). The machine guarantees that every
-/// `Started` notification is paired with exactly one `Stopped`, that a retry delay is bracketed by
-/// `RetryDelayStarted`/`RetryDelayStopped`, and that a stopped or finished fetcher ignores late events.
-package struct FetcherLifecycle: Sendable, Equatable {
-  package enum State: Sendable, Equatable {
+/// The `running` state carries the in-flight ``Exchange``; each hop replaces it whole
+/// (``hopStarted(_:)``). The states after it carry the last exchange, read-only, for what the
+/// fetcher reports once the exchange is over.
+///
+/// The fetcher holds one of these under its lock; each method takes an event and returns an action,
+/// which the fetcher performs after the lock (post which notifications, send the hop, let go of
+/// which task, arm the retry delay). The exchange's own events (``cancelTask(_:)``,
+/// ``detachTask()``, ``taskCompleted(_:)``) act on the exchange in flight only. The machine guarantees that
+/// every `Started` notification is paired with exactly one `Stopped`, that a retry delay is
+/// bracketed by `RetryDelayStarted`/`RetryDelayStopped`, and that a stopped or finished fetcher
+/// ignores late events. An event that cannot happen in a state is a `preconditionFailure` naming
+/// the state.
+struct FetcherLifecycle {
+  enum State {
     /// Created, not begun.
     case idle
-    /// Begun; validating, authorizing or preparing the next attempt (no Started posted yet).
-    case preparing
+    /// Begun; validating, authorizing or preparing the next attempt (no Started posted yet). After
+    /// a retry, carries the previous attempt's last exchange.
+    case preparing(last: Exchange?)
     /// Held back by the service's per-host limit.
     case waitingForSlot
-    /// An attempt is on the wire (Started posted).
-    case running
-    /// Between attempts, waiting out the retry delay.
-    case waitingToRetry
-    /// The fetch ended and its completion is being delivered.
-    case finished
-    /// Stopped by the user (or by task cancellation, or by the service's stop-all).
-    case stopped
+    /// An attempt is on the wire (Started posted): its current exchange.
+    case running(Exchange)
+    /// Between attempts, waiting out the retry delay; carries the failed attempt's last exchange.
+    case waitingToRetry(last: Exchange?)
+    /// The fetch ended and its completion is being delivered; carries the last exchange.
+    case finished(last: Exchange?)
+    /// Stopped by the user (or by task cancellation, or by the service's stop-all); carries the
+    /// exchange that was stopped, if any.
+    case stopped(last: Exchange?)
   }
 
-  package private(set) var state: State = .idle
-  /// A Started notification is out and its Stopped is not yet.
-  package private(set) var isStartedNotificationOutstanding = false
+  /// The states without their data.
+  enum Phase: Sendable, Equatable, CaseIterable {
+    case idle, preparing, waitingForSlot, running, waitingToRetry, finished, stopped
+  }
 
-  package init() {}
+  private(set) var state: State = .idle
+  /// A Started notification is out and its Stopped is not yet.
+  private(set) var isStartedNotificationOutstanding = false
+
+  init() {}
+
+  var phase: Phase {
+    switch state {
+    case .idle: return .idle
+    case .preparing: return .preparing
+    case .waitingForSlot: return .waitingForSlot
+    case .running: return .running
+    case .waitingToRetry: return .waitingToRetry
+    case .finished: return .finished
+    case .stopped: return .stopped
+    }
+  }
 
   /// Whether the fetch has begun and has not ended.
-  package var isFetching: Bool {
+  var isFetching: Bool {
     switch state {
     case .preparing, .waitingForSlot, .running, .waitingToRetry: return true
     case .idle, .finished, .stopped: return false
     }
   }
 
-  package enum BeginOutcome: Sendable, Equatable {
+  /// The in-flight exchange while running, else the last one a state carries (read-only).
+  var exchange: Exchange? {
+    switch state {
+    case .running(let exchange): return exchange
+    case .preparing(let last), .waitingToRetry(let last), .finished(let last), .stopped(let last): return last
+    case .idle, .waitingForSlot: return nil
+    }
+  }
+
+  /// The in-flight exchange; nil when not running.
+  var running: Exchange? {
+    guard case .running(let exchange) = state else { return nil }
+    return exchange
+  }
+
+  /// Whether the in-flight exchange is hop `hop`, still without its task (see
+  /// ``Exchange/pendingHop``).
+  func isPending(hop: UInt64) -> Bool {
+    guard case .running(let exchange) = state else { return false }
+    return exchange.pendingHop == hop
+  }
+
+  /// The in-flight exchange, changed in place. Only while running: the caller checks
+  /// ``phase`` under the same lock first.
+  var current: Exchange {
+    _read {
+      guard case .running(let exchange) = state else {
+        preconditionFailure("no exchange in flight in state \(phase)")
+      }
+      yield exchange
+    }
+    _modify {
+      guard case .running(var exchange) = state else {
+        preconditionFailure("no exchange in flight in state \(phase)")
+      }
+      // The payload is moved out while it changes, so that its buffers (the response body) are
+      // uniquely referenced and grow in place.
+      state = .idle
+      defer { state = .running(exchange) }
+      yield &exchange
+    }
+  }
+
+  // MARK: - Events of the fetch
+
+  /// What the fetcher does after ``begin()``.
+  enum BeginAction: Sendable, Equatable {
     /// Proceed with the fetch.
     case proceed
     /// `stopFetching()` came first: complete with `.cancelled` if the fetcher should, post nothing.
@@ -54,118 +128,314 @@ package struct FetcherLifecycle: Sendable, Equatable {
     case alreadyBegun
   }
 
-  package mutating func begin() -> BeginOutcome {
+  mutating func begin() -> BeginAction {
     switch state {
     case .idle:
-      state = .preparing
+      state = .preparing(last: nil)
       return .proceed
     case .stopped:
       return .stoppedBeforeBegin
-    default:
+    case .preparing, .waitingForSlot, .running, .waitingToRetry, .finished:
       return .alreadyBegun
     }
   }
 
-  /// The service has no free slot for the host: wait. Returns false if the fetcher cannot wait now.
-  package mutating func delayForSlot() -> Bool {
-    guard state == .preparing else { return false }
-    state = .waitingForSlot
-    return true
+  /// What the fetcher does after ``delayForSlot()``.
+  enum SlotAction: Sendable, Equatable {
+    /// Ask the service whether the fetch may begin now (a grant may come meanwhile).
+    case askService
+    /// Stopped or ended meanwhile: nothing.
+    case ignore
   }
 
-  /// The service granted a slot. Returns false if the fetcher was stopped meanwhile.
-  package mutating func slotGranted() -> Bool {
-    guard state == .waitingForSlot else { return false }
-    state = .preparing
-    return true
+  /// The service has no free slot for the host: wait.
+  mutating func delayForSlot() -> SlotAction {
+    switch state {
+    case .preparing:
+      state = .waitingForSlot
+      return .askService
+    case .finished, .stopped:
+      return .ignore
+    case .idle, .waitingForSlot, .running, .waitingToRetry:
+      preconditionFailure("delayForSlot in state \(phase): only a fetch being prepared waits for a slot")
+    }
   }
 
-  /// An attempt is about to go on the wire. Returns true when the caller must post Started.
-  package mutating func attemptStarted() -> Bool {
-    guard state == .preparing else { return false }
-    state = .running
-    isStartedNotificationOutstanding = true
-    return true
+  /// What the fetcher does after an event that may start the next attempt.
+  enum StartAction: Sendable, Equatable {
+    /// Start the next attempt (``attemptStarted()`` follows, after authorization).
+    case startAttempt
+    /// Not for this state (stopped meanwhile, or started already): nothing.
+    case ignore
   }
 
-  /// What the fetcher posts when an attempt ends in a retry delay.
-  package struct RetryTransition: Sendable, Equatable {
-    package var postStopped: Bool
+  /// The service granted a slot. Ignored unless the fetcher was waiting for one (it was stopped
+  /// meanwhile, or a grant racing the service's answer already started it).
+  mutating func slotGranted() -> StartAction {
+    switch state {
+    case .waitingForSlot:
+      state = .preparing(last: nil)
+      return .startAttempt
+    case .idle, .preparing, .running, .waitingToRetry, .finished, .stopped:
+      return .ignore
+    }
   }
 
-  /// The attempt failed and will be retried after a delay. `nil` if the fetcher is not running
-  /// (it was stopped meanwhile: do nothing). The caller posts Stopped (if asked) then RetryDelayStarted.
-  package mutating func attemptEndedForRetry() -> RetryTransition? {
-    guard state == .running || state == .preparing else { return nil }
+  /// What the fetcher does after ``attemptStarted()``.
+  enum AttemptAction: Sendable, Equatable {
+    /// Post Started, then send the attempt's first hop.
+    case postStartedAndSend
+    /// Stopped or ended meanwhile (or still waiting for a slot): nothing.
+    case ignore
+  }
+
+  /// An attempt is about to go on the wire.
+  mutating func attemptStarted() -> AttemptAction {
+    switch state {
+    case .preparing:
+      // The attempt's first hop makes its exchange (`hopStarted`); until then, an empty one.
+      state = .running(Exchange())
+      isStartedNotificationOutstanding = true
+      return .postStartedAndSend
+    case .waitingForSlot, .finished, .stopped:
+      return .ignore
+    case .idle, .running, .waitingToRetry:
+      preconditionFailure("attemptStarted in state \(phase): an attempt starts only from preparing")
+    }
+  }
+
+  /// What the fetcher does after ``hopStarted(_:)``.
+  enum HopAction: Sendable, Equatable {
+    /// Hand the hop's request to the engine (or the test block).
+    case send
+    /// No longer running (stopped, finished or waiting to retry meanwhile): nothing.
+    case ignore
+  }
+
+  /// A hop of the running attempt goes on the wire: `exchange` replaces the previous one whole.
+  mutating func hopStarted(_ exchange: Exchange) -> HopAction {
+    switch state {
+    case .running:
+      state = .running(exchange)
+      return .send
+    case .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
+      return .ignore
+    case .idle:
+      preconditionFailure("hopStarted in state \(phase): no hop before the fetch begins")
+    }
+  }
+
+  /// What the fetcher does when an attempt ends to be tried again.
+  enum RetryAction: Sendable, Equatable {
+    /// Post Stopped (if `postStopped`), then RetryDelayStarted, and arm the retry delay.
+    case scheduleRetry(postStopped: Bool)
+    /// Post Stopped (if `postStopped`), then start the next attempt at once.
+    case retryNow(postStopped: Bool)
+    /// Not running (stopped meanwhile): nothing.
+    case ignore
+  }
+
+  /// The attempt failed and will be retried after a delay.
+  mutating func attemptEndedForRetry() -> RetryAction {
+    let last: Exchange?
+    switch state {
+    case .running(let exchange): last = exchange
+    case .preparing(let previous): last = previous
+    case .waitingForSlot, .waitingToRetry, .finished, .stopped: return .ignore
+    case .idle:
+      preconditionFailure("attemptEndedForRetry in state \(phase): no attempt before the fetch begins")
+    }
     let postStopped = isStartedNotificationOutstanding
     isStartedNotificationOutstanding = false
-    state = .waitingToRetry
-    return RetryTransition(postStopped: postStopped)
+    state = .waitingToRetry(last: last)
+    return .scheduleRetry(postStopped: postStopped)
   }
 
-  /// The attempt failed and is retried at once (an authorization refresh). `nil` if not running.
-  package mutating func attemptEndedForImmediateRetry() -> RetryTransition? {
-    guard state == .running else { return nil }
-    let postStopped = isStartedNotificationOutstanding
-    isStartedNotificationOutstanding = false
-    state = .preparing
-    return RetryTransition(postStopped: postStopped)
+  /// The attempt failed and is retried at once (an authorization refresh).
+  mutating func attemptEndedForImmediateRetry() -> RetryAction {
+    switch state {
+    case .running(let exchange):
+      let postStopped = isStartedNotificationOutstanding
+      isStartedNotificationOutstanding = false
+      state = .preparing(last: exchange)
+      return .retryNow(postStopped: postStopped)
+    case .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
+      return .ignore
+    case .idle:
+      preconditionFailure(
+        "attemptEndedForImmediateRetry in state \(phase): no attempt before the fetch begins")
+    }
   }
 
-  /// The retry delay ran out (the caller posts RetryDelayStopped). False if stopped meanwhile.
-  package mutating func retryDelayEnded() -> Bool {
-    guard state == .waitingToRetry else { return false }
-    state = .preparing
-    return true
+  /// The retry delay ran out: the caller posts RetryDelayStopped and starts the next attempt.
+  mutating func retryDelayEnded() -> StartAction {
+    switch state {
+    case .waitingToRetry(let last):
+      state = .preparing(last: last)
+      return .startAttempt
+    case .idle, .preparing, .waitingForSlot, .running, .finished, .stopped:
+      return .ignore
+    }
   }
 
   /// What the fetcher does when the fetch ends.
-  package struct Finish: Sendable, Equatable {
-    package var postStopped: Bool
-    package var postRetryDelayStopped: Bool
+  struct Finish {
+    var postStopped: Bool
+    var postRetryDelayStopped: Bool
+    /// The task of the exchange in flight, for the caller to let go of after the lock.
+    var task: (any EngineTask)?
   }
 
-  /// The fetch ended with a result. `nil` if it had already ended or was stopped: deliver nothing.
-  package mutating func finish() -> Finish? {
+  /// What the fetcher does after ``finish()``.
+  enum FinishAction {
+    /// Let go of the task, post what is outstanding, deliver the completion.
+    case deliver(Finish)
+    /// Already ended or stopped: deliver nothing.
+    case ignore
+  }
+
+  /// The fetch ended with a result.
+  mutating func finish() -> FinishAction {
+    var result = Finish(
+      postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false, task: nil)
     switch state {
-    case .preparing, .waitingForSlot, .running, .waitingToRetry:
-      let result = Finish(
-        postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: state == .waitingToRetry)
-      isStartedNotificationOutstanding = false
-      state = .finished
-      return result
+    case .running(var exchange):
+      result.task = exchange.task
+      if exchange.task != nil {
+        exchange.task = nil
+        exchange.cancelReason = .stopped
+      }
+      state = .finished(last: exchange)
+    case .waitingToRetry(let last):
+      result.postRetryDelayStopped = true
+      state = .finished(last: last)
+    case .preparing(let last):
+      state = .finished(last: last)
+    case .waitingForSlot:
+      state = .finished(last: nil)
     case .idle, .finished, .stopped:
-      return nil
+      return .ignore
     }
+    isStartedNotificationOutstanding = false
+    return .deliver(result)
   }
 
   /// What stopping requires.
-  package struct Stop: Sendable, Equatable {
+  struct Stop {
     /// The state the fetcher was in.
-    package var from: State
-    package var postStopped: Bool
-    package var postRetryDelayStopped: Bool
+    var from: Phase
+    var postStopped: Bool
+    var postRetryDelayStopped: Bool
     /// Whether a completion with `.cancelled` may be delivered (the fetch had not ended).
-    package var mayCompleteAsCancelled: Bool
+    var mayCompleteAsCancelled: Bool
+    /// The task of the exchange in flight, for the caller to let go of after the lock.
+    var task: (any EngineTask)?
   }
 
-  /// `stopFetching()`. `nil` when there is nothing to stop (already finished or stopped).
-  package mutating func stop() -> Stop? {
+  /// What the fetcher does after ``stop()``.
+  enum StopAction {
+    /// Let go of the task, post what is outstanding, complete as cancelled if asked.
+    case stop(Stop)
+    /// Already finished or stopped: nothing.
+    case ignore
+  }
+
+  /// `stopFetching()`.
+  mutating func stop() -> StopAction {
+    var result = Stop(
+      from: phase, postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false,
+      mayCompleteAsCancelled: true, task: nil)
     switch state {
     case .finished, .stopped:
-      return nil
+      return .ignore
     case .idle:
       // Remember the stop so that a begin racing behind it completes as cancelled.
-      state = .stopped
-      return Stop(
-        from: .idle, postStopped: false, postRetryDelayStopped: false, mayCompleteAsCancelled: false)
-    case .preparing, .waitingForSlot, .running, .waitingToRetry:
-      let result = Stop(
-        from: state, postStopped: isStartedNotificationOutstanding,
-        postRetryDelayStopped: state == .waitingToRetry, mayCompleteAsCancelled: true)
-      isStartedNotificationOutstanding = false
-      state = .stopped
-      return result
+      result.mayCompleteAsCancelled = false
+      state = .stopped(last: nil)
+    case .running(var exchange):
+      result.task = exchange.task
+      exchange.task = nil
+      exchange.cancelReason = .stopped
+      state = .stopped(last: exchange)
+    case .waitingToRetry(let last):
+      result.postRetryDelayStopped = true
+      state = .stopped(last: last)
+    case .preparing(let last):
+      state = .stopped(last: last)
+    case .waitingForSlot:
+      state = .stopped(last: nil)
     }
+    isStartedNotificationOutstanding = false
+    return .stop(result)
+  }
+
+  // MARK: - Events of the exchange in flight
+
+  /// Whether an event of `task` (nil: a test block's answer) belongs to the exchange in flight: a
+  /// task the fetcher has let go of may still be reporting.
+  func accepts(_ task: (any EngineTask)?) -> Bool {
+    switch state {
+    case .running(let exchange):
+      guard let task else { return true }
+      return exchange.task === task
+    case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
+      return false
+    }
+  }
+
+  /// What the fetcher does after ``cancelTask(_:)`` or ``detachTask()``.
+  enum CancelAction {
+    /// Let go of this task after the lock (nil: the exchange had none, a test block's or one
+    /// still being made).
+    case letGo((any EngineTask)?)
+    /// Not running: nothing in flight to cancel.
+    case ignore
+
+    /// The task to let go of, if any.
+    var task: (any EngineTask)? {
+      switch self {
+      case .letGo(let task): return task
+      case .ignore: return nil
+      }
+    }
+  }
+
+  /// The fetcher ends the exchange in flight itself (a timeout, a failure it decided, a pause for
+  /// a stream's consumer): records why, and takes its task, so that nothing the task still
+  /// reports is accepted. A timeout also ends a wait for the task or a decision.
+  mutating func cancelTask(_ reason: CancelReason) -> CancelAction {
+    switch state {
+    case .running:
+      current.cancelReason = reason
+      if case .timedOut = reason { current.pendingHop = nil }
+      return .letGo(detach())
+    case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
+      return .ignore
+    }
+  }
+
+  /// The exchange in flight goes on without its task (a response block cancelled it; the fetch
+  /// ends next): takes the task, with no cancel reason.
+  mutating func detachTask() -> CancelAction {
+    switch state {
+    case .running:
+      return .letGo(detach())
+    case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
+      return .ignore
+    }
+  }
+
+  /// The exchange in flight's task reported its end: it is the exchange's no more. False when the
+  /// task is not the exchange's (let go of already).
+  mutating func taskCompleted(_ task: any EngineTask) -> Bool {
+    guard accepts(task) else { return false }
+    current.task = nil
+    return true
+  }
+
+  private mutating func detach() -> (any EngineTask)? {
+    let task = current.task
+    current.task = nil
+    return task
   }
 }

@@ -165,49 +165,25 @@ struct FetcherStorage {
   var backoff: RetryBackoff?
   var didRefreshAuthorization = false
 
-  // The current attempt / hop.
-  var currentRequest: URLRequest?
-  /// The hop's request before the jar's cookies were added: the base for the next redirect.
-  var hopRequest: URLRequest?
-  var hopKeepsBody = true
+  // The current attempt: what spans its hops. What belongs to one hop is the running state's
+  // `Exchange` (see `FetcherLifecycle`).
   /// Redirects followed in the current attempt (the limit is per attempt).
   var attemptRedirects = 0
-  var task: (any EngineTask)?
-  /// The hop being handed to the engine, before its task exists: its number (from `hopCount`)
-  /// while `sendHop` prepares the body and the engine makes the task. The timeout covers that time
-  /// too (FoundationNetworking makes a task on its shared work queue, which can be seconds behind).
-  var pendingHop: UInt64?
+  /// The number of the last hop started (across attempts): tells a late event of an earlier hop.
   var hopCount: UInt64 = 0
   var ownSession: FetcherSession?
-  /// The current response head; its `URLResponse` is made when ``response`` is first read.
-  var responseHead: ResponseHead?
-  /// The current response (made from ``responseHead`` on first use).
-  var response: URLResponse? {
-    get { responseHead?.response }
-    set { responseHead = newValue.map(ResponseHead.init) }
-  }
-  var sink: ResponseSink = .memory
-  var responseData = Data()
-  var responseBodyLength: Int64 = 0
-  var expectedContentLength: Int64 = -1
+  /// Whether the accumulate block was given bytes since the last response head: the next 2xx head
+  /// (a retry's) tells it to start over. Spans attempts.
   var accumulatedSinceResponse = false
-  var receivedPartialBody = false
-  var redirectTarget: URL?
-  var challengeCancelled = false
   /// The server challenges of the current attempt (see `SessionFetcher+Challenges.swift`).
   var challenges = ChallengeState()
-  /// The final response head waiting for ``SessionFetcher/didReceiveResponseBlock`` (see
-  /// `SessionFetcher+ResponseDisposition.swift`).
-  var responseGate: ResponseGate?
-  /// What the fetcher measures of the current exchange (see `SessionFetcher+Metrics.swift`).
-  var exchange = ExchangeMeasure()
-  var cancelReason: CancelReason?
-  var lastActivity = Date()
   var attemptStart = Date()
-  /// The armed timeout check (see `SessionFetcher.timeoutClock`).
+  /// The armed timeout check (see `SessionFetcher.timeoutClock`). Outside the exchange: every way
+  /// out of `running` disarms it after the transition that decided it.
   var timeoutToken: UInt64?
   /// The pending wait before the next attempt (see `RetryDelay`).
   var retryDelay: RetryDelay?
+  /// The download's part file: kept across the retries of an attempt (see `DownloadResume`).
   var partFile: PartFile?
   /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt.
   var downloadResume = DownloadResumeState()

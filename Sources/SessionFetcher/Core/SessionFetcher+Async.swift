@@ -40,7 +40,9 @@ extension SessionFetcher {
   /// ```
   public func fetchResponse() async throws -> FetchResponse {
     let data = try await beginFetch()
-    let (response, timing) = storage.withLock { ($0.response as? HTTPURLResponse, $0.timing) }
+    let (response, timing) = storage.withLock {
+      ($0.lifecycle.exchange?.response as? HTTPURLResponse, $0.timing)
+    }
     return FetchResponse(data: data, response: response, timing: timing)
   }
 

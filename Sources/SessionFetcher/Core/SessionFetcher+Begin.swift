@@ -60,7 +60,7 @@ extension SessionFetcher {
     case .proceed:
       break
     }
-    guard storage.withLock({ $0.lifecycle.state == .preparing }) else { return }
+    guard storage.withLock({ $0.lifecycle.phase == .preparing }) else { return }
     let monitors = allMonitors()
     for monitor in monitors { monitor.fetcherDidBegin(self) }
     do {
@@ -76,16 +76,16 @@ extension SessionFetcher {
     }
     if let hooks = serviceHooks {
       // Wait for a slot before asking the service, so that a grant racing its answer is not lost.
-      guard storage.withLock({ $0.lifecycle.delayForSlot() }) else { return }
+      guard storage.withLock({ $0.lifecycle.delayForSlot() }) == .askService else { return }
       guard hooks.fetcherShouldBeginNow(self) else { return }
-      guard storage.withLock({ $0.lifecycle.slotGranted() }) else { return }
+      guard storage.withLock({ $0.lifecycle.slotGranted() }) == .startAttempt else { return }
     }
     startAttempt()
   }
 
   /// The service freed a slot for this delayed fetcher.
   package func serviceDidGrantSlot() {
-    guard storage.withLock({ $0.lifecycle.slotGranted() }) else { return }
+    guard storage.withLock({ $0.lifecycle.slotGranted() }) == .startAttempt else { return }
     for monitor in allMonitors() { monitor.fetcherDidLeaveThrottleQueue(self) }
     startAttempt()
   }
@@ -331,7 +331,9 @@ extension SessionFetcher {
       return
     }
     let started: (queue: DispatchQueue, body: BodySource)? = storage.withLock { storage in
-      guard storage.lifecycle.attemptStarted(), let plan = storage.plan else { return nil }
+      guard storage.lifecycle.attemptStarted() == .postStartedAndSend, let plan = storage.plan else {
+        return nil
+      }
       storage.attemptStart = Date()
       storage.attemptRedirects = 0
       storage.challenges = ChallengeState()
@@ -345,14 +347,22 @@ extension SessionFetcher {
   /// Sends one request of the current attempt (the first, or a redirect hop).
   func sendHop(_ hopRequest: URLRequest, body: BodySource) {
     var request = hopRequest
-    let (cookieStorage, plan) = storage.withLock { ($0.plan?.cookieStorage, $0.plan) }
+    // One lock for what the hop reads before it goes: the plan, and the Range headers of a kept
+    // part file or of a stream's next window.
+    let plan = storage.withLock { storage -> FetchPlan? in
+      guard let plan = storage.plan else { return nil }
+      DownloadResume.addRangeHeaders(to: &request, from: storage)
+      StreamWindows.addRangeHeaders(to: &request, storage: &storage)
+      return plan
+    }
     guard let plan else { return }
-    if let cookieStorage, let url = request.url, let cookies = cookieStorage.cookieHeaderValue(for: url) {
+    // The jar has a lock of its own: asked after the fetcher's is released.
+    if let cookieStorage = plan.cookieStorage, let url = request.url,
+      let cookies = cookieStorage.cookieHeaderValue(for: url)
+    {
       let existing = request.value(forHTTPHeaderField: "Cookie")
       request.setValue(existing.map { "\($0); \(cookies)" } ?? cookies, forHTTPHeaderField: "Cookie")
     }
-    storage.withLock { DownloadResume.addRangeHeaders(to: &request, from: $0) }
-    storage.withLock { StreamWindows.addRangeHeaders(to: &request, storage: &$0) }
     // The last gate before the engine, whatever set the headers (a redirect block, the jar): no
     // engine sends a request that breaks the rule.
     if let problem = RequestValidation.problem(in: request) {
@@ -360,29 +370,18 @@ extension SessionFetcher {
       return
     }
     let hop = storage.withLock { storage -> UInt64? in
-      guard storage.lifecycle.state == .running else { return nil }
-      storage.hopRequest = hopRequest
-      storage.currentRequest = request
-      storage.response = nil
-      storage.responseData = Data()
-      storage.responseBodyLength = 0
-      storage.expectedContentLength = -1
-      storage.redirectTarget = nil
-      storage.challengeCancelled = false
-      storage.responseGate = nil
-      storage.exchange = ExchangeMeasure(hop: storage.hopCount + 1, start: Date())
-      storage.cancelReason = nil
-      storage.receivedPartialBody = false
-      storage.lastActivity = Date()
-      storage.hopKeepsBody = body.isPresent
+      let hop = storage.hopCount + 1
+      var exchange = Exchange(
+        hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: Date())
+      // The timeout runs from here: body preparation and the engine's making of the task count.
+      if plan.testBlock == nil { exchange.pendingHop = hop }
+      guard storage.lifecycle.hopStarted(exchange) == .send else { return nil }
+      storage.hopCount = hop
       storage.timing.transferMetrics = nil
-      storage.hopCount += 1
       if plan.testBlock == nil {
-        // The timeout runs from here: body preparation and the engine's making of the task count.
-        storage.pendingHop = storage.hopCount
         armTimeout(&storage, after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }
-      return storage.hopCount
+      return hop
     }
     guard let hop else { return }
     for monitor in allMonitors() { monitor.fetcher(self, willSendRequest: request) }
@@ -475,7 +474,7 @@ extension SessionFetcher {
         engineBody = .data(data)
       case .file(let url):
         let (kept, replaced) = self.storage.withLock { storage -> (Bool, URL?) in
-          guard storage.lifecycle.state == .running, storage.pendingHop == hop else { return (false, nil) }
+          guard storage.lifecycle.isPending(hop: hop) else { return (false, nil) }
           let replaced = storage.bodySpoolFile
           storage.bodySpoolFile = url
           return (true, replaced)
@@ -503,9 +502,9 @@ extension SessionFetcher {
     }
     // Still this hop's, unless a timeout or a stop ended it while the task was being made.
     let current = storage.withLock { storage -> Bool in
-      guard storage.lifecycle.state == .running, storage.pendingHop == hop else { return false }
-      storage.pendingHop = nil
-      storage.task = task
+      guard storage.lifecycle.isPending(hop: hop) else { return false }
+      storage.lifecycle.current.pendingHop = nil
+      storage.lifecycle.current.task = task
       return true
     }
     guard current else {
@@ -519,8 +518,8 @@ extension SessionFetcher {
   /// if a timeout or a stop ended it first, which has then reported the attempt's end already.
   private func abandon(hop: UInt64) -> Bool {
     storage.withLock { storage in
-      guard storage.lifecycle.state == .running, storage.pendingHop == hop else { return false }
-      storage.pendingHop = nil
+      guard storage.lifecycle.isPending(hop: hop) else { return false }
+      storage.lifecycle.current.pendingHop = nil
       Self.disarmTimeout(&storage)
       return true
     }

@@ -27,21 +27,21 @@ extension SessionFetcher {
     }
     var metrics: MetricsDelivery?
     let outcome: Outcome = storage.withLock { storage in
-      guard storage.lifecycle.state == .running else { return .ignore }
+      guard storage.lifecycle.phase == .running else { return .ignore }
       if ResponseGate.holdEnd(of: &storage, error: transportError) { return .ignore }
       Self.disarmTimeout(&storage)
       metrics = exchangeEnded(&storage, error: transportError)
       // The head, not its response: a successful 2xx makes no `HTTPURLResponse` here.
-      let head = storage.responseHead
+      let head = storage.lifecycle.current.responseHead
       let status = head?.statusCode
-      let body = storage.responseData
-      switch storage.cancelReason {
+      let body = storage.lifecycle.current.responseData
+      switch storage.lifecycle.current.cancelReason {
       case .stopped?, .pausedForBackpressure?:
         return .ignore
       case .timedOut?:
         return .failure(
           AttemptFailure(
-            error: SessionFetcher.timedOutError(url: storage.currentRequest?.url),
+            error: SessionFetcher.timedOutError(url: storage.lifecycle.current.request?.url),
             response: head?.httpResponse))
       case .failed(let error)?:
         return .failure(AttemptFailure(error: error, response: head?.httpResponse))
@@ -50,11 +50,14 @@ extension SessionFetcher {
       }
       // `ServerChallenge` takes only a 401.
       if status == 401, let http = head?.httpResponse, storage.plan?.testBlock == nil,
-        transportError == nil || storage.challengeCancelled, let challenge = ServerChallenge(response: http)
+        transportError == nil || storage.lifecycle.current.challengeCancelled,
+        let challenge = ServerChallenge(response: http)
       {
         return .challenge(challenge, http, body)
       }
-      if storage.challengeCancelled, status == 401 || status == 407, let http = head?.httpResponse {
+      if storage.lifecycle.current.challengeCancelled, status == 401 || status == 407,
+        let http = head?.httpResponse
+      {
         let data = body.isEmpty ? nil : body
         return .failure(
           AttemptFailure(
@@ -66,7 +69,7 @@ extension SessionFetcher {
         // fetcher's would: on Linux its error comes without a description or the URL.
         let urlError = transportError as? URLError
         let bareTimeout = urlError?.code == .timedOut && urlError?.failingURL == nil
-        let url = storage.currentRequest?.url
+        let url = storage.lifecycle.current.request?.url
         var error =
           bareTimeout
           ? SessionFetcher.timedOutError(url: url)
@@ -85,7 +88,7 @@ extension SessionFetcher {
       case .nextFileWindow: return .nextFileWindow
       case .stalled(let error): return .failure(AttemptFailure(error: error, response: head?.httpResponse))
       }
-      if let status, let target = storage.redirectTarget, RedirectPolicy.isRedirect(status),
+      if let status, let target = storage.lifecycle.current.redirectTarget, RedirectPolicy.isRedirect(status),
         let http = head?.httpResponse
       {
         return .redirect(http, target, body)
@@ -121,7 +124,10 @@ extension SessionFetcher {
 
   /// A response completed without a transport error: check the status (after the service's cache).
   private func completeResponse(_ head: ResponseHead?) {
-    var data: Data? = storage.withLock { $0.sink == .memory || $0.sink == .redirect ? $0.responseData : nil }
+    var data: Data? = storage.withLock { storage in
+      guard let exchange = storage.lifecycle.exchange else { return nil }
+      return exchange.sink == .memory || exchange.sink == .redirect ? exchange.responseData : nil
+    }
     guard let head, let status = head.statusCode else {
       // Non-HTTP schemes (file:, data:) report status 0: success.
       finishSuccessfully(data: data)
@@ -133,9 +139,11 @@ extension SessionFetcher {
       replacement = replaced.response
       data = replaced.data
       storage.withLock { storage in
-        storage.response = replaced.response
-        storage.responseData = replaced.data ?? Data()
-        storage.responseBodyLength = Int64(replaced.data?.count ?? 0)
+        // Only into the exchange in flight: a fetch stopped meanwhile reports what it had.
+        guard storage.lifecycle.phase == .running else { return }
+        storage.lifecycle.current.response = replaced.response
+        storage.lifecycle.current.responseData = replaced.data ?? Data()
+        storage.lifecycle.current.responseBodyLength = Int64(replaced.data?.count ?? 0)
       }
     }
     let statusCode = replacement?.statusCode ?? status
@@ -157,7 +165,9 @@ extension SessionFetcher {
   /// once, as a 200 to `If-Range` would have restarted it.
   private func restartWithoutRange() -> Bool {
     let restart: (hop: URLRequest, partFile: URL)? = storage.withLock { storage in
-      guard let hop = storage.hopRequest, let partFile = DownloadResume.dropForRestart(&storage) else {
+      guard let hop = storage.lifecycle.exchange?.hopRequest,
+        let partFile = DownloadResume.dropForRestart(&storage)
+      else {
         return nil
       }
       return (hop, partFile)
@@ -169,7 +179,7 @@ extension SessionFetcher {
   }
 
   private func finishSuccessfully(data: Data?) {
-    let sink = storage.withLock { $0.sink }
+    let sink = storage.withLock { $0.lifecycle.exchange?.sink ?? .memory }
     switch sink {
     case .file:
       // Taken under the lock, renamed after it: a stop from now on finds no part file to delete,
@@ -200,7 +210,11 @@ extension SessionFetcher {
         hop: URLRequest, insecure: [String], localhost: Bool, limit: RedirectLimit, queue: DispatchQueue,
         block: WillRedirectBlock?, body: BodySource
       )? = storage.withLock { storage in
-        guard let hop = storage.hopRequest, let plan = storage.plan else { return nil }
+        guard let exchange = storage.lifecycle.exchange, let hop = exchange.hopRequest,
+          let plan = storage.plan
+        else {
+          return nil
+        }
         let limit = RedirectPolicy.limit(
           followed: storage.attemptRedirects, maximum: storage.config.maximumRedirects)
         if limit == .follow {
@@ -210,7 +224,7 @@ extension SessionFetcher {
         return (
           hop, storage.config.allowedInsecureSchemes, storage.config.allowLocalhostRequest,
           limit, plan.callbackQueue, storage.config.willRedirectBlock,
-          storage.hopKeepsBody ? plan.body : .none
+          exchange.keepsBody ? plan.body : .none
         )
       }
     guard let context else { return }
@@ -277,7 +291,7 @@ extension SessionFetcher {
   }
 
   private func proceedWithRedirect(from response: HTTPURLResponse, to request: URLRequest, body: BodySource) {
-    guard storage.withLock({ $0.lifecycle.state == .running }) else { return }
+    guard storage.withLock({ $0.lifecycle.phase == .running }) else { return }
     for monitor in allMonitors() { monitor.fetcher(self, willRedirectFrom: response, to: request) }
     sendHop(request, body: body)
   }
@@ -303,7 +317,8 @@ extension SessionFetcher {
             maxInterval: storage.config.effectiveMaxRetryInterval, factor: storage.config.retryFactor)
         }
         return (
-          (plan.baseRequest.httpMethod ?? "GET").uppercased(), storage.receivedPartialBody,
+          (plan.baseRequest.httpMethod ?? "GET").uppercased(),
+          storage.lifecycle.exchange?.receivedPartialBody ?? false,
           storage.config.isRetryEnabled, storage.config.authorizer, storage.didRefreshAuthorization,
           plan.callbackQueue, storage.config.retryBlock,
           Date().timeIntervalSince(storage.timing.startDate ?? Date()), storage.backoff!,
@@ -389,16 +404,16 @@ extension SessionFetcher {
 
   /// Ends the attempt and waits `delay` before the next one.
   private func retry(after delay: TimeInterval, failure: AttemptFailure) {
-    let transition: (FetcherLifecycle.RetryTransition, DispatchQueue, Int)? = storage.withLock { storage in
-      guard let plan = storage.plan, let transition = storage.lifecycle.attemptEndedForRetry() else {
-        return nil
-      }
+    let transition: (postStopped: Bool, DispatchQueue, Int)? = storage.withLock { storage in
+      guard let plan = storage.plan,
+        case .scheduleRetry(let postStopped) = storage.lifecycle.attemptEndedForRetry()
+      else { return nil }
       storage.backoff?.recordRetry(after: delay)
-      return (transition, plan.callbackQueue, storage.timing.retryCount)
+      return (postStopped, plan.callbackQueue, storage.timing.retryCount)
     }
-    guard let (transition, queue, retryCount) = transition else { return }
+    guard let (postStopped, queue, retryCount) = transition else { return }
     for monitor in allMonitors() { monitor.fetcher(self, willRetryAfter: delay, error: failure.error) }
-    if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
+    if postStopped { post(.sessionFetcherStopped, on: queue) }
     post(.sessionFetcherRetryDelayStarted, on: queue)
     serviceHooks?.fetcher(self, isWaitingToRetry: true)
     // Armed after the notifications, so that a short delay cannot end before they are posted; kept
@@ -406,7 +421,7 @@ extension SessionFetcher {
     // between: let go of at once).
     let wait = RetryDelay(seconds: delay) { [weak self] in self?.retryDelayEnded() }
     let kept = storage.withLock { storage in
-      guard storage.lifecycle.state == .waitingToRetry, storage.timing.retryCount == retryCount else {
+      guard storage.lifecycle.phase == .waitingToRetry, storage.timing.retryCount == retryCount else {
         return false
       }
       storage.retryDelay = wait
@@ -417,7 +432,7 @@ extension SessionFetcher {
 
   private func retryDelayEnded() {
     let queue: DispatchQueue? = storage.withLock { storage in
-      guard storage.lifecycle.retryDelayEnded(), let plan = storage.plan else { return nil }
+      guard storage.lifecycle.retryDelayEnded() == .startAttempt, let plan = storage.plan else { return nil }
       storage.retryDelay = nil
       storage.timing.retryCount += 1
       return plan.callbackQueue
@@ -430,7 +445,7 @@ extension SessionFetcher {
 
   /// Cuts a pending retry delay short (the service's early retry after a success on the same host).
   package func retryImmediatelyIfWaiting() {
-    let wait = storage.withLock { $0.lifecycle.state == .waitingToRetry ? $0.retryDelay : nil }
+    let wait = storage.withLock { $0.lifecycle.phase == .waitingToRetry ? $0.retryDelay : nil }
     // Whoever cancels a pending wait ends it: the clock's wake, if it lost the race, never runs.
     guard let wait, wait.cancel() else { return }
     retryDelayEnded()
@@ -438,15 +453,15 @@ extension SessionFetcher {
 
   /// An authorization refresh: a new attempt at once, without a delay.
   private func retryNow() {
-    let transition: (FetcherLifecycle.RetryTransition, DispatchQueue)? = storage.withLock { storage in
-      guard let plan = storage.plan, let transition = storage.lifecycle.attemptEndedForImmediateRetry() else {
-        return nil
-      }
+    let transition: (postStopped: Bool, DispatchQueue)? = storage.withLock { storage in
+      guard let plan = storage.plan,
+        case .retryNow(let postStopped) = storage.lifecycle.attemptEndedForImmediateRetry()
+      else { return nil }
       storage.timing.retryCount += 1
-      return (transition, plan.callbackQueue)
+      return (postStopped, plan.callbackQueue)
     }
-    guard let (transition, queue) = transition else { return }
-    if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
+    guard let (postStopped, queue) = transition else { return }
+    if postStopped { post(.sessionFetcherStopped, on: queue) }
     startAttempt()
   }
 
@@ -459,23 +474,22 @@ extension SessionFetcher {
         FetcherLifecycle.Finish, DispatchQueue, FetcherCompletionHandler?, FetcherSession?, PartFileCleanup,
         (any EngineTask)?, SuccessParser?, [AsyncStream<TransferProgress>.Continuation], URL?
       )? = storage.withLock { storage in
-        guard let finish = storage.lifecycle.finish() else { return nil }
+        guard case .deliver(let finish) = storage.lifecycle.finish() else { return nil }
         let parser = error == nil ? storage.successParser : nil
         storage.successParser = nil
         storage.timing.endDate = Date()
         storage.finalError = error
-        if error == nil, storage.sink == .memory || storage.sink == .redirect {
+        let sink = storage.lifecycle.exchange?.sink ?? .memory
+        if error == nil, sink == .memory || sink == .redirect {
           storage.downloadedData = data
-        } else if let data, storage.sink == .memory {
+        } else if let data, sink == .memory {
           storage.downloadedData = data
         }
         Self.disarmTimeout(&storage)
         storage.retryDelay?.cancel()
         storage.retryDelay = nil
         let partFiles = DownloadResume.fetchEnded(&storage, succeeded: error == nil)
-        let task = storage.task
-        storage.task = nil
-        if task != nil { storage.cancelReason = .stopped }
+        let task = finish.task
         let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
         let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
         return (
@@ -575,7 +589,7 @@ extension SessionFetcher {
         if forceCompletion { storage.forceCompletionOnStop = true }
         storage.callbacksSuppressed = true
         let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
-        guard let stop = storage.lifecycle.stop() else {
+        guard case .stop(let stop) = storage.lifecycle.stop() else {
           return (nil, queue, nil, nil, PartFileCleanup(), nil, [], nil)
         }
         storage.timing.endDate = Date()
@@ -583,9 +597,7 @@ extension SessionFetcher {
         Self.disarmTimeout(&storage)
         storage.retryDelay?.cancel()
         storage.retryDelay = nil
-        let task = storage.task
-        storage.task = nil
-        storage.cancelReason = .stopped
+        let task = stop.task
         let partFiles = DownloadResume.fetchEnded(&storage, succeeded: false)
         let notify = storage.config.stopFetchingTriggersCompletionHandler || storage.forceCompletionOnStop
         let completion = stop.mayCompleteAsCancelled && notify ? storage.completion : nil
@@ -691,7 +703,7 @@ extension SessionFetcher {
   }
 
   private var isCompletionDelivered: Bool {
-    storage.withLock { $0.completionDelivered || $0.lifecycle.state == .idle }
+    storage.withLock { $0.completionDelivered || $0.lifecycle.phase == .idle }
   }
 
   // MARK: - Delivery

@@ -66,17 +66,18 @@ extension SessionFetcher {
   /// The current exchange ended (under the fetcher's lock): the metrics block's call, once per
   /// exchange, or nil.
   func exchangeEnded(_ storage: inout FetcherStorage, error: (any Error)?) -> MetricsDelivery? {
-    switch storage.cancelReason {
+    guard let exchange = storage.lifecycle.running else { return nil }
+    switch exchange.cancelReason {
     case .stopped?, .pausedForBackpressure?: return nil
     case .timedOut?, .failed?, nil: break
     }
-    guard !storage.exchange.reported, storage.exchange.hop == storage.hopCount,
+    guard !exchange.measure.reported, exchange.measure.hop == storage.hopCount,
       let plan = storage.plan, plan.testBlock == nil, let block = storage.config.metricsCollectionBlock
     else { return nil }
-    storage.exchange.reported = true
+    storage.lifecycle.current.measure.reported = true
     let metrics =
       storage.timing.transferMetrics
-      ?? storage.exchange.metrics(endedAt: Date())
+      ?? exchange.measure.metrics(endedAt: Date())
     return MetricsDelivery(queue: plan.callbackQueue, block: block, metrics: metrics)
   }
 }

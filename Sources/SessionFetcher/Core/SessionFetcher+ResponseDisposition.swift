@@ -26,18 +26,18 @@ struct ResponseGate {
   /// nothing waits, or the fetcher ended the exchange itself (a timeout, a failure), which drops
   /// the gate.
   static func holdEnd(of storage: inout FetcherStorage, error: (any Error)?) -> Bool {
-    guard var gate = storage.responseGate else { return false }
-    guard storage.cancelReason == nil else {
-      storage.responseGate = nil
+    guard var gate = storage.lifecycle.current.responseGate else { return false }
+    guard storage.lifecycle.current.cancelReason == nil else {
+      storage.lifecycle.current.responseGate = nil
       return false
     }
     guard !gate.ended else { return false }
     gate.ended = true
     gate.endError = error
-    storage.responseGate = gate
+    storage.lifecycle.current.responseGate = gate
     if !gate.isReleasing {
       // The fetch's timeouts still cover the wait for the block (see `checkTimeout`).
-      storage.pendingHop = gate.hop
+      storage.lifecycle.current.pendingHop = gate.hop
     }
     return true
   }
@@ -105,15 +105,16 @@ extension SessionFetcher {
       var metrics: MetricsDelivery?
       var task: (any EngineTask)?
       let url: URL?? = storage.withLock { storage in
-        guard storage.lifecycle.state == .running, storage.responseGate?.hop == hop else { return nil }
-        storage.responseGate = nil
-        if storage.pendingHop == hop { storage.pendingHop = nil }
+        guard storage.lifecycle.phase == .running, storage.lifecycle.current.responseGate?.hop == hop else {
+          return nil
+        }
+        storage.lifecycle.current.responseGate = nil
+        if storage.lifecycle.current.pendingHop == hop { storage.lifecycle.current.pendingHop = nil }
         // Let go of under the lock that ends the gate: a chunk arriving before `finish` is not
         // the current task's any more, so it is never delivered.
-        task = storage.task
-        storage.task = nil
+        task = storage.lifecycle.detachTask().task
         metrics = exchangeEnded(&storage, error: nil)
-        return .some(storage.currentRequest?.url)
+        return .some(storage.lifecycle.current.request?.url)
       }
       guard let url else { return }
       metrics?.deliver(self)
@@ -121,12 +122,14 @@ extension SessionFetcher {
       Self.letGo(task)
     case .allow:
       let consumer: (any FetcherStreamConsumer)?? = storage.withLock { storage in
-        guard storage.lifecycle.state == .running, storage.responseGate?.hop == hop else { return nil }
-        storage.responseGate?.isReleasing = true
-        return .some(storage.responseGate?.streamConsumer)
+        guard storage.lifecycle.phase == .running, storage.lifecycle.current.responseGate?.hop == hop else {
+          return nil
+        }
+        storage.lifecycle.current.responseGate?.isReleasing = true
+        return .some(storage.lifecycle.current.responseGate?.streamConsumer)
       }
       guard let consumer else { return }
-      if let consumer, let head = storage.withLock({ $0.response }) {
+      if let consumer, let head = storage.withLock({ $0.lifecycle.exchange?.response }) {
         consumer.fetcher(self, didReceiveStreamResponse: head)
       }
       releaseHeld(hop: hop)
@@ -143,17 +146,19 @@ extension SessionFetcher {
     }
     while true {
       let step: Step = storage.withLock { storage in
-        guard storage.lifecycle.state == .running, var gate = storage.responseGate, gate.hop == hop else {
+        guard storage.lifecycle.phase == .running, var gate = storage.lifecycle.current.responseGate,
+          gate.hop == hop
+        else {
           return .done
         }
         if !gate.held.isEmpty {
           let data = gate.held.removeFirst()
-          storage.responseGate = gate
+          storage.lifecycle.current.responseGate = gate
           return .data(data)
         }
-        storage.responseGate = nil
+        storage.lifecycle.current.responseGate = nil
         guard gate.ended else { return .done }
-        if storage.pendingHop == hop { storage.pendingHop = nil }
+        if storage.lifecycle.current.pendingHop == hop { storage.lifecycle.current.pendingHop = nil }
         return .end(gate.endError)
       }
       switch step {

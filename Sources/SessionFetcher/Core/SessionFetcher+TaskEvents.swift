@@ -6,7 +6,7 @@ extension SessionFetcher: SessionTaskHandler {
   /// under the same lock as the event's effect: a task that a timeout or a pause has let go of may
   /// still be reporting, and none of its bytes may reach the next attempt's part file.
   private func accepts(_ task: (any EngineTask)?, _ storage: FetcherStorage) -> Bool {
-    storage.lifecycle.state == .running && (task.map { storage.task === $0 } ?? true)
+    storage.lifecycle.accepts(task)
   }
 
   package func task(_ task: any EngineTask, didReceiveHead head: ResponseHead) {
@@ -24,9 +24,9 @@ extension SessionFetcher: SessionTaskHandler {
     let delivery: (DispatchQueue, @Sendable (Int64, Int64, Int64) -> Void, Int64)? = storage.withLock {
       storage in
       guard accepts(task, storage), let plan = storage.plan else { return nil }
-      storage.lastActivity = Date()
+      storage.lifecycle.current.lastActivity = Date()
       storage.timing.bytesSent += bytesSent
-      storage.exchange.bytesSent += bytesSent
+      storage.lifecycle.current.measure.bytesSent += bytesSent
       // A stream body reports 0 expected bytes on Linux: use the declared length, else unknown.
       let expected = totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : (plan.bodyLength ?? -1)
       storage.publish(
@@ -50,7 +50,7 @@ extension SessionFetcher: SessionTaskHandler {
     // (`file:///etc/x` from http://h:1 becomes http://h:1/etc/x), a request nobody meant.
     storage.withLock { storage in
       guard accepts(task, storage) else { return }
-      storage.redirectTarget = RedirectPolicy.location(of: response) ?? request.url
+      storage.lifecycle.current.redirectTarget = RedirectPolicy.location(of: response) ?? request.url
     }
     return nil
   }
@@ -68,7 +68,7 @@ extension SessionFetcher: SessionTaskHandler {
       // answer Basic only, FoundationNetworking only some of them): the 401 ends the hop, and
       // `answerChallenge` sends it again with the answer (see `SessionFetcher+Challenges.swift`).
       if !space.isProxy() {
-        storage.challengeCancelled = true
+        storage.lifecycle.current.challengeCancelled = true
         return (.cancelAuthenticationChallenge, nil)
       }
       if let credential = storage.config.proxyCredential, challenge.previousFailureCount == 0 {
@@ -76,7 +76,7 @@ extension SessionFetcher: SessionTaskHandler {
       }
       // No usable credential: cancel, and report the 407 as a status (default handling would
       // hang forever on Swift 6.3.1, corelibs #5456).
-      storage.challengeCancelled = true
+      storage.lifecycle.current.challengeCancelled = true
       return (.cancelAuthenticationChallenge, nil)
     }
   }
@@ -92,12 +92,11 @@ extension SessionFetcher: SessionTaskHandler {
 
   package func task(_ task: any EngineTask, didCompleteWithError error: Error?) {
     let current = storage.withLock { storage -> Bool in
-      guard accepts(task, storage) else { return false }
-      storage.task = nil
+      guard storage.lifecycle.taskCompleted(task) else { return false }
       if let metrics = task.transferMetrics { storage.timing.transferMetrics = metrics }
-      if storage.responseHead == nil, let response = task.response {
+      if storage.lifecycle.current.responseHead == nil, let response = task.response {
         // A challenge cancelled before the response head was handed over.
-        storage.response = response
+        storage.lifecycle.current.response = response
       }
       return true
     }
@@ -109,7 +108,7 @@ extension SessionFetcher: SessionTaskHandler {
 
   /// Runs a test block's answer through the same path as a network response.
   func simulate(response: HTTPURLResponse?, data: Data?, error: (any Error)?) {
-    guard storage.withLock({ $0.lifecycle.state == .running }) else { return }
+    guard storage.withLock({ $0.lifecycle.phase == .running }) else { return }
     if let response {
       receive(head: ResponseHead(response), from: nil)
     }
@@ -132,42 +131,34 @@ extension SessionFetcher: SessionTaskHandler {
     // FoundationNetworking hands interim 1xx responses (a fake 100 for streamed uploads) to the
     // delegate; a 101 is looked at below (switching protocols is never asked for).
     if let statusCode, statusCode < 200, statusCode != 101 { return }
-    enum Restart {
-      case none
-      case accumulate(DispatchQueue, @Sendable (Data?) -> Void)
-    }
-    var streamConsumer: (any FetcherStreamConsumer)?
-    var streamHead: URLResponse?
-    var windowRefetch: (task: (any EngineTask)?, hop: URLRequest)?
-    var failure: FailedAttempt?
-    var gate: (hop: UInt64, block: DidReceiveResponseBlock, head: URLResponse)?
-    // The part file is chosen under the lock, and created or opened after it.
-    var partFileChoice: PartFileChoice?
-    let outcome: (Restart, SessionCookieStorage?, URL?)? = storage.withLock { storage in
+    let decision: HeadDecision? = storage.withLock { storage in
       guard accepts(task, storage), let plan = storage.plan else { return nil }
+      var decision = HeadDecision()
       let now = Date()
-      storage.lastActivity = now
-      if let statusCode, let error = ResponseSanity.error(status: statusCode, request: storage.currentRequest)
+      storage.lifecycle.current.lastActivity = now
+      if let statusCode,
+        let error = ResponseSanity.error(status: statusCode, request: storage.lifecycle.current.request)
       {
-        storage.responseHead = head
-        failure = fail(&storage, with: error)
-        return (.none, nil, nil)
+        storage.lifecycle.current.responseHead = head
+        decision.next = .fail(fail(&storage, with: error))
+        return decision
       }
       if let statusCode, statusCode < 200 { return nil }
       if storage.stream.isContinuation, !StreamWindows.downloadRestarts(head.response, storage: &storage) {
         let response = head.response
         // A paused stream (or the next window of a download) goes on from the head it has.
         storage.stream.isContinuation = false
-        storage.response = storage.stream.head ?? response
-        storage.responseBodyLength = storage.stream.deliveredBytes
-        storage.expectedContentLength = storage.stream.head?.expectedContentLength ?? -1
-        storage.sink = storage.stream.isDownload ? .file : .stream
+        storage.lifecycle.current.response = storage.stream.head ?? response
+        storage.lifecycle.current.responseBodyLength = storage.stream.deliveredBytes
+        storage.lifecycle.current.expectedContentLength = storage.stream.head?.expectedContentLength ?? -1
+        storage.lifecycle.current.sink = storage.stream.isDownload ? .file : .stream
         if let error = StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
           ?? StreamWindows.continuationError(response, storage: storage)
         {
-          failure = fail(&storage, with: error)
+          decision.next = .fail(fail(&storage, with: error))
         }
-        return (.none, plan.cookieStorage, response.url ?? storage.currentRequest?.url)
+        decision.cookies = (plan.cookieStorage, response.url ?? storage.lifecycle.current.request?.url)
+        return decision
       }
       // The first Range window of a stream: the fetcher and the consumer see the whole resource.
       var wholeResource: URLResponse?
@@ -180,45 +171,47 @@ extension SessionFetcher: SessionTaskHandler {
       case .whole(let head):
         wholeResource = head
       case .refetch:
-        storage.cancelReason = .pausedForBackpressure
-        if let hop = storage.hopRequest { windowRefetch = (storage.task, hop) }
-        storage.task = nil
-        return (.none, plan.cookieStorage, head.url ?? storage.currentRequest?.url)
+        let hop = storage.lifecycle.current.hopRequest
+        let task = storage.lifecycle.cancelTask(.pausedForBackpressure).task
+        if let hop { decision.next = .refetch(task: task, hop: hop) }
+        decision.cookies = (plan.cookieStorage, head.url ?? storage.lifecycle.current.request?.url)
+        return decision
       }
       let head = wholeResource.map(ResponseHead.init) ?? head
       if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
-      if storage.exchange.responseDate == nil { storage.exchange.responseDate = now }
-      storage.responseHead = head
-      storage.responseData = Data()
-      storage.responseBodyLength = 0
+      if storage.lifecycle.current.measure.responseDate == nil {
+        storage.lifecycle.current.measure.responseDate = now
+      }
+      storage.lifecycle.current.responseHead = head
+      storage.lifecycle.current.responseData = Data()
+      storage.lifecycle.current.responseBodyLength = 0
       // The Content-Length of an encoded body is not the length of the decoded bytes counted here.
       let isEncoded = ContentDecoding.isEncoded(head)
       let expectedContentLength = head.expectedContentLength
-      storage.expectedContentLength = isEncoded ? -1 : expectedContentLength
+      storage.lifecycle.current.expectedContentLength = isEncoded ? -1 : expectedContentLength
       let status = head.statusCode ?? 0
-      var restart = Restart.none
       var sinkError: Error?
-      if storage.redirectTarget != nil, RedirectPolicy.isRedirect(status) {
-        storage.sink = .redirect
+      var streamConsumer: (any FetcherStreamConsumer)?
+      if storage.lifecycle.current.redirectTarget != nil, RedirectPolicy.isRedirect(status) {
+        storage.lifecycle.current.sink = .redirect
       } else if (200..<300).contains(status) || head.statusCode == nil {
         if storage.stream.isStreaming {
           let response = head.response
-          storage.sink = .stream
+          storage.lifecycle.current.sink = .stream
           storage.stream.head = response
           storage.stream.pauseUnavailable = false
           streamConsumer = storage.stream.consumer?.consumer
-          streamHead = response
         } else if plan.accumulates {
-          storage.sink = .accumulate
+          storage.lifecycle.current.sink = .accumulate
           if storage.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
-            restart = .accumulate(plan.callbackQueue, block)
+            decision.restartAccumulation = (plan.callbackQueue, block)
           }
           storage.accumulatedSinceResponse = false
         } else if let destination = plan.destination {
-          storage.sink = .file
+          storage.lifecycle.current.sink = .file
           let choice = DownloadResume.choosePartFile(
             for: head.response, destination: destination, storage: &storage)
-          partFileChoice = choice
+          decision.partFile = choice
           if let failure = choice.failure {
             sinkError = SessionFetcherError.downloadFailed(description: String(describing: failure))
           } else if wholeResource != nil {
@@ -229,21 +222,23 @@ extension SessionFetcher: SessionTaskHandler {
             }
           }
         } else {
-          storage.sink = .memory
+          storage.lifecycle.current.sink = .memory
         }
       } else {
-        storage.sink = .memory
+        storage.lifecycle.current.sink = .memory
       }
-      if let limit = plan.maximumInMemoryBodyLength, storage.sink == .memory || storage.sink == .redirect,
+      if let limit = plan.maximumInMemoryBodyLength,
+        storage.lifecycle.current.sink == .memory || storage.lifecycle.current.sink == .redirect,
         !isEncoded, expectedContentLength > limit, status != 204, status != 304,
-        storage.currentRequest?.httpMethod?.uppercased() != "HEAD"
+        storage.lifecycle.current.request?.httpMethod?.uppercased() != "HEAD"
       {
         // Refuse before the first byte: the announced body would not fit.
         sinkError = SessionFetcherError.responseTooLarge(limit: limit)
       }
       if let sinkError {
-        failure = fail(&storage, with: sinkError)
-      } else if let block = storage.config.didReceiveResponseBlock, storage.sink != .redirect,
+        decision.next = .fail(fail(&storage, with: sinkError))
+      } else if let block = storage.config.didReceiveResponseBlock,
+        storage.lifecycle.current.sink != .redirect,
         !(status == 401 && plan.testBlock == nil
           && head.httpResponse.flatMap(ServerChallenge.init(response:)) != nil)
       {
@@ -251,21 +246,24 @@ extension SessionFetcher: SessionTaskHandler {
         // the block's decision.
         var held = ResponseGate(hop: storage.hopCount)
         held.streamConsumer = streamConsumer
-        streamConsumer = nil
-        storage.responseGate = held
-        gate = (storage.hopCount, block, head.response)
+        storage.lifecycle.current.responseGate = held
+        decision.next = .askAboutResponse(hop: storage.hopCount, block: block, head: head.response)
+      } else if let streamConsumer {
+        // The head as the fetch sees it: a stream's first Range window describes the whole resource.
+        decision.next = .deliverToStream(streamConsumer, head: head.response)
       }
-      return (restart, plan.cookieStorage, head.url ?? storage.currentRequest?.url)
+      decision.cookies = (plan.cookieStorage, head.url ?? storage.lifecycle.current.request?.url)
+      return decision
     }
-    guard let (restart, cookieStorage, url) = outcome else { return }
+    guard let decision else { return }
     // Most responses set no cookie: the head answers that without making the response.
-    if head.statusCode != nil, let cookieStorage, let url,
+    if head.statusCode != nil, let cookieStorage = decision.cookies.storage, let url = decision.cookies.url,
       head.value(forHTTPHeaderField: "Set-Cookie") != nil,
       let http = head.httpResponse
     {
       cookieStorage.handleResponse(http, for: url)
     }
-    if case .accumulate(let queue, let block) = restart {
+    if let (queue, block) = decision.restartAccumulation {
       deliver(on: queue) { block(nil) }
     }
     let monitors = allMonitors()
@@ -273,33 +271,54 @@ extension SessionFetcher: SessionTaskHandler {
       let response = head.response
       for monitor in monitors { monitor.fetcher(self, didReceiveResponse: response) }
     }
-    if let partFileChoice, !preparePartFile(partFileChoice, from: task) { return }
-    if let windowRefetch {
+    if let choice = decision.partFile, !preparePartFile(choice, from: task) { return }
+    switch decision.next {
+    case .nothing:
+      break
+    case .refetch(let task, let hop):
       // The server's answer to the first Range window cannot be streamed in windows: ask again whole.
-      Self.letGo(windowRefetch.task)
-      sendHop(windowRefetch.hop, body: .none)
-      return
-    }
-    if let failure {
+      Self.letGo(task)
+      sendHop(hop, body: .none)
+    case .fail(let failure):
       endAttempt(failure)
-      return
+    case .askAboutResponse(let hop, let block, let response):
+      askAboutResponse(response, hop: hop, block: block)
+    case .deliverToStream(let consumer, let response):
+      consumer.fetcher(self, didReceiveStreamResponse: response)
     }
-    if let gate {
-      // The head as the fetch sees it: a stream's first Range window describes the whole resource.
-      askAboutResponse(gate.head, hop: gate.hop, block: gate.block)
-      return
-    }
-    if let streamConsumer {
-      streamConsumer.fetcher(self, didReceiveStreamResponse: streamHead ?? head.response)
+  }
+
+  /// What ``receive(head:from:)`` decided under the lock, for after it.
+  private struct HeadDecision {
+    /// The jar and the URL the head's cookies are for (no jar: none kept).
+    var cookies: (storage: SessionCookieStorage?, url: URL?) = (nil, nil)
+    /// The accumulate block is told to start over (a new 2xx after bytes it was given).
+    var restartAccumulation: (DispatchQueue, @Sendable (Data?) -> Void)?
+    /// The part file to create, open or empty (see `PartFileChoice`).
+    var partFile: PartFileChoice?
+    var next = Next.nothing
+
+    /// The one step that follows.
+    enum Next {
+      case nothing
+      /// The first Range window's answer cannot be streamed in windows: let go of the task and
+      /// send the hop again whole.
+      case refetch(task: (any EngineTask)?, hop: URLRequest)
+      /// The fetcher failed the exchange (see `fail`).
+      case fail(FailedAttempt)
+      /// The head waits for ``SessionFetcher/didReceiveResponseBlock``.
+      case askAboutResponse(hop: UInt64, block: DidReceiveResponseBlock, head: URLResponse)
+      /// Hand the head to the stream consumer.
+      case deliverToStream(any FetcherStreamConsumer, head: URLResponse)
     }
   }
 
   func receive(data: Data, from task: (any EngineTask)?, bypassingGate: Bool = false) {
     if !bypassingGate {
       let held = storage.withLock { storage -> Bool in
-        guard accepts(task, storage), storage.responseGate != nil else { return false }
-        storage.responseGate?.held.append(data)
-        storage.lastActivity = Date()
+        guard accepts(task, storage), storage.lifecycle.current.responseGate != nil else { return false }
+        storage.lifecycle.current.responseGate?.held.append(data)
+        storage.lifecycle.current.lastActivity = Date()
         return true
       }
       if held { return }
@@ -317,31 +336,33 @@ extension SessionFetcher: SessionTaskHandler {
         download: (@Sendable (Int64, Int64, Int64) -> Void)?, total: Int64, expected: Int64
       )? = storage.withLock { storage in
         guard accepts(task, storage), let plan = storage.plan else { return nil }
-        // Bytes still arriving from a task cancelled for a pause come again with the continuation.
-        if case .pausedForBackpressure? = storage.cancelReason { return nil }
-        // The rest of a test block's answer after the fetcher failed it (past the in-memory limit,
-        // or an unwritable download). A real task is let go of at once (`fail`).
-        if case .failed? = storage.cancelReason { return nil }
-        let count = Int64(data.count)
         let now = Date()
-        storage.lastActivity = now
+        let action = storage.lifecycle.current.chunkReceived(
+          data, at: now, inMemoryLimit: plan.maximumInMemoryBodyLength)
+        // Bytes still arriving from a task cancelled for a pause come again with the continuation;
+        // the rest of a test block's answer after the fetcher failed it (past the in-memory limit,
+        // or an unwritable download) is dropped. A real task is let go of at once (`fail`).
+        if case .drop = action { return nil }
+        let count = Int64(data.count)
         if storage.timing.firstByteDate == nil { storage.timing.firstByteDate = now }
         storage.timing.bytesReceived += count
-        storage.exchange.bytesReceived += count
-        storage.responseBodyLength += count
-        storage.receivedPartialBody = true
+        let sink: ResponseSink
+        let total: Int64
+        let expected: Int64
+        switch action {
+        case .drop:
+          return nil
+        case .tooLarge(let limit):
+          failure = fail(&storage, with: SessionFetcherError.responseTooLarge(limit: limit))
+          return nil
+        case .deliver(let chunkSink, let chunkTotal, let chunkExpected):
+          (sink, total, expected) = (chunkSink, chunkTotal, chunkExpected)
+        }
         var delivery = Delivery.none
         var download: (@Sendable (Int64, Int64, Int64) -> Void)?
-        switch storage.sink {
+        switch sink {
         case .memory, .redirect:
-          if let limit = plan.maximumInMemoryBodyLength, storage.responseBodyLength > limit {
-            // Keep nothing more (and drop what was kept): the fetch fails with responseTooLarge.
-            storage.responseData = Data()
-            failure = fail(&storage, with: SessionFetcherError.responseTooLarge(limit: limit))
-            return nil
-          } else {
-            storage.responseData.append(data)
-          }
+          break
         case .accumulate:
           storage.accumulatedSinceResponse = true
           if let block = storage.config.accumulateDataBlock { delivery = .accumulate(block) }
@@ -355,16 +376,10 @@ extension SessionFetcher: SessionTaskHandler {
           storage.stream.deliveredBytes += count
           if let consumer = storage.stream.consumer?.consumer { delivery = .stream(consumer) }
         }
-        var expected = storage.expectedContentLength
-        if expected >= 0 && storage.responseBodyLength > expected { expected = -1 }
         storage.publish(
           TransferProgress(
-            direction: .download, completedBytes: storage.responseBodyLength,
-            expectedBytes: expected >= 0 ? expected : nil))
-        return (
-          plan.callbackQueue, delivery, storage.config.receivedProgressBlock, download,
-          storage.responseBodyLength, expected
-        )
+            direction: .download, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
+        return (plan.callbackQueue, delivery, storage.config.receivedProgressBlock, download, total, expected)
       }
     if let failure {
       endAttempt(failure)
@@ -402,7 +417,7 @@ extension SessionFetcher: SessionTaskHandler {
       // neither parked again nor deleted. One that could not be emptied stays the attempt's, for
       // the end of the attempt to delete. Either way the head waits for no decision.
       if failedToOpen { storage.partFile = nil }
-      storage.responseGate = nil
+      storage.lifecycle.current.responseGate = nil
     }
     if let failure { endAttempt(failure) }
     return false
@@ -428,7 +443,7 @@ extension SessionFetcher: SessionTaskHandler {
   ) -> FailedAttempt? {
     storage.withLock { storage in
       guard accepts(task, storage), storage.partFile === partFile else { return nil }
-      if case .failed? = storage.cancelReason { return nil }
+      if case .failed? = storage.lifecycle.current.cancelReason { return nil }
       letGo(&storage)
       return fail(&storage, with: SessionFetcherError.downloadFailed(description: String(describing: error)))
     }
@@ -444,10 +459,7 @@ extension SessionFetcher: SessionTaskHandler {
   /// decided it: the failure is recorded and the task let go of there, so that neither a timeout
   /// nor a later event of the task can take its place. ``endAttempt(_:)`` follows, after the lock.
   private func fail(_ storage: inout FetcherStorage, with error: any Error) -> FailedAttempt {
-    storage.cancelReason = .failed(error)
-    let task = storage.task
-    storage.task = nil
-    return FailedAttempt(task: task)
+    FailedAttempt(task: storage.lifecycle.cancelTask(.failed(error)).task)
   }
 
   /// Ends an attempt ``fail(_:with:)`` failed: at once, as a timeout does. A test block's answer

@@ -34,7 +34,7 @@ extension SessionFetcher {
   /// it resumes), since the clock holds the fetcher until the check fires or is disarmed.
   func armTimeout(_ storage: inout FetcherStorage, after delay: TimeInterval) {
     Self.disarmTimeout(&storage)
-    guard storage.lifecycle.state == .running, !storage.stream.isSuspended else { return }
+    guard storage.lifecycle.phase == .running, !storage.stream.isSuspended else { return }
     storage.timeoutToken = Self.timeoutClock.arm(self, after: delay)
   }
 
@@ -60,21 +60,17 @@ extension SessionFetcher {
       guard storage.timeoutToken == token else { return nil }
       storage.timeoutToken = nil
       // A hop with its task, or one whose task is still being made.
-      guard storage.task != nil || storage.pendingHop != nil, let plan = storage.plan,
-        storage.lifecycle.state == .running, !storage.stream.isSuspended
+      guard let exchange = storage.lifecycle.running, exchange.task != nil || exchange.pendingHop != nil,
+        let plan = storage.plan, !storage.stream.isSuspended
       else { return nil }
-      let task = storage.task
       let now = Date()
-      let idleLeft = plan.idleTimeout - now.timeIntervalSince(storage.lastActivity)
+      let idleLeft = plan.idleTimeout - now.timeIntervalSince(exchange.lastActivity)
       let deadlineLeft =
         plan.resourceTimeout.map { $0 - now.timeIntervalSince(storage.attemptStart) } ?? .infinity
       if idleLeft <= 0 || deadlineLeft <= 0 {
         // Every other end of the attempt (a failure the fetcher decided, a pause, a stop) lets go
         // of the task under the lock that decides it, so the task here has no other reason.
-        storage.cancelReason = .timedOut
-        storage.task = nil
-        storage.pendingHop = nil
-        return .some(task)
+        return .some(storage.lifecycle.cancelTask(.timedOut).task)
       }
       // Armed again under the same lock, so that a pause or an end meanwhile cannot be missed.
       armTimeout(&storage, after: min(idleLeft, deadlineLeft))

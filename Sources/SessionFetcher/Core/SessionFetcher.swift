@@ -91,7 +91,7 @@ public final class SessionFetcher: @unchecked Sendable {
   /// ``init(resumeData:)``, the ``destinationFileURL`` of the download it continues.
   package func adoptServiceConfiguration(_ configuration: FetcherConfiguration) {
     storage.withLock { storage in
-      guard storage.lifecycle.state == .idle else { return }
+      guard storage.lifecycle.phase == .idle else { return }
       var adopted = configuration
       adopted.request = storage.config.request
       adopted.destinationFileURL = storage.config.destinationFileURL
@@ -109,10 +109,10 @@ public final class SessionFetcher: @unchecked Sendable {
   /// The request. Settable before the fetch begins; while it runs, the request of the current
   /// attempt or redirect hop. `nil` only for a fetcher made from an invalid URL string.
   public var request: URLRequest? {
-    get { storage.withLock { $0.currentRequest ?? $0.config.request } }
+    get { storage.withLock { $0.lifecycle.exchange?.request ?? $0.config.request } }
     set {
       storage.withLock {
-        guard $0.lifecycle.state == .idle else { return }
+        guard $0.lifecycle.phase == .idle else { return }
         $0.config.request = newValue
       }
     }
@@ -125,7 +125,7 @@ public final class SessionFetcher: @unchecked Sendable {
   /// naming the header (see ``RequestValidation``), with nothing sent.
   public func setRequestValue(_ value: String?, forHTTPHeaderField field: String) {
     storage.withLock {
-      guard $0.lifecycle.state == .idle, $0.config.request != nil else { return }
+      guard $0.lifecycle.phase == .idle, $0.config.request != nil else { return }
       guard let value, !RequestValidation.isToken(field) || !RequestValidation.isValidHeaderValue(value)
       else {
         $0.config.request?.setValue(value, forHTTPHeaderField: field)
@@ -655,14 +655,16 @@ public final class SessionFetcher: @unchecked Sendable {
   // MARK: - Results
 
   /// The final response (or the latest one while the fetch runs).
-  public var response: URLResponse? { storage.withLock { $0.responseHead }?.response }
+  public var response: URLResponse? { storage.withLock { $0.lifecycle.exchange?.responseHead }?.response }
 
   /// The HTTP status of ``response``; 0 before a response and for non-HTTP schemes.
-  public var statusCode: Int { storage.withLock { $0.responseHead?.statusCode ?? 0 } }
+  public var statusCode: Int { storage.withLock { $0.lifecycle.exchange?.responseHead?.statusCode ?? 0 } }
 
   /// The headers of ``response``.
   public var responseHeaders: [String: String]? {
-    guard let http = storage.withLock({ $0.responseHead })?.httpResponse else { return nil }
+    guard let http = storage.withLock({ $0.lifecycle.exchange?.responseHead })?.httpResponse else {
+      return nil
+    }
     var headers: [String: String] = [:]
     for (key, value) in http.allHeaderFields {
       if let key = key as? String, let value = value as? String { headers[key] = value }
@@ -674,7 +676,7 @@ public final class SessionFetcher: @unchecked Sendable {
   public var downloadedData: Data? { storage.withLock { $0.downloadedData } }
 
   /// Bytes of the final response body received (in memory, to the file, or accumulated).
-  public var downloadedLength: Int64 { storage.withLock { $0.responseBodyLength } }
+  public var downloadedLength: Int64 { storage.withLock { $0.lifecycle.exchange?.responseBodyLength ?? 0 } }
 
   /// When the fetch ran and how much it moved.
   public var timing: FetchTiming { storage.withLock { $0.timing } }
@@ -686,7 +688,7 @@ public final class SessionFetcher: @unchecked Sendable {
   /// that gave up waiting to print.
   package var diagnosticSummary: String {
     let (state, task, timing, hasPlan) = storage.withLock {
-      ($0.lifecycle.state, $0.task, $0.timing, $0.plan != nil)
+      ($0.lifecycle.phase, $0.lifecycle.running?.task, $0.timing, $0.plan != nil)
     }
     var summary =
       "lifecycle \(state), plan \(hasPlan), retries \(timing.retryCount), sent \(timing.bytesSent)"
@@ -742,8 +744,9 @@ extension SessionFetcher: CustomStringConvertible {
   public var description: String {
     let (method, url, comment) = storage.withLock {
       (
-        ($0.currentRequest ?? $0.config.request)?.httpMethod ?? "GET",
-        ($0.currentRequest ?? $0.config.request)?.url?.absoluteString ?? $0.urlString, $0.config.comment
+        ($0.lifecycle.exchange?.request ?? $0.config.request)?.httpMethod ?? "GET",
+        ($0.lifecycle.exchange?.request ?? $0.config.request)?.url?.absoluteString ?? $0.urlString,
+        $0.config.comment
       )
     }
     return "SessionFetcher(\(method) \(url)\(comment.map { " — \($0)" } ?? ""))"

@@ -77,7 +77,7 @@ extension SessionFetcher {
     let (stream, continuation) = AsyncStream.makeStream(
       of: TransferProgress.self, bufferingPolicy: .bufferingNewest(1))
     let ended = storage.withLock { storage -> Bool in
-      switch storage.lifecycle.state {
+      switch storage.lifecycle.phase {
       case .finished, .stopped:
         return true
       case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry:

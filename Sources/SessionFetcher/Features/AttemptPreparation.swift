@@ -139,7 +139,7 @@ extension SessionFetcher {
 
   /// Throws ``AttemptAbandoned`` unless the fetch still prepares an attempt (a stop ended it).
   fileprivate func checkStillPreparing() throws {
-    guard storage.withLock({ $0.lifecycle.state == .preparing }) else { throw AttemptAbandoned() }
+    guard storage.withLock({ $0.lifecycle.phase == .preparing }) else { throw AttemptAbandoned() }
   }
 
   /// Applies to a request a decorator returned the rules the caller's own request passed at begin:

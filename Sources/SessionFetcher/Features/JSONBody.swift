@@ -37,7 +37,7 @@ extension SessionFetcher {
       storage.config.bodyLength = nil
       storage.config.bodyStreamHasExactLength = false
       if storage.config.request?.value(forHTTPHeaderField: "Content-Type") == nil,
-        storage.lifecycle.state == .idle
+        storage.lifecycle.phase == .idle
       {
         storage.config.request?.setValue("application/json", forHTTPHeaderField: "Content-Type")
       }

@@ -8,7 +8,7 @@ extension SessionFetcher {
   /// nil asks for it whole. The fetch drops the windows when it begins on an engine that can pause.
   package func attachStreamConsumer(_ consumer: any FetcherStreamConsumer, windowLength: Int64? = nil) {
     storage.withLock { storage in
-      guard storage.lifecycle.state == .idle else { return }
+      guard storage.lifecycle.phase == .idle else { return }
       storage.stream.consumer = WeakStreamConsumer(consumer: consumer)
       if let windowLength, windowLength > 0 {
         storage.stream.windowLength = windowLength
@@ -24,8 +24,9 @@ extension SessionFetcher {
       case cancel(any EngineTask)
     }
     let pause: Pause = storage.withLock { storage in
-      guard storage.lifecycle.state == .running, storage.sink == .stream, storage.cancelReason == nil,
-        !storage.stream.isSuspended, let task = storage.task, let plan = storage.plan
+      guard storage.lifecycle.phase == .running, storage.lifecycle.current.sink == .stream,
+        storage.lifecycle.current.cancelReason == nil,
+        !storage.stream.isSuspended, let task = storage.lifecycle.current.task, let plan = storage.plan
       else { return .none }
       switch plan.pausing {
       case .suspendTask:
@@ -40,10 +41,9 @@ extension SessionFetcher {
           storage.stream.pauseUnavailable = true
           return .none
         }
-        storage.cancelReason = .pausedForBackpressure
         // Detached at once: whatever the cancelled task still delivers is not current any more
-        // (the continuation asks for those bytes again).
-        storage.task = nil
+        // (the continuation asks for those bytes again). The task is `task`, cancelled below.
+        _ = storage.lifecycle.cancelTask(.pausedForBackpressure)
       }
       // A paused transfer is not idle: its timeout starts again when it resumes.
       Self.disarmTimeout(&storage)
@@ -65,21 +65,22 @@ extension SessionFetcher {
       case continuation(URLRequest)
     }
     let resume: Resume = storage.withLock { storage in
-      guard storage.lifecycle.state == .running, let plan = storage.plan else { return .none }
-      storage.lastActivity = Date()
+      guard storage.lifecycle.phase == .running, let plan = storage.plan else { return .none }
+      storage.lifecycle.current.lastActivity = Date()
       if storage.stream.isSuspended {
         storage.stream.isSuspended = false
-        guard let task = storage.task else { return .none }
+        guard let task = storage.lifecycle.current.task else { return .none }
         return .task(task, min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }
       // A pause, or the end of a Range window (see ``StreamWindows``).
-      guard case .pausedForBackpressure? = storage.cancelReason, let hop = storage.hopRequest,
+      guard case .pausedForBackpressure? = storage.lifecycle.current.cancelReason,
+        let hop = storage.lifecycle.current.hopRequest,
         let head = storage.stream.head,
         let validator = storage.stream.validator
           ?? StreamPausing.continuationValidator(method: plan.baseRequest.httpMethod ?? "GET", response: head)
       else { return .none }
       // Once only: a second call finds nothing paused.
-      storage.cancelReason = nil
+      storage.lifecycle.current.cancelReason = nil
       storage.stream.isContinuation = true
       // In windows, `sendHop` sets the next window's Range on the plain hop request.
       guard storage.stream.windowLength == nil else { return .continuation(hop) }

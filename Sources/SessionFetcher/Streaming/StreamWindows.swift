@@ -108,7 +108,7 @@ enum StreamWindows {
   /// Decides what a windowed stream does with the first response (not a continuation).
   static func firstResponse(_ response: URLResponse, storage: inout FetcherStorage) -> FirstResponse {
     guard storage.stream.windowLength != nil,
-      storage.currentRequest?.value(forHTTPHeaderField: "Range") != nil,
+      storage.lifecycle.current.request?.value(forHTTPHeaderField: "Range") != nil,
       let http = response as? HTTPURLResponse
     else { return .asIs }
     switch http.statusCode {
@@ -198,7 +198,8 @@ enum StreamWindows {
 
   /// A hop ended without an error: decide whether another window follows.
   static func hopEnded(_ storage: inout FetcherStorage) -> WindowEnd {
-    guard storage.sink == .stream || storage.sink == .file, storage.stream.windowLength != nil,
+    guard storage.lifecycle.current.sink == .stream || storage.lifecycle.current.sink == .file,
+      storage.stream.windowLength != nil,
       let total = storage.stream.total,
       storage.stream.deliveredBytes < total
     else { return .finished }
@@ -207,7 +208,7 @@ enum StreamWindows {
         .streamInterrupted(
           description: "the window from byte \(storage.stream.windowStart) of \(total) brought no bytes"))
     }
-    storage.cancelReason = .pausedForBackpressure
+    storage.lifecycle.current.cancelReason = .pausedForBackpressure
     return storage.stream.isDownload ? .nextFileWindow : .more(storage.stream.consumer?.consumer)
   }
 

@@ -119,7 +119,7 @@
       let result = await fetcher.fetchResult()
       #expect(result.error == nil)
       #expect(fetcher.statusCode == 200)
-      let head = try #require(fetcher.storage.withLock { $0.responseHead })
+      let head = try #require(fetcher.storage.withLock { $0.lifecycle.exchange?.responseHead })
       // The URLSession engine hands over a response it made. A global monitor (another test's,
       // running meanwhile) is handed the response, which makes it.
       if fetcher.storage.withLock({ $0.plan?.monitors.isEmpty ?? false }) {

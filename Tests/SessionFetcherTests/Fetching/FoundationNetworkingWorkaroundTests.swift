@@ -265,7 +265,9 @@ struct TimeoutsUnderLoadTests {
     defer { server.stop() }
     let fetcher = FoundationNetworkingWorkaroundTests.fetcher(server.url("/hang"), timeout: 0.3)
     fetcher.engine = engine
-    let busy = BusyGlobalQueues(until: { fetcher.storage.withLock { $0.cancelReason != nil } })
+    let busy = BusyGlobalQueues(until: {
+      fetcher.storage.withLock { $0.lifecycle.exchange?.cancelReason != nil }
+    })
     let result = await fetcher.fetchResult(timeout: 20)
     #expect(busy.conditionHeldWhileBusy)
     busy.release()
@@ -289,7 +291,7 @@ struct TimeoutsUnderLoadTests {
     fetcher.maxRetryInterval = 60
     fetcher.maxRetryCount = 1
     let busy = BusyGlobalQueues(
-      after: { fetcher.storage.withLock { $0.lifecycle.state == .waitingToRetry } },
+      after: { fetcher.storage.withLock { $0.lifecycle.phase == .waitingToRetry } },
       until: { fetcher.storage.withLock { $0.timing.retryCount >= 1 } })
     let result = await fetcher.fetchResult(timeout: 30)
     #expect(busy.conditionHeldWhileBusy)

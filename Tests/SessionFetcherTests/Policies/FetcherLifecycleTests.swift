@@ -1,15 +1,49 @@
+import Foundation
 import Testing
 
 @testable import SessionFetcher
 
+/// A task that does nothing: the machine only carries it and hands it back.
+final class LifecycleInertTask: EngineTask {
+  func resume() {}
+  func suspend() {}
+  func cancel() {}
+  func letGo() {}
+  var response: URLResponse? { nil }
+  var transferMetrics: TransferMetrics? { nil }
+  var diagnosticSummary: String { "inert" }
+}
+
 @Suite("Fetcher lifecycle state machine")
 struct FetcherLifecycleTests {
-  typealias State = FetcherLifecycle.State
+  typealias Phase = FetcherLifecycle.Phase
 
-  /// Drives a fresh machine into `state` through legal events.
-  static func machine(in state: State) -> FetcherLifecycle {
+  /// The events of the machine.
+  enum Event: String, CaseIterable, CustomTestStringConvertible {
+    case begin, delayForSlot, slotGranted, attemptStarted, hopStarted, attemptEndedForRetry
+    case attemptEndedForImmediateRetry, retryDelayEnded, finish, stop
+    case accepts, cancelTask, detachTask, taskCompleted
+
+    var testDescription: String { rawValue }
+  }
+
+  /// The in-flight exchange of a machine driven into `.running`: hop 7, with a task.
+  static let task = LifecycleInertTask()
+
+  static func exchange(hop: UInt64) -> Exchange {
+    var exchange = Exchange(
+      hop: hop, request: URLRequest(url: URL(string: "http://127.0.0.1/\(hop)")!),
+      hopRequest: URLRequest(url: URL(string: "http://127.0.0.1/\(hop)")!), keepsBody: false, now: Date())
+    exchange.task = task
+    exchange.responseBodyLength = Int64(hop)
+    return exchange
+  }
+
+  /// Drives a fresh machine into `phase` through legal events; `.running` carries hop 7's exchange
+  /// with a task, and the states after it carry it on.
+  static func machine(in phase: Phase) -> FetcherLifecycle {
     var m = FetcherLifecycle()
-    switch state {
+    switch phase {
     case .idle: break
     case .preparing: _ = m.begin()
     case .waitingForSlot:
@@ -18,9 +52,11 @@ struct FetcherLifecycleTests {
     case .running:
       _ = m.begin()
       _ = m.attemptStarted()
+      _ = m.hopStarted(exchange(hop: 7))
     case .waitingToRetry:
       _ = m.begin()
       _ = m.attemptStarted()
+      _ = m.hopStarted(exchange(hop: 7))
       _ = m.attemptEndedForRetry()
     case .finished:
       _ = m.begin()
@@ -29,141 +65,434 @@ struct FetcherLifecycleTests {
       _ = m.begin()
       _ = m.stop()
     }
-    #expect(m.state == state)
+    #expect(m.phase == phase)
     return m
   }
 
-  static let allStates: [State] = [
-    .idle, .preparing, .waitingForSlot, .running, .waitingToRetry, .finished, .stopped,
+  /// What an event answered, as text (the answers are of different types).
+  static func fire(_ event: Event, _ m: inout FetcherLifecycle) -> String {
+    switch event {
+    case .begin: return "\(m.begin())"
+    case .delayForSlot: return "\(m.delayForSlot())"
+    case .slotGranted: return "\(m.slotGranted())"
+    case .attemptStarted: return "\(m.attemptStarted())"
+    case .hopStarted: return "\(m.hopStarted(exchange(hop: 8)))"
+    case .attemptEndedForRetry: return "\(m.attemptEndedForRetry())"
+    case .attemptEndedForImmediateRetry: return "\(m.attemptEndedForImmediateRetry())"
+    case .retryDelayEnded: return "\(m.retryDelayEnded())"
+    case .finish:
+      switch m.finish() {
+      case .deliver(let f):
+        return "deliver: postStopped \(f.postStopped), postRetryDelayStopped \(f.postRetryDelayStopped), "
+          + "task \(f.task != nil)"
+      case .ignore: return "ignore"
+      }
+    case .stop:
+      switch m.stop() {
+      case .stop(let s):
+        return "stop: from \(s.from), postStopped \(s.postStopped), postRetryDelayStopped "
+          + "\(s.postRetryDelayStopped), mayCompleteAsCancelled \(s.mayCompleteAsCancelled), task \(s.task != nil)"
+      case .ignore: return "ignore"
+      }
+    case .accepts:
+      // Its own task, another task, a test block's answer (no task).
+      return "\(m.accepts(task)) \(m.accepts(LifecycleInertTask())) \(m.accepts(nil))"
+    case .cancelTask: return cancelAnswer(m.cancelTask(.timedOut), m)
+    case .detachTask: return cancelAnswer(m.detachTask(), m)
+    case .taskCompleted: return "\(m.taskCompleted(task))"
+    }
+  }
+
+  /// A cancel's answer, and what the exchange in flight is left with.
+  static func cancelAnswer(_ action: FetcherLifecycle.CancelAction, _ m: FetcherLifecycle) -> String {
+    switch action {
+    case .letGo(let task):
+      let reason = m.running?.cancelReason.map { "\($0)" } ?? "nil"
+      return "letGo \(task === Self.task), left \(m.running?.task == nil), reason \(reason)"
+    case .ignore: return "ignore"
+    }
+  }
+
+  /// One row: in `from`, `event` answers `answer` and leaves the machine in `to`; nil `to` marks
+  /// an event that cannot happen there (a precondition failure).
+  struct Row: Sendable, CustomTestStringConvertible {
+    var from: Phase
+    var event: Event
+    var to: Phase?
+    var answer: String
+
+    var testDescription: String { "\(from) × \(event)" }
+  }
+
+  static func row(_ from: Phase, _ event: Event, _ to: Phase, _ answer: String) -> Row {
+    Row(from: from, event: event, to: to, answer: answer)
+  }
+
+  static func trap(_ from: Phase, _ event: Event) -> Row {
+    Row(from: from, event: event, to: nil, answer: "")
+  }
+
+  static func stopAnswer(_ from: Phase, _ started: Bool, _ retry: Bool, _ cancels: Bool, _ task: Bool)
+    -> String
+  {
+    let flags = "postStopped \(started), postRetryDelayStopped \(retry), mayCompleteAsCancelled \(cancels)"
+    return "stop: from \(from), \(flags), task \(task)"
+  }
+
+  /// Every state × every event.
+  static let table: [Row] = idleRows + preparingRows + slotRows + runningRows + retryRows + endedRows
+
+  static let idleRows: [Row] = [
+    row(.idle, .begin, .preparing, "proceed"),
+    trap(.idle, .delayForSlot),
+    row(.idle, .slotGranted, .idle, "ignore"),
+    trap(.idle, .attemptStarted),
+    trap(.idle, .hopStarted),
+    trap(.idle, .attemptEndedForRetry),
+    trap(.idle, .attemptEndedForImmediateRetry),
+    row(.idle, .retryDelayEnded, .idle, "ignore"),
+    row(.idle, .finish, .idle, "ignore"),
+    row(.idle, .stop, .stopped, stopAnswer(.idle, false, false, false, false)),
+    row(.idle, .accepts, .idle, "false false false"),
+    row(.idle, .cancelTask, .idle, "ignore"),
+    row(.idle, .detachTask, .idle, "ignore"),
+    row(.idle, .taskCompleted, .idle, "false"),
   ]
 
-  @Test(arguments: allStates)
-  func begin(_ state: State) {
-    var m = Self.machine(in: state)
-    let expected: FetcherLifecycle.BeginOutcome =
-      switch state {
-      case .idle: .proceed
-      case .stopped: .stoppedBeforeBegin
-      default: .alreadyBegun
+  static let preparingRows: [Row] = [
+    row(.preparing, .begin, .preparing, "alreadyBegun"),
+    row(.preparing, .delayForSlot, .waitingForSlot, "askService"),
+    row(.preparing, .slotGranted, .preparing, "ignore"),
+    row(.preparing, .attemptStarted, .running, "postStartedAndSend"),
+    row(.preparing, .hopStarted, .preparing, "ignore"),
+    row(.preparing, .attemptEndedForRetry, .waitingToRetry, "scheduleRetry(postStopped: false)"),
+    row(.preparing, .attemptEndedForImmediateRetry, .preparing, "ignore"),
+    row(.preparing, .retryDelayEnded, .preparing, "ignore"),
+    row(
+      .preparing, .finish, .finished, "deliver: postStopped false, postRetryDelayStopped false, task false"),
+    row(.preparing, .stop, .stopped, stopAnswer(.preparing, false, false, true, false)),
+    row(.preparing, .accepts, .preparing, "false false false"),
+    row(.preparing, .cancelTask, .preparing, "ignore"),
+    row(.preparing, .detachTask, .preparing, "ignore"),
+    row(.preparing, .taskCompleted, .preparing, "false"),
+  ]
+
+  static let slotRows: [Row] = [
+    row(.waitingForSlot, .begin, .waitingForSlot, "alreadyBegun"),
+    trap(.waitingForSlot, .delayForSlot),
+    row(.waitingForSlot, .slotGranted, .preparing, "startAttempt"),
+    row(.waitingForSlot, .attemptStarted, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .hopStarted, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .attemptEndedForRetry, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .attemptEndedForImmediateRetry, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .retryDelayEnded, .waitingForSlot, "ignore"),
+    row(
+      .waitingForSlot, .finish, .finished,
+      "deliver: postStopped false, postRetryDelayStopped false, task false"),
+    row(.waitingForSlot, .stop, .stopped, stopAnswer(.waitingForSlot, false, false, true, false)),
+    row(.waitingForSlot, .accepts, .waitingForSlot, "false false false"),
+    row(.waitingForSlot, .cancelTask, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .detachTask, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .taskCompleted, .waitingForSlot, "false"),
+  ]
+
+  static let runningRows: [Row] = [
+    row(.running, .begin, .running, "alreadyBegun"),
+    trap(.running, .delayForSlot),
+    row(.running, .slotGranted, .running, "ignore"),
+    trap(.running, .attemptStarted),
+    row(.running, .hopStarted, .running, "send"),
+    row(.running, .attemptEndedForRetry, .waitingToRetry, "scheduleRetry(postStopped: true)"),
+    row(.running, .attemptEndedForImmediateRetry, .preparing, "retryNow(postStopped: true)"),
+    row(.running, .retryDelayEnded, .running, "ignore"),
+    row(.running, .finish, .finished, "deliver: postStopped true, postRetryDelayStopped false, task true"),
+    row(.running, .stop, .stopped, stopAnswer(.running, true, false, true, true)),
+    row(.running, .accepts, .running, "true false true"),
+    row(.running, .cancelTask, .running, "letGo true, left true, reason timedOut"),
+    row(.running, .detachTask, .running, "letGo true, left true, reason nil"),
+    row(.running, .taskCompleted, .running, "true"),
+  ]
+
+  static let retryRows: [Row] = [
+    row(.waitingToRetry, .begin, .waitingToRetry, "alreadyBegun"),
+    trap(.waitingToRetry, .delayForSlot),
+    row(.waitingToRetry, .slotGranted, .waitingToRetry, "ignore"),
+    trap(.waitingToRetry, .attemptStarted),
+    row(.waitingToRetry, .hopStarted, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .attemptEndedForRetry, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .attemptEndedForImmediateRetry, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .retryDelayEnded, .preparing, "startAttempt"),
+    row(
+      .waitingToRetry, .finish, .finished,
+      "deliver: postStopped false, postRetryDelayStopped true, task false"),
+    row(.waitingToRetry, .stop, .stopped, stopAnswer(.waitingToRetry, false, true, true, false)),
+    row(.waitingToRetry, .accepts, .waitingToRetry, "false false false"),
+    row(.waitingToRetry, .cancelTask, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .detachTask, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .taskCompleted, .waitingToRetry, "false"),
+  ]
+
+  static let endedRows: [Row] = [Phase.finished, .stopped].flatMap { (ended: Phase) -> [Row] in
+    [
+      row(ended, .begin, ended, ended == .stopped ? "stoppedBeforeBegin" : "alreadyBegun"),
+      row(ended, .delayForSlot, ended, "ignore"),
+      row(ended, .slotGranted, ended, "ignore"),
+      row(ended, .attemptStarted, ended, "ignore"),
+      row(ended, .hopStarted, ended, "ignore"),
+      row(ended, .attemptEndedForRetry, ended, "ignore"),
+      row(ended, .attemptEndedForImmediateRetry, ended, "ignore"),
+      row(ended, .retryDelayEnded, ended, "ignore"),
+      row(ended, .finish, ended, "ignore"),
+      row(ended, .stop, ended, "ignore"),
+      row(ended, .accepts, ended, "false false false"),
+      row(ended, .cancelTask, ended, "ignore"),
+      row(ended, .detachTask, ended, "ignore"),
+      row(ended, .taskCompleted, ended, "false"),
+    ]
+  }
+
+  @Test func theTableNamesEveryStateAndEveryEventOnce() {
+    let pairs = Set(Self.table.map { "\($0.from) × \($0.event)" })
+    #expect(pairs.count == Self.table.count)
+    #expect(pairs.count == Phase.allCases.count * Event.allCases.count)
+  }
+
+  @Test(arguments: table.filter { $0.to != nil })
+  func transition(_ row: Row) {
+    var m = Self.machine(in: row.from)
+    let answer = Self.fire(row.event, &m)
+    #expect(answer == row.answer)
+    #expect(m.phase == row.to)
+  }
+
+  /// The rows of events that cannot happen.
+  static let traps = table.filter { $0.to == nil }
+
+  /// Fires the event of `traps[index]` in its state (in an exit test's own process).
+  static func fireTrap(_ index: Int) {
+    var m = machine(in: traps[index].from)
+    _ = fire(traps[index].event, &m)
+  }
+
+  /// An event that cannot happen in a state stops the process with a message naming the state.
+  /// (An exit test captures nothing: each row has a closure of its own.)
+  @Test(arguments: traps.indices)
+  func impossibleEventTraps(_ index: Int) async throws {
+    let exit: ExitTest.Result?
+    switch index {
+    case 0:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(0)
       }
-    let r1 = m.begin()
-    #expect(r1 == expected)
-  }
-
-  @Test(arguments: allStates)
-  func stop(_ state: State) {
-    var m = Self.machine(in: state)
-    let result = m.stop()
-    switch state {
-    case .finished, .stopped:
-      #expect(result == nil)
-      #expect(m.state == state)
-    case .idle:
-      #expect(result?.postStopped == false)
-      #expect(result?.mayCompleteAsCancelled == false)
-      #expect(m.state == .stopped)
-    case .running:
-      #expect(
-        result
-          == .init(
-            from: .running, postStopped: true, postRetryDelayStopped: false, mayCompleteAsCancelled: true))
-    case .waitingToRetry:
-      #expect(
-        result
-          == .init(
-            from: .waitingToRetry, postStopped: false, postRetryDelayStopped: true,
-            mayCompleteAsCancelled: true))
-    case .preparing, .waitingForSlot:
-      #expect(
-        result
-          == .init(
-            from: state, postStopped: false, postRetryDelayStopped: false, mayCompleteAsCancelled: true))
+    case 1:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(1)
+      }
+    case 2:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(2)
+      }
+    case 3:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(3)
+      }
+    case 4:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(4)
+      }
+    case 5:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(5)
+      }
+    case 6:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(6)
+      }
+    case 7:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(7)
+      }
+    case 8:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(8)
+      }
+    case 9:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(9)
+      }
+    default:
+      Issue.record("row \(index) has no exit test: add a case")
+      return
     }
-    // A second stop never posts anything.
-    let r2 = m.stop()
-    #expect(r2 == nil)
+    let row = Self.traps[index]
+    let message = String(decoding: try #require(exit).standardErrorContent, as: UTF8.self)
+    #expect(message.contains("\(row.event) in state \(row.from)"), "\(message)")
   }
 
-  @Test(arguments: allStates)
-  func finish(_ state: State) {
-    var m = Self.machine(in: state)
-    let result = m.finish()
-    switch state {
-    case .idle, .finished, .stopped:
-      #expect(result == nil)
-    case .running:
-      #expect(result == .init(postStopped: true, postRetryDelayStopped: false))
-    case .waitingToRetry:
-      #expect(result == .init(postStopped: false, postRetryDelayStopped: true))
-    case .preparing, .waitingForSlot:
-      #expect(result == .init(postStopped: false, postRetryDelayStopped: false))
+  /// Each hop replaces the exchange whole: nothing of the previous hop is left in the next.
+  @Test func aHopStartsWithAFreshExchange() {
+    var m = Self.machine(in: .running)
+    m.current.cancelReason = .timedOut
+    m.current.redirectTarget = URL(string: "http://127.0.0.1/next")
+    m.current.challengeCancelled = true
+    m.current.responseData.append(Data([1, 2, 3]))
+    m.current.receivedPartialBody = true
+    let started = m.hopStarted(
+      Exchange(
+        hop: 8, request: URLRequest(url: URL(string: "http://127.0.0.1/8")!),
+        hopRequest: URLRequest(url: URL(string: "http://127.0.0.1/8")!), keepsBody: true, now: Date()))
+    #expect(started == .send)
+    let fresh = m.current
+    #expect(fresh.hop == 8 && fresh.task == nil && fresh.cancelReason == nil && fresh.redirectTarget == nil)
+    #expect(!fresh.challengeCancelled && fresh.responseData.isEmpty && !fresh.receivedPartialBody)
+    #expect(fresh.responseHead == nil && fresh.responseBodyLength == 0 && fresh.measure.hop == 8)
+  }
+
+  /// A timeout ends the wait for a task or a decision (the pending hop) with the task; a failure or
+  /// a pause ends only the task.
+  @Test func onlyATimeoutEndsThePendingWait() {
+    for (reason, pendingLeft) in [(CancelReason.timedOut, false), (.pausedForBackpressure, true)] {
+      var m = Self.machine(in: .running)
+      m.current.pendingHop = 7
+      let action = m.cancelTask(reason)
+      #expect(action.task === Self.task)
+      #expect((m.current.pendingHop != nil) == pendingLeft, "\(reason)")
     }
-    let r3 = m.finish()
-    #expect(r3 == nil)
-    #expect(!m.isFetching)
   }
 
-  @Test(arguments: allStates)
-  func lateEventsAfterTheEndAreIgnored(_ state: State) {
-    guard state == .finished || state == .stopped else { return }
-    var m = Self.machine(in: state)
-    let r4 = m.attemptStarted()
-    #expect(!r4)
-    let r5 = m.attemptEndedForRetry()
-    #expect(r5 == nil)
-    let r6 = m.attemptEndedForImmediateRetry()
-    #expect(r6 == nil)
-    let r7 = m.retryDelayEnded()
-    #expect(!r7)
-    let r8 = m.slotGranted()
-    #expect(!r8)
-    let r9 = m.delayForSlot()
-    #expect(!r9)
-    #expect(m.state == state)
+  /// A new attempt starts without the previous attempt's exchange in flight.
+  @Test func anAttemptStartsWithoutTheLastExchangeInFlight() {
+    var m = Self.machine(in: .waitingToRetry)
+    _ = m.retryDelayEnded()
+    #expect(m.exchange?.hop == 7)
+    let started = m.attemptStarted()
+    #expect(started == .postStartedAndSend)
+    #expect(m.current.hop == 0 && m.current.task == nil && m.current.request == nil)
+  }
+
+  /// Leaving `running` carries the last exchange on, read-only, for what the fetcher reports; a
+  /// finish or a stop hands the task back and marks the exchange stopped.
+  @Test(arguments: [Event.finish, .stop, .attemptEndedForRetry, .attemptEndedForImmediateRetry])
+  func leavingRunningKeepsTheLastExchange(_ event: Event) {
+    var m = Self.machine(in: .running)
+    _ = Self.fire(event, &m)
+    #expect(m.running == nil)
+    #expect(m.exchange?.hop == 7 && m.exchange?.responseBodyLength == 7)
+    switch event {
+    case .finish, .stop:
+      #expect(m.exchange?.task == nil)
+      if case .stopped? = m.exchange?.cancelReason {} else { Issue.record("not marked stopped") }
+    default:
+      #expect(m.exchange?.task === Self.task)
+    }
   }
 
   @Test func retriesPairEveryStartedWithOneStopped() {
     var m = FetcherLifecycle()
     var started = 0
     var stopped = 0
-    let r10 = m.begin()
-    #expect(r10 == .proceed)
+    let begun = m.begin()
+    #expect(begun == .proceed)
     for _ in 0..<3 {
-      if m.attemptStarted() { started += 1 }
-      if m.attemptEndedForRetry()?.postStopped == true { stopped += 1 }
-      #expect(m.state == .waitingToRetry)
-      let r11 = m.retryDelayEnded()
-      #expect(r11)
+      if m.attemptStarted() == .postStartedAndSend { started += 1 }
+      if m.attemptEndedForRetry() == .scheduleRetry(postStopped: true) { stopped += 1 }
+      #expect(m.phase == .waitingToRetry)
+      let ended = m.retryDelayEnded()
+      #expect(ended == .startAttempt)
     }
-    if m.attemptStarted() { started += 1 }
-    if m.finish()?.postStopped == true { stopped += 1 }
+    if m.attemptStarted() == .postStartedAndSend { started += 1 }
+    if case .deliver(let finish) = m.finish(), finish.postStopped { stopped += 1 }
     #expect(started == 4)
     #expect(stopped == 4)
     #expect(!m.isStartedNotificationOutstanding)
   }
+}
 
-  @Test func throttledFetcherStartsAfterItsSlot() {
-    var m = FetcherLifecycle()
-    _ = m.begin()
-    let r12 = m.delayForSlot()
-    #expect(r12)
-    let r13 = m.attemptStarted()
-    #expect(!r13)
-    let r14 = m.slotGranted()
-    #expect(r14)
-    let r15 = m.attemptStarted()
-    #expect(r15)
-    #expect(m.isFetching)
+@Suite("Fetcher lifecycle layout")
+struct FetcherLifecycleLayoutTests {
+  /// The exchange lives inline in the machine's states, which share its space: the machine costs a
+  /// tag and a flag beyond the exchange, no allocation and no second copy.
+  @Test func theStatesShareTheExchangesSpace() {
+    #expect(MemoryLayout<FetcherLifecycle>.size <= MemoryLayout<Exchange>.size + 8)
+  }
+}
+
+@Suite("Exchange: body chunks")
+struct ExchangeChunkTests {
+  /// One row: an exchange whose sink is `sink`, with `kept` bytes of a body announced as
+  /// `announced` bytes (-1: unknown) and cancelled for `reason`, gets a chunk of `chunk` bytes with
+  /// an in-memory limit of `limit`.
+  struct Row: Sendable, CustomTestStringConvertible {
+    var sink: ResponseSink
+    var reason: String?
+    var kept: Int
+    var announced: Int64
+    var chunk: Int
+    var limit: Int64?
+    var action: Exchange.ChunkAction
+    /// The bytes kept in memory afterwards, and whether the chunk counted.
+    var keptAfter: Int
+    var counted: Bool
+
+    var testDescription: String {
+      "\(sink), reason \(reason ?? "none"), \(kept)+\(chunk) of \(announced), limit \(limit.map(String.init) ?? "none")"
+    }
   }
 
-  @Test func immediateRetryGoesBackToPreparing() {
-    var m = FetcherLifecycle()
-    _ = m.begin()
-    _ = m.attemptStarted()
-    let r16 = m.attemptEndedForImmediateRetry()
-    #expect(r16 == .init(postStopped: true))
-    #expect(m.state == .preparing)
-    let r17 = m.attemptStarted()
-    #expect(r17)
+  static let rows: [Row] = [
+    Row(
+      sink: .memory, reason: nil, kept: 0, announced: 10, chunk: 4, limit: nil,
+      action: .deliver(sink: .memory, total: 4, expected: 10), keptAfter: 4, counted: true),
+    Row(
+      sink: .memory, reason: nil, kept: 8, announced: 10, chunk: 4, limit: nil,
+      action: .deliver(sink: .memory, total: 12, expected: -1), keptAfter: 12, counted: true),
+    Row(
+      sink: .memory, reason: nil, kept: 8, announced: -1, chunk: 4, limit: 12,
+      action: .deliver(sink: .memory, total: 12, expected: -1), keptAfter: 12, counted: true),
+    Row(
+      sink: .memory, reason: nil, kept: 8, announced: -1, chunk: 5, limit: 12,
+      action: .tooLarge(limit: 12), keptAfter: 0, counted: true),
+    Row(
+      sink: .redirect, reason: nil, kept: 8, announced: -1, chunk: 5, limit: 12,
+      action: .tooLarge(limit: 12), keptAfter: 0, counted: true),
+    Row(
+      sink: .file, reason: nil, kept: 0, announced: 100, chunk: 50, limit: 12,
+      action: .deliver(sink: .file, total: 50, expected: 100), keptAfter: 0, counted: true),
+    Row(
+      sink: .accumulate, reason: nil, kept: 0, announced: -1, chunk: 50, limit: 12,
+      action: .deliver(sink: .accumulate, total: 50, expected: -1), keptAfter: 0, counted: true),
+    Row(
+      sink: .stream, reason: nil, kept: 0, announced: 100, chunk: 50, limit: 12,
+      action: .deliver(sink: .stream, total: 50, expected: 100), keptAfter: 0, counted: true),
+    Row(
+      sink: .memory, reason: "paused", kept: 0, announced: 10, chunk: 4, limit: nil, action: .drop,
+      keptAfter: 0, counted: false),
+    Row(
+      sink: .memory, reason: "failed", kept: 4, announced: 10, chunk: 4, limit: nil, action: .drop,
+      keptAfter: 4, counted: false),
+    Row(
+      sink: .memory, reason: "timedOut", kept: 0, announced: 10, chunk: 4, limit: nil,
+      action: .deliver(sink: .memory, total: 4, expected: 10), keptAfter: 4, counted: true),
+  ]
+
+  @Test(arguments: rows)
+  func chunk(_ row: Row) {
+    var exchange = Exchange()
+    exchange.sink = row.sink
+    if row.sink == .memory || row.sink == .redirect { exchange.responseData = Data(count: row.kept) }
+    exchange.responseBodyLength = Int64(row.kept)
+    exchange.expectedContentLength = row.announced
+    switch row.reason {
+    case "paused"?: exchange.cancelReason = .pausedForBackpressure
+    case "failed"?: exchange.cancelReason = .failed(URLError(.unknown))
+    case "timedOut"?: exchange.cancelReason = .timedOut
+    default: break
+    }
+    let action = exchange.chunkReceived(Data(count: row.chunk), at: Date(), inMemoryLimit: row.limit)
+    #expect(action == row.action)
+    #expect(exchange.responseData.count == row.keptAfter)
+    #expect(exchange.responseBodyLength == Int64(row.kept + (row.counted ? row.chunk : 0)))
+    #expect(exchange.receivedPartialBody == row.counted)
+    #expect(exchange.measure.bytesReceived == (row.counted ? Int64(row.chunk) : 0))
   }
 }
