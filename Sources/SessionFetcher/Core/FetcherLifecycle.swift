@@ -95,25 +95,13 @@ struct FetcherLifecycle {
     return exchange.pendingHop == hop
   }
 
-  /// The in-flight exchange, changed in place. Only while running: the caller checks
+  /// The in-flight exchange, changed in place (a reference). Only while running: the caller checks
   /// ``phase`` under the same lock first.
   var current: Exchange {
-    _read {
-      guard case .running(let exchange) = state else {
-        preconditionFailure("no exchange in flight in state \(phase)")
-      }
-      yield exchange
+    guard case .running(let exchange) = state else {
+      preconditionFailure("no exchange in flight in state \(phase)")
     }
-    _modify {
-      guard case .running(var exchange) = state else {
-        preconditionFailure("no exchange in flight in state \(phase)")
-      }
-      // The payload is moved out while it changes, so that its buffers (the response body) are
-      // uniquely referenced and grow in place.
-      state = .idle
-      defer { state = .running(exchange) }
-      yield &exchange
-    }
+    return exchange
   }
 
   // MARK: - Events of the fetch
@@ -299,7 +287,7 @@ struct FetcherLifecycle {
     var result = Finish(
       postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false, task: nil)
     switch state {
-    case .running(var exchange):
+    case .running(let exchange):
       result.task = exchange.task
       if exchange.task != nil {
         exchange.task = nil
@@ -352,7 +340,7 @@ struct FetcherLifecycle {
       // Remember the stop so that a begin racing behind it completes as cancelled.
       result.mayCompleteAsCancelled = false
       state = .stopped(last: nil)
-    case .running(var exchange):
+    case .running(let exchange):
       result.task = exchange.task
       exchange.task = nil
       exchange.cancelReason = .stopped

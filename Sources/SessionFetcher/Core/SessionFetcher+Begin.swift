@@ -371,7 +371,7 @@ extension SessionFetcher {
     }
     let hop = storage.withLock { storage -> UInt64? in
       let hop = storage.hopCount + 1
-      var exchange = Exchange(
+      let exchange = Exchange(
         hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: Date())
       // The timeout runs from here: body preparation and the engine's making of the task count.
       if plan.testBlock == nil { exchange.pendingHop = hop }
