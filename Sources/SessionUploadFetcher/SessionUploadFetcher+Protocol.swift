@@ -323,14 +323,28 @@ extension SessionUploadFetcher {
 
   /// Pauses the upload: the command on the wire is abandoned (nothing is cancelled on the server).
   /// ``resumeFetching()`` asks the server where it stands and goes on from there.
+  ///
+  /// A running upload keeps itself alive; a paused one does not: an upload let go of while paused
+  /// is freed, with the chunk it holds (the server keeps what it received, and a new fetcher can
+  /// resume the upload by its ``uploadLocationURL``).
   public func pauseFetching() {
-    let (action, delivery) = apply { $0.lifecycle.pause() }
+    let (action, delivery) = apply { state in
+      let action = state.lifecycle.pause()
+      // Not the last reference: the caller holds the upload for the call.
+      if case .pause = action { state.retainedSelf = nil }
+      return action
+    }
     perform(action, delivery)
   }
 
   /// Resumes a paused upload with a `query` (or with `start` when the upload URL is not known yet).
   public func resumeFetching() {
-    let (action, delivery) = apply { $0.lifecycle.resume() }
+    let (action, delivery) = apply { state in
+      let action = state.lifecycle.resume()
+      // Running again: the upload keeps itself alive until it ends (see `pauseFetching()`).
+      if action != .none { state.retainedSelf = self }
+      return action
+    }
     guard action != .none else { return }
     workQueue.async { self.perform(action, delivery) }
   }

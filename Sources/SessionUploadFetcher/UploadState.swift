@@ -35,6 +35,8 @@ struct UploadState {
   // The running upload's delivery.
   var completion: FetcherCompletionHandler?
   var forceCompletionOnStop = false
+  /// The upload itself while it runs or waits to retry: nil before it begins, while it is paused
+  /// (an upload let go of then is freed) and once it ended.
   var retainedSelf: SessionUploadFetcher?
   /// The latest command fetcher while the upload runs (see ``SessionUploadFetcher/activeFetcher``).
   var latestFetcher: SessionFetcher?
