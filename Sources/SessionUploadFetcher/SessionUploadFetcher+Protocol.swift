@@ -2,10 +2,6 @@ import FetcherService
 import Foundation
 import SessionFetcher
 
-/// Chunk 4xx answers resynchronized by a query in a row, without a chunk succeeding, before the
-/// chunk's error is reported (a server that keeps refusing would otherwise loop forever).
-private let maximumResyncsWithoutProgress = 3
-
 extension SessionUploadFetcher {
   // MARK: - Begin
 
@@ -34,190 +30,188 @@ extension SessionUploadFetcher {
   }
 
   private func begin(completion: @escaping FetcherCompletionHandler, forceCompletionOnStop: Bool) {
-    enum Next {
-      case start
-      case query
-      case fail(any Error)
-      case reject(DispatchQueue, any Error)
-      case none
-    }
     // The source's length is measured before the lock (a file's size, a handle's end are file
     // system calls); only an upload that has not begun is measured.
-    let measured: Result<Int64?, any Error>? = state.withLock { $0.phase == .idle ? $0.source : nil }
-      .map { source in Result { try source.totalLength() } }
-    let next: Next = state.withLock { state in
-      switch state.phase {
-      case .idle:
-        break
-      case .stopped:
-        let notify = forceCompletionOnStop || state.stopFetchingTriggersCompletionHandler
-        return notify ? .reject(state.queue, SessionFetcherError.cancelled) : .none
-      default:
-        return .reject(
-          state.queue,
-          SessionFetcherError.invalidConfiguration("an upload fetcher can begin only once"))
-      }
-      state.phase = .running
-      state.deliveryQueue = SerialCallbackQueue.make(targeting: state.callbackQueue)
-      state.completion = completion
-      state.forceCompletionOnStop = forceCompletionOnStop
-      state.retainedSelf = self
-      guard let source = state.source, let measured else {
-        return .fail(
-          SessionFetcherError.invalidConfiguration("set uploadData, uploadFileURL or a data provider"))
-      }
+    let source = state.withLock { $0.lifecycle.isIdle ? $0.source : nil }
+    var measuringError: (any Error)?
+    let length: UploadLifecycle.SourceLength
+    if let source {
       do {
-        state.totalLength = try measured.get()
+        length = .measured(try source.totalLength())
       } catch {
-        return .fail(error)
+        measuringError = error
+        length = .unmeasurable
       }
-      if let location = state.location, !UploadLocation.isAcceptable(location) {
-        return .fail(SessionUploadFetcherError.invalidUploadLocation(location.absoluteString))
-      }
-      state.planner = ChunkPlanner(
-        requestedChunkSize: state.chunkSize, totalLength: state.totalLength, granularity: nil,
-        wholeFileByURL: source.isFileURL)
-      return state.location == nil ? .start : .query
+    } else {
+      length = .missing
     }
-    switch next {
-    case .start:
-      workQueue.async { self.sendStart() }
-    case .query:
-      workQueue.async { self.sendQuery() }
-    case .fail(let error):
-      finish(data: nil, error: error)
-    case .reject(let queue, let error):
-      queue.async { completion(nil, error) }
+    let (begun, delivery, notifyStopped) = state.withLock { state in
+      let begun = state.lifecycle.begin(
+        source: length, requestedChunkSize: state.chunkSize, wholeFileByURL: state.source?.isFileURL ?? false)
+      if case .proceed = begun {
+        state.deliveryQueue = SerialCallbackQueue.make(targeting: state.callbackQueue)
+        state.completion = completion
+        state.forceCompletionOnStop = forceCompletionOnStop
+        state.retainedSelf = self
+      }
+      return (begun, Delivery(state), forceCompletionOnStop || state.stopFetchingTriggersCompletionHandler)
+    }
+    switch begun {
+    case .proceed(let action):
+      if case .finish = action {
+        perform(action, delivery, error: measuringError)
+      } else {
+        workQueue.async { self.perform(action, delivery) }
+      }
+    case .stoppedBeforeBegin:
+      if notifyStopped { delivery.queue.async { completion(nil, SessionFetcherError.cancelled) } }
+    case .alreadyBegun:
+      delivery.queue.async {
+        completion(nil, SessionFetcherError.invalidConfiguration("an upload fetcher can begin only once"))
+      }
+    }
+  }
+
+  // MARK: - Events and actions
+
+  /// What performing an action needs from the state, read under the lock with the event.
+  struct Delivery: Sendable {
+    var queue: DispatchQueue
+    var progressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
+    var retryBlock: SessionFetcher.RetryBlock?
+
+    init(_ state: UploadState) {
+      queue = state.queue
+      progressBlock = state.sendProgressBlock
+      retryBlock = state.retryBlock
+    }
+  }
+
+  /// Applies an event to the lifecycle under the lock.
+  private func apply(_ event: (inout UploadState) -> UploadLifecycle.Action) -> (
+    UploadLifecycle.Action, Delivery
+  ) {
+    state.withLock { state in (event(&state), Delivery(state)) }
+  }
+
+  /// Performs what the lifecycle decided, outside the lock. `data` and `error` are the event's (a
+  /// command's body and error, a source's error); `body` is the chunk just read.
+  private func perform(
+    _ action: UploadLifecycle.Action, _ delivery: Delivery, data: Data? = nil, error: (any Error)? = nil,
+    body: UploadSource.ChunkBody? = nil
+  ) {
+    switch action {
     case .none:
       break
+    case .send(let plan, let token):
+      send(plan, token: token, body: body)
+    case .read(let read, let progress, let announcingLocation):
+      if let progress { deliver(progress, delivery) }
+      if announcingLocation { post(.sessionUploadFetcherLocationObtained, on: delivery.queue) }
+      readChunk(read)
+    case .finish(let outcome, let progress):
+      if let progress { deliver(progress, delivery) }
+      finish(outcome, data: data, error: error, on: delivery.queue)
+    case .askRetryBlock(let token):
+      askRetryBlock(token: token, delivery, data: data, error: error)
+    case .startRetryWait(let interval, let token, let isFirst):
+      post(.sessionFetcherRetryDelayStarted, on: delivery.queue)
+      if isFirst { post(.sessionUploadFetcherInitialBackoffStarted, on: delivery.queue) }
+      // Armed after the notifications (a short delay cannot end before they are posted), and kept
+      // only while this wait is still the upload's.
+      let delay = RetryDelay(seconds: interval) { [weak self] in
+        guard let self else { return }
+        self.workQueue.async {
+          let (action, delivery) = self.apply { $0.lifecycle.retryDelayEnded(token: token) }
+          self.perform(action, delivery)
+        }
+      }
+      let (armed, _) = apply { $0.lifecycle.retryWaitArmed(token: token, delay: delay) }
+      perform(armed, delivery)
+    case .abandonRetryWait(let delay):
+      delay.cancel()
+      post(.sessionFetcherRetryDelayStopped, on: delivery.queue)
+    case .endRetryWait(let plan, let token):
+      post(.sessionFetcherRetryDelayStopped, on: delivery.queue)
+      send(plan, token: token, body: nil)
+    case .pause(let abandoned), .stop(let abandoned, _):
+      if let delay = abandoned.retryDelay {
+        delay.cancel()
+        post(.sessionFetcherRetryDelayStopped, on: delivery.queue)
+      }
+      abandoned.command?.fetcher.stopFetching()
     }
   }
 
   // MARK: - Commands
 
-  /// The `start` command: the request, with the protocol's headers; its answer gives the upload URL.
-  private func sendStart() {
-    let request: URLRequest = state.withLock { state in
-      var request = state.request
-      if (request.httpMethod ?? "GET").uppercased() == "GET" { request.httpMethod = "POST" }
-      request.setValue("resumable", forHTTPHeaderField: UploadHeader.protocolName)
-      request.setValue(UploadCommand.start.rawValue, forHTTPHeaderField: UploadHeader.command)
-      request.setValue(state.mimeType, forHTTPHeaderField: UploadHeader.contentType)
-      request.setValue(String(state.totalLength ?? -1), forHTTPHeaderField: UploadHeader.contentLength)
-      return request
+  /// Makes the fetcher of `plan` and begins it, unless the upload left step `token` meanwhile.
+  private func send(_ plan: UploadLifecycle.CommandPlan, token: Int, body: UploadSource.ChunkBody?) {
+    let request: URLRequest
+    var chunkOffset: Int64?
+    switch plan {
+    case .start(let totalLength):
+      request = state.withLock { state in
+        var request = state.request
+        if (request.httpMethod ?? "GET").uppercased() == "GET" { request.httpMethod = "POST" }
+        request.setValue("resumable", forHTTPHeaderField: UploadHeader.protocolName)
+        request.setValue(UploadCommand.start.rawValue, forHTTPHeaderField: UploadHeader.command)
+        request.setValue(state.mimeType, forHTTPHeaderField: UploadHeader.contentType)
+        request.setValue(String(totalLength ?? -1), forHTTPHeaderField: UploadHeader.contentLength)
+        return request
+      }
+    case .query(let location):
+      request = uploadURLRequest(.query, to: location)
+    case .chunk(let location, let offset, _, let command):
+      var chunkRequest = uploadURLRequest(command, to: location)
+      chunkRequest.setValue(String(offset), forHTTPHeaderField: UploadHeader.offset)
+      request = chunkRequest
+      chunkOffset = offset
     }
-    send(.start, request: request, body: nil, chunkOffset: 0) { fetcher, data in
-      guard
-        case .uploadFrom(_, let location?, let granularity) = UploadResponse.start(self.response(of: fetcher))
-      else {
-        self.finish(data: data, error: Self.protocolError(data))
-        return
-      }
-      guard UploadLocation.isAcceptable(location) else {
-        self.finish(
-          data: data, error: SessionUploadFetcherError.invalidUploadLocation(location.absoluteString))
-        return
-      }
-      let queue: DispatchQueue = self.state.withLock { state in
-        state.location = location
-        state.offset = 0
-        state.planner = ChunkPlanner(
-          requestedChunkSize: state.chunkSize, totalLength: state.totalLength, granularity: granularity,
-          wholeFileByURL: state.source?.isFileURL ?? false)
-        return state.queue
-      }
-      queue.async {
-        NotificationCenter.default.post(name: .sessionUploadFetcherLocationObtained, object: self)
-      }
-      self.uploadNextChunk()
+    let fetcher = makeCommandFetcher(plan.command, request: request)
+    switch body {
+    case .data(let data)?: fetcher.bodyData = data
+    case .file(let url)?: fetcher.bodyFileURL = url
+    case nil: break
     }
+    let (hasProgress, willBegin) = state.withLock {
+      ($0.sendProgressBlock != nil, $0.willBeginCommandFetcher)
+    }
+    if let chunkOffset, body != nil, hasProgress {
+      fetcher.sendProgressBlock = { [weak self] _, totalSent, _ in
+        self?.progressSent(total: chunkOffset + totalSent)
+      }
+    }
+    willBegin?(fetcher)
+    let made = state.withLock { state in
+      guard state.lifecycle.commandMade(fetcher, token: token) else { return false }
+      state.latestFetcher = fetcher
+      if chunkOffset != nil { state.lastChunkRequest = fetcher.request }
+      return true
+    }
+    guard made else { return }
+    fetcher.beginFetch { data, error in self.commandEnded(fetcher, data: data, error: error) }
   }
 
-  /// Reads the next chunk at the offset the server holds, then sends it.
-  private func uploadNextChunk() {
-    let plan: (step: Int, offset: Int64, length: Int64, isFinal: Bool, source: UploadSource, total: Int64?)? =
-      state.withLock { state in
-        guard state.phase == .running, let planner = state.planner, let source = state.source else {
-          return nil
-        }
-        state.step += 1
-        let chunk = planner.chunk(at: state.offset)
-        return (state.step, state.offset, chunk.length, chunk.isFinal, source, state.totalLength)
-      }
-    guard let plan else { return }
-    plan.source.readChunk(offset: plan.offset, length: plan.length, totalLength: plan.total) { result in
-      self.workQueue.async {
-        guard self.state.withLock({ $0.phase == .running && $0.step == plan.step }) else { return }
-        switch result {
-        case .failure(let error):
-          self.finish(data: nil, error: error)
-        case .success(let chunk):
-          let body = chunk.body
-          let length = body.length
-          var isFinal = plan.isFinal || (plan.total == nil && length < plan.length)
-          if let fullLength = chunk.reportedFullLength {
-            // The provider told the length at last: plan the rest of the upload to it.
-            self.state.withLock { state in
-              guard state.totalLength == nil else { return }
-              state.totalLength = fullLength
-              state.planner?.totalLength = fullLength
-            }
-            isFinal = plan.offset + length >= fullLength
-          }
-          self.sendChunk(
-            at: plan.offset, body: body, command: ChunkPlanner.command(length: length, isFinal: isFinal))
-        }
-      }
+  /// A command fetcher ended (on the work queue).
+  private func commandEnded(_ fetcher: SessionFetcher, data: Data?, error: (any Error)?) {
+    let response = fetcher.response as? HTTPURLResponse
+    let (action, delivery) = apply { state in
+      if state.lifecycle.currentFetcher === fetcher, let response { state.response = response }
+      return state.lifecycle.commandEnded(
+        fetcher, answer: error.map { UploadLifecycle.Answer.failure($0) } ?? .success(response),
+        reportsProgress: state.sendProgressBlock != nil,
+        retrying: UploadLifecycle.RetrySettings(
+          isEnabled: state.isRetryEnabled, minInterval: state.minRetryInterval, factor: state.retryFactor,
+          maxInterval: state.maxUploadRetryInterval, hasRetryBlock: state.retryBlock != nil))
     }
-  }
-
-  private func sendChunk(at offset: Int64, body: UploadSource.ChunkBody, command: UploadCommand) {
-    guard var request = uploadURLRequest(command) else { return }
-    request.setValue(String(offset), forHTTPHeaderField: UploadHeader.offset)
-    let length = body.length
-    send(command, request: request, body: body, chunkOffset: offset) { fetcher, data in
-      let decision = UploadResponse.chunk(
-        self.response(of: fetcher), offset: offset, length: length, wasFinal: command != .upload)
-      // What the server holds counts as sent even when the transport skipped its last progress
-      // callback for the chunk.
-      switch decision {
-      case .done:
-        self.reportProgress(total: offset + length)
-        self.finish(data: data, error: nil)
-      case .uploadFrom(let next, _, _):
-        self.reportProgress(total: next)
-        self.state.withLock { state in
-          state.offset = next
-          state.resyncsWithoutProgress = 0
-        }
-        self.uploadNextChunk()
-      default:
-        self.finish(data: data, error: Self.protocolError(data))
-      }
-    }
-  }
-
-  /// The `query` command: where does the server stand? Then resume there.
-  private func sendQuery() {
-    guard let request = uploadURLRequest(.query) else { return }
-    send(.query, request: request, body: nil, chunkOffset: 0) { fetcher, data in
-      switch UploadResponse.query(self.response(of: fetcher)) {
-      case .done:
-        self.finish(data: data, error: nil)
-      case .uploadFrom(let offset, _, _):
-        self.state.withLock { $0.offset = offset }
-        self.uploadNextChunk()
-      default:
-        self.finish(data: data, error: Self.protocolError(data))
-      }
-    }
+    perform(action, delivery, data: data, error: error)
   }
 
   /// A request to the upload URL: `PUT`, with the original request's headers except credentials,
   /// cookies, the body's and the protocol's own.
-  private func uploadURLRequest(_ command: UploadCommand) -> URLRequest? {
+  private func uploadURLRequest(_ command: UploadCommand, to location: URL) -> URLRequest {
     state.withLock { state in
-      guard let location = state.location else { return nil }
       var request = URLRequest(url: location)
       request.httpMethod = "PUT"
       request.timeoutInterval = state.request.timeoutInterval
@@ -252,144 +246,72 @@ extension SessionUploadFetcher {
     return fetcher
   }
 
-  /// Sends one command as the current step; `success` runs on the work queue with the fetcher and
-  /// body of a 2xx answer. Failures go to `commandFailed`.
-  private func send(
-    _ command: UploadCommand, request: URLRequest, body: UploadSource.ChunkBody?, chunkOffset: Int64,
-    success: @escaping @Sendable (SessionFetcher, Data?) -> Void
-  ) {
-    let fetcher = makeCommandFetcher(command, request: request)
-    switch body {
-    case .data(let data)?: fetcher.bodyData = data
-    case .file(let url)?: fetcher.bodyFileURL = url
-    case nil: break
-    }
-    let (hasProgress, willBegin) = state.withLock {
-      ($0.sendProgressBlock != nil, $0.willBeginCommandFetcher)
-    }
-    if body != nil, hasProgress {
-      fetcher.sendProgressBlock = { [weak self] _, totalSent, _ in
-        self?.reportProgress(total: chunkOffset + totalSent)
-      }
-    }
-    willBegin?(fetcher)
-    let step: Int? = state.withLock { state in
-      guard state.phase == .running else { return nil }
-      state.step += 1
-      state.current = UploadState.Command(fetcher: fetcher, step: state.step)
-      state.latestFetcher = fetcher
-      if body != nil || command == .finalize { state.lastChunkRequest = fetcher.request }
-      return state.step
-    }
-    guard let step else { return }
-    fetcher.beginFetch { data, error in
-      let isCurrent = self.state.withLock { state -> Bool in
-        guard state.phase == .running, state.step == step else { return false }
-        state.current = nil
-        if let response = fetcher.response as? HTTPURLResponse { state.response = response }
-        return true
-      }
-      guard isCurrent else { return }
-      if let error {
-        self.commandFailed(command, error: error, data: data)
-      } else {
-        success(fetcher, data)
-      }
-    }
-  }
-
-  private func response(of fetcher: SessionFetcher) -> HTTPURLResponse? {
-    fetcher.response as? HTTPURLResponse
-  }
-
   static func protocolError(_ data: Data?) -> SessionFetcherError {
     .status(code: 501, data: (data?.isEmpty ?? true) ? nil : data)
   }
 
-  // MARK: - Failures and retries
+  // MARK: - Chunks and progress
 
-  private func commandFailed(_ command: UploadCommand, error: any Error, data: Data?) {
-    let status = (error as? SessionFetcherError)?.statusCode
-    switch UploadResponse.failure(of: command, statusCode: status, error: error) {
-    case .query:
-      let resync = state.withLock { state -> Bool in
-        state.resyncsWithoutProgress += 1
-        return state.resyncsWithoutProgress <= maximumResyncsWithoutProgress
+  /// Reads a chunk from the source, then hands it to the lifecycle on the work queue.
+  private func readChunk(_ read: UploadLifecycle.ChunkRead) {
+    guard let source = state.withLock({ $0.source }) else { return }
+    source.readChunk(offset: read.offset, length: read.length, totalLength: read.totalLength) { result in
+      self.workQueue.async {
+        switch result {
+        case .failure(let error):
+          let (action, delivery) = self.apply { $0.lifecycle.chunkRead(token: read.token, result: .failed) }
+          self.perform(action, delivery, error: error)
+        case .success(let chunk):
+          let (action, delivery) = self.apply {
+            $0.lifecycle.chunkRead(
+              token: read.token,
+              result: .read(length: chunk.body.length, reportedFullLength: chunk.reportedFullLength))
+          }
+          self.perform(action, delivery, body: chunk.body)
+        }
       }
-      if resync {
-        sendQuery()
-      } else {
-        finish(data: data, error: error)
-      }
-    case .retry:
-      retryOrFail(error: error, data: data)
-    default:
-      finish(data: data, error: error)
     }
   }
 
-  /// A transient failure: wait the next backoff delay, then query (or start again, before the
-  /// upload URL is known), unless retrying is off, the retry block refuses, or the next delay
-  /// reaches ``maxUploadRetryInterval``.
-  private func retryOrFail(error: any Error, data: Data?) {
-    let decision:
-      (interval: TimeInterval, limit: TimeInterval, block: SessionFetcher.RetryBlock?, queue: DispatchQueue)? =
-        state.withLock { state in
-          guard state.isRetryEnabled else { return nil }
-          let interval =
-            state.lastRetryInterval == 0
-            ? state.minRetryInterval : state.lastRetryInterval * state.retryFactor
-          return (interval, state.maxUploadRetryInterval, state.retryBlock, state.queue)
-        }
-    guard let decision else {
-      finish(data: data, error: error)
-      return
+  /// A command fetcher reported `total` bytes of the upload sent.
+  private func progressSent(total: Int64) {
+    let (progress, delivery) = state.withLock { state -> (UploadLifecycle.Progress?, Delivery) in
+      guard state.sendProgressBlock != nil else { return (nil, Delivery(state)) }
+      return (state.lifecycle.progressSent(total: total), Delivery(state))
     }
-    guard decision.interval < decision.limit else {
-      finish(
-        data: nil, error: SessionUploadFetcherError.retryLimitReached(underlying: String(describing: error)))
-      return
+    if let progress { deliver(progress, delivery) }
+  }
+
+  /// Reports progress to the send progress block: totals only grow (see
+  /// ``UploadLifecycle/progressSent(total:)``), and the bytes-sent argument is the growth since the
+  /// previous report.
+  ///
+  /// Queued on the callback queue before the completion, so a report made while the last chunk was
+  /// on the wire still arrives (before the completion) even though the upload has finished by the
+  /// time it runs; only ``stopFetching()`` silences reports already queued.
+  private func deliver(_ progress: UploadLifecycle.Progress, _ delivery: Delivery) {
+    guard let block = delivery.progressBlock else { return }
+    delivery.queue.async {
+      guard !self.state.withLock({ $0.lifecycle.isStopped }) else { return }
+      block(progress.sent, progress.total, progress.expected)
     }
-    guard let block = decision.block else {
-      waitThenResume(after: decision.interval)
-      return
-    }
-    decision.queue.async {
+  }
+
+  // MARK: - Retries
+
+  /// Asks the retry block whether to retry the failure of step `token`.
+  private func askRetryBlock(token: Int, _ delivery: Delivery, data: Data?, error: (any Error)?) {
+    guard let block = delivery.retryBlock else { return }
+    delivery.queue.async {
       block(true, error) { shouldRetry in
         self.workQueue.async {
-          if shouldRetry {
-            self.waitThenResume(after: decision.interval)
-          } else {
-            self.finish(data: data, error: error)
+          let (action, delivery) = self.apply {
+            $0.lifecycle.retryDecided(token: token, shouldRetry: shouldRetry)
           }
+          self.perform(action, delivery, data: data, error: error)
         }
       }
     }
-  }
-
-  private func waitThenResume(after interval: TimeInterval) {
-    let scheduled = state.withLock { state -> (queue: DispatchQueue, isFirst: Bool, step: Int)? in
-      guard state.phase == .running else { return nil }
-      state.phase = .waitingToRetry
-      state.lastRetryInterval = interval
-      defer { state.backoffStarted = true }
-      return (state.queue, !state.backoffStarted, state.step)
-    }
-    guard let scheduled else { return }
-    post(.sessionFetcherRetryDelayStarted, on: scheduled.queue)
-    if scheduled.isFirst { post(.sessionUploadFetcherInitialBackoffStarted, on: scheduled.queue) }
-    // Armed after the notifications (a short delay cannot end before they are posted), and kept
-    // only while this wait is still the upload's (a pause or stop in between lets go of it at once).
-    let wait = RetryDelay(seconds: interval) { [weak self] in
-      guard let self else { return }
-      self.workQueue.async { self.retryDelayEnded() }
-    }
-    let kept = state.withLock { state in
-      guard state.phase == .waitingToRetry, state.step == scheduled.step else { return false }
-      state.retryDelay = wait
-      return true
-    }
-    if !kept { wait.cancel() }
   }
 
   /// Posts `name`, with this upload fetcher as the object, on `queue`.
@@ -397,87 +319,34 @@ extension SessionUploadFetcher {
     queue.async { NotificationCenter.default.post(name: name, object: self) }
   }
 
-  private func retryDelayEnded() {
-    let resuming: (hasLocation: Bool, queue: DispatchQueue)? = state.withLock { state in
-      guard state.phase == .waitingToRetry else { return nil }
-      state.phase = .running
-      state.retryDelay = nil
-      state.retryCount += 1
-      return (state.location != nil, state.queue)
-    }
-    guard let (hasLocation, queue) = resuming else { return }
-    post(.sessionFetcherRetryDelayStopped, on: queue)
-    if hasLocation {
-      sendQuery()
-    } else {
-      sendStart()
-    }
-  }
-
-  // MARK: - Progress
-
-  /// Reports `total` bytes of the upload sent, if that is more than reported so far: totals only
-  /// grow (a chunk resent after a failure does not move them back), and the bytes-sent argument is
-  /// the growth since the previous report.
-  ///
-  /// Queued on the callback queue before the completion, so a report made while the last chunk was
-  /// on the wire still arrives (before the completion) even though the upload has finished by the
-  /// time it runs; only ``stopFetching()`` silences reports already queued.
-  private func reportProgress(total: Int64) {
-    typealias Delivery = (DispatchQueue, @Sendable (Int64, Int64, Int64) -> Void, Int64, Int64)
-    let delivery: Delivery? = state.withLock { state in
-      guard state.phase == .running, let block = state.sendProgressBlock, total > state.progressReported
-      else { return nil }
-      let sent = total - state.progressReported
-      state.progressReported = total
-      return (state.queue, block, state.totalLength ?? -1, sent)
-    }
-    guard let (queue, block, expected, sent) = delivery else { return }
-    queue.async {
-      guard self.state.withLock({ $0.phase != .stopped }) else { return }
-      block(sent, total, expected)
-    }
-  }
-
   // MARK: - Pause, resume, stop, finish
 
   /// Pauses the upload: the command on the wire is abandoned (nothing is cancelled on the server).
   /// ``resumeFetching()`` asks the server where it stands and goes on from there.
+  ///
+  /// A running upload keeps itself alive; a paused one does not: an upload let go of while paused
+  /// is freed, with the chunk it holds (the server keeps what it received, and a new fetcher can
+  /// resume the upload by its ``uploadLocationURL``).
   public func pauseFetching() {
-    let (fetcher, work, queue): (SessionFetcher?, RetryDelay?, DispatchQueue) = state.withLock {
-      state in
-      guard state.phase == .running || state.phase == .waitingToRetry else { return (nil, nil, state.queue) }
-      state.phase = .paused
-      state.step += 1
-      defer {
-        state.current = nil
-        state.retryDelay = nil
-      }
-      return (state.current?.fetcher, state.retryDelay, state.queue)
+    let (action, delivery) = apply { state in
+      let action = state.lifecycle.pause()
+      // Not the last reference: the caller holds the upload for the call.
+      if case .pause = action { state.retainedSelf = nil }
+      return action
     }
-    if let work {
-      // Paused in a retry delay: the delay ends here (resuming queries at once).
-      work.cancel()
-      post(.sessionFetcherRetryDelayStopped, on: queue)
-    }
-    fetcher?.stopFetching()
+    perform(action, delivery)
   }
 
   /// Resumes a paused upload with a `query` (or with `start` when the upload URL is not known yet).
   public func resumeFetching() {
-    let hasLocation: Bool? = state.withLock { state in
-      guard state.phase == .paused else { return nil }
-      state.phase = .running
-      return state.location != nil
+    let (action, delivery) = apply { state in
+      let action = state.lifecycle.resume()
+      // Running again: the upload keeps itself alive until it ends (see `pauseFetching()`).
+      if action != .none { state.retainedSelf = self }
+      return action
     }
-    guard let hasLocation else { return }
-    workQueue.async {
-      if hasLocation {
-        self.sendQuery()
-      } else {
-        self.sendStart()
-      }
-    }
+    guard action != .none else { return }
+    workQueue.async { self.perform(action, delivery) }
   }
 
   /// Stops the upload: abandons the command on the wire and, when the upload URL is known, sends
@@ -486,51 +355,25 @@ extension SessionUploadFetcher {
   /// ``stopFetchingTriggersCompletionHandler`` is set (with `SessionFetcherError.cancelled`).
   /// Safe from any thread, any number of times.
   public func stopFetching() {
-    let stopping:
-      (
-        fetcher: SessionFetcher?, work: RetryDelay?, hasLocation: Bool, queue: DispatchQueue,
-        completion: FetcherCompletionHandler?, handler: CancellationHandler?
-      )? = state.withLock { state in
-        switch state.phase {
-        case .idle:
-          state.phase = .stopped
-          return nil
-        case .finished, .stopped:
-          return nil
-        case .running, .waitingToRetry, .paused:
-          break
-        }
-        state.phase = .stopped
-        state.step += 1
-        let notify = state.stopFetchingTriggersCompletionHandler || state.forceCompletionOnStop
-        defer {
-          state.current = nil
-          state.retryDelay = nil
-        }
-        return (
-          state.current?.fetcher, state.retryDelay, state.location != nil, state.queue,
-          notify ? state.completion : nil, state.cancellationHandler
-        )
-      }
-    guard let stopping else { return }
-    let queue = stopping.queue
-    if let work = stopping.work {
-      work.cancel()
-      post(.sessionFetcherRetryDelayStopped, on: queue)
+    let (action, delivery, completion, handler) = state.withLock { state in
+      let action = state.lifecycle.stop()
+      let notify = state.stopFetchingTriggersCompletionHandler || state.forceCompletionOnStop
+      return (action, Delivery(state), notify ? state.completion : nil, state.cancellationHandler)
     }
-    stopping.fetcher?.stopFetching()
-    let handler = stopping.handler
-    if let completion = stopping.completion {
+    guard case .stop(_, let cancelAt) = action else { return }
+    perform(action, delivery)
+    let queue = delivery.queue
+    if let completion {
       queue.async { completion(nil, SessionFetcherError.cancelled) }
     }
-    guard stopping.hasLocation, let request = uploadURLRequest(.cancel) else {
+    guard let cancelAt else {
       queue.async {
         handler?(nil, nil, nil)
         self.release()
       }
       return
     }
-    let cancelFetcher = makeCommandFetcher(.cancel, request: request)
+    let cancelFetcher = makeCommandFetcher(.cancel, request: uploadURLRequest(.cancel, to: cancelAt))
     state.withLock { $0.latestFetcher = nil }
     cancelFetcher.beginFetch { data, error in
       queue.async {
@@ -540,23 +383,34 @@ extension SessionUploadFetcher {
     }
   }
 
-  /// Ends the upload and delivers its result on the callback queue.
-  private func finish(data: Data?, error: (any Error)?) {
-    let ending: (FetcherCompletionHandler?, DispatchQueue, RetryDelay?)? = state.withLock { state in
-      guard state.phase.isFetching else { return nil }
-      state.phase = .finished
-      state.step += 1
-      state.current = nil
-      defer { state.retryDelay = nil }
-      return (state.completion, state.queue, state.retryDelay)
+  /// Delivers the upload's result on the callback queue: `data` and `error` are the ending event's.
+  private func finish(
+    _ outcome: UploadLifecycle.Outcome, data: Data?, error: (any Error)?, on queue: DispatchQueue
+  ) {
+    let result: (Data?, (any Error)?)
+    switch outcome {
+    case .completed:
+      result = (data, nil)
+    case .commandFailed, .sourceFailed:
+      result = (data, error)
+    case .protocolError:
+      result = (data, Self.protocolError(data))
+    case .invalidUploadLocation(let location):
+      result = (data, SessionUploadFetcherError.invalidUploadLocation(location.absoluteString))
+    case .retryLimitReached:
+      result = (
+        nil,
+        SessionUploadFetcherError.retryLimitReached(
+          underlying: error.map { String(describing: $0) } ?? "")
+      )
+    case .noSource:
+      result = (
+        nil, SessionFetcherError.invalidConfiguration("set uploadData, uploadFileURL or a data provider")
+      )
     }
-    guard let (completion, queue, work) = ending else { return }
-    if let work {
-      work.cancel()
-      post(.sessionFetcherRetryDelayStopped, on: queue)
-    }
+    let completion = state.withLock { $0.completion }
     queue.async {
-      completion?(data, error)
+      completion?(result.0, result.1)
       self.release()
     }
   }

@@ -239,7 +239,7 @@ public final class SessionUploadFetcher: @unchecked Sendable {
   }
 
   /// Retries done so far.
-  public var retryCount: Int { state.withLock { $0.retryCount } }
+  public var retryCount: Int { state.withLock { $0.lifecycle.retryCount } }
 
   /// Schemes allowed besides https for the command fetchers. Default: the service's, else none.
   public var allowedInsecureSchemes: [String] {
@@ -291,21 +291,23 @@ public final class SessionUploadFetcher: @unchecked Sendable {
   /// The upload URL, once the start answered it (or as given to
   /// ``init(location:uploadMIMEType:chunkSize:fetcherService:)``). Keep it to resume the upload
   /// later, from another process.
-  public var uploadLocationURL: URL? { state.withLock { $0.location } }
+  public var uploadLocationURL: URL? { state.withLock { $0.lifecycle.location } }
 
   /// Whether the upload has begun and not ended (a paused upload is still fetching).
-  public var isFetching: Bool { state.withLock { $0.phase.isFetching } }
+  public var isFetching: Bool { state.withLock { $0.lifecycle.isFetching } }
 
   /// Whether ``pauseFetching()`` paused the upload.
-  public var isPaused: Bool { state.withLock { $0.phase == .paused } }
+  public var isPaused: Bool { state.withLock { $0.lifecycle.isPaused } }
 
   /// The command fetcher on the wire, if any.
-  public var currentCommandFetcher: SessionFetcher? { state.withLock { $0.current?.fetcher } }
+  public var currentCommandFetcher: SessionFetcher? { state.withLock { $0.lifecycle.currentFetcher } }
 
   /// The command fetcher of the running upload (the original's `activeFetcher`): the one on the
   /// wire, else, between commands (reading a chunk, waiting to retry, paused), the latest one. nil
   /// before the first command and once the upload has ended (the upload then holds no fetcher).
-  public var activeFetcher: SessionFetcher? { state.withLock { $0.current?.fetcher ?? $0.latestFetcher } }
+  public var activeFetcher: SessionFetcher? {
+    state.withLock { $0.lifecycle.currentFetcher ?? $0.latestFetcher }
+  }
 
   /// The request of the latest chunk command (`upload`, `upload, finalize` or `finalize`), with its
   /// `X-Goog-Upload-*` headers and the changes ``willBeginCommandFetcher`` made; kept after the
@@ -319,5 +321,5 @@ public final class SessionUploadFetcher: @unchecked Sendable {
   public var statusCode: Int { response?.statusCode ?? 0 }
 
   /// The bytes the server is known to hold: the offset of the next chunk.
-  public var uploadedLength: Int64 { state.withLock { $0.offset } }
+  public var uploadedLength: Int64 { state.withLock { $0.lifecycle.offset } }
 }

@@ -212,6 +212,60 @@ struct ResumeAndErrorTests {
     #expect(server.resumableUpload(path: "/pause.upload")?.checksum == TestServer.checksum(bigData))
   }
 
+  @Test("A paused upload let go of is freed, with the chunks it read")
+  func pausedUploadLetGoIsFreed() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let chunks = ChunkLifetimes()
+    let upload = WeakUpload()
+    do {
+      let fetcher = makeUploadFetcher(server, "/letgo.location")
+      upload.object = fetcher
+      fetcher.setUploadDataLength(Int64(bigLength), provider: chunks.provider(length: bigLength))
+      fetcher.willBeginCommandFetcher = { [weak fetcher] commandFetcher in
+        // Pause just before the second chunk goes out: the first was sent, the second was read.
+        if isChunk(commandFetcher, at: 75_000) { fetcher?.pauseFetching() }
+      }
+      fetcher.beginFetch { _, _ in Issue.record("a paused upload never completes") }
+      #expect(await eventually { fetcher.isPaused })
+    }
+    #expect(await eventually { upload.object == nil })
+    #expect(await eventually { chunks.freed.sorted() == [0, 75_000] })
+    #expect(chunks.read == [0, 75_000])
+    #expect(server.commands("/letgo.upload").map(\.command) == ["upload"])
+  }
+
+  @Test("A resumed upload let go of keeps itself alive through a retry wait and completes")
+  func resumedUploadLetGoCompletes() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let results = Recorder<Bool>()
+    let paused = Recorder<Bool>()
+    let upload = WeakUpload()
+    do {
+      // The second chunk command (the first after the resume) fails with 503: a retry wait, during
+      // which only the upload's own retain keeps it.
+      let fetcher = makeUploadFetcher(server, "/resumed.location?uploadStatus=503&uploadStatusChunks=2")
+      upload.object = fetcher
+      fetcher.uploadData = bigData
+      fetcher.isRetryEnabled = true
+      fetcher.minRetryInterval = 0.2
+      fetcher.willBeginCommandFetcher = { [weak fetcher] commandFetcher in
+        if isChunk(commandFetcher, at: 75_000), paused.appendIfEmpty(true) { fetcher?.pauseFetching() }
+      }
+      fetcher.beginFetch { _, error in results.append(error == nil) }
+      #expect(await eventually { fetcher.isPaused })
+      fetcher.resumeFetching()
+    }
+    #expect(await eventually { results.values == [true] })
+    #expect(await eventually { upload.object == nil })
+    #expect(
+      server.commands("/resumed.upload").map(\.command) == [
+        "upload", "query", "upload", "query", "upload", "upload, finalize",
+      ])
+    #expect(server.resumableUpload(path: "/resumed.upload")?.checksum == TestServer.checksum(bigData))
+  }
+
   @Test("Stopping sends cancel to the upload URL and calls the cancellation handler")
   func cancelSendsCancel() async throws {
     let server = try TestServer()

@@ -177,3 +177,44 @@ let bigUploadCommands = [
   RecordedCommand(command: "upload", offset: 75_000, length: 75_000),
   RecordedCommand(command: "upload, finalize", offset: 150_000, length: 49_000),
 ]
+
+/// A weak reference to an upload, to see it freed.
+final class WeakUpload: @unchecked Sendable {
+  // `@unchecked Sendable`: `object` is only touched under `lock`.
+  private let lock = NSLock()
+  private weak var upload: SessionUploadFetcher?
+
+  var object: SessionUploadFetcher? {
+    get { lock.withLock { upload } }
+    set { lock.withLock { upload = newValue } }
+  }
+}
+
+/// A provider of the pattern bytes whose chunks tell when they are freed: each chunk owns its
+/// bytes, and its deallocator records the chunk's offset.
+final class ChunkLifetimes: Sendable {
+  private let reads = Recorder<Int64>()
+  private let frees = Recorder<Int64>()
+
+  /// The offsets of the chunks read, in order.
+  var read: [Int64] { reads.values }
+  /// The offsets of the chunks freed.
+  var freed: [Int64] { frees.values }
+
+  func provider(length total: Int) -> SessionUploadFetcher.DataProvider {
+    { [reads, frees] offset, length, respond in
+      let count = Int(min(length, Int64(total) - offset))
+      let bytes = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 1)
+      let pattern = TestServer.patternBytes(count: Int(offset) + count).suffix(count)
+      pattern.copyBytes(to: bytes.assumingMemoryBound(to: UInt8.self), count: count)
+      reads.append(offset)
+      let chunk = Data(
+        bytesNoCopy: bytes, count: count,
+        deallocator: .custom { pointer, _ in
+          pointer.deallocate()
+          frees.append(offset)
+        })
+      respond(chunk, nil)
+    }
+  }
+}
