@@ -7,7 +7,9 @@ let package = Package(
   name: "SessionFetcherBenchmarks",
   platforms: [.macOS(.v13)],
   products: [
-    .executable(name: "fetcher-bench", targets: ["SessionFetcherBenchmarks"])
+    .executable(name: "fetcher-bench", targets: ["SessionFetcherBenchmarks"]),
+    // COUNT sequential GETs for callgrind (README: "Profiling the fetcher").
+    .executable(name: "getloop", targets: ["getloop"]),
   ],
   dependencies: [
     .package(name: "SessionFetcher", path: ".."),
@@ -30,6 +32,14 @@ let package = Package(
         .product(name: "_NIOFileSystem", package: "swift-nio"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
-    )
+    ),
+    .executableTarget(
+      name: "getloop",
+      dependencies: [
+        .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherService", package: "SessionFetcher"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
   ]
 )
