@@ -181,8 +181,10 @@ struct DownloadResumeTests {
     first.beginFetch { _, _ in }
     #expect(await eventually(timeout: 30) { first.partFileResumeData != nil })
     let token = try #require(first.partFileResumeData)
-    let partFile = folder.appendingPathComponent(try #require(DownloadTests.contents(folder).first))
     #expect(await eventually(timeout: 30) { first.downloadedLength == Int64(total / 2) })
+    // Listed once bytes are in it: the token names the part file before it is created (after the
+    // fetcher's lock), and Foundation creates a file through a temporary one.
+    let partFile = folder.appendingPathComponent(try #require(DownloadTests.contents(folder).first))
     // The crash: the part file stays as it is, nothing else happens to it.
     let kept = try Data(contentsOf: partFile)
     first.stopFetching()
