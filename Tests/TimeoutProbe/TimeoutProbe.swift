@@ -12,6 +12,8 @@ import SessionFetcher
 ///
 ///     timeout-probe        (the engine is the process's default: SESSIONFETCHER_ENGINE)
 ///     timeout-probe redirect-cancel        (see `RedirectCancel`)
+///     timeout-probe begin-while-held       (see `BeginWhileHeld`)
+///     timeout-probe begin-cost [COUNT]     (see `BeginCost`: a measurement)
 ///
 /// A GET that gets no answer, with a 5 s timeout, goes on the wire; then an upload whose body
 /// stream's first read waits until released. The probe prints one line,
@@ -20,7 +22,13 @@ import SessionFetcher
 @main
 enum TimeoutProbe {
   static func main() {
-    if CommandLine.arguments.dropFirst().first == "redirect-cancel" { RedirectCancel.run() }
+    switch CommandLine.arguments.dropFirst().first {
+    case "redirect-cancel": RedirectCancel.run()
+    case "begin-while-held": BeginWhileHeld.run()
+    case "begin-cost":
+      BeginCost.run(count: CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 10_000)
+    default: break
+    }
     let server = SilentServer()
     let queue = DispatchQueue(label: "timeout-probe")
     var request = URLRequest(url: server.url("/hang"))

@@ -77,24 +77,29 @@ struct RedirectAnswerGateTests {
   }
 
   /// A URLSession task the fetcher lets go of is marked in the process's gate at once, before its
-  /// `cancel()` has its turn on the cancellation queue (held here): an answer may not slip in while
+  /// `cancel()` has its turn on the engine's task queue (held here): an answer may not slip in while
   /// the cancellation waits.
   @Test func aTaskLetGoOfIsMarkedBeforeItsCancellationRuns() throws {
-    let dispatcher = SessionDispatcher(onInvalidate: {})
-    let session = URLSession(configuration: .ephemeral, delegate: dispatcher, delegateQueue: nil)
-    defer { session.invalidateAndCancel() }
-    let task = session.dataTask(with: URL(string: "http://127.0.0.1:9/")!)
+    let engine = URLSessionEngineSession(configuration: .ephemeral)
+    defer { engine.invalidateAndCancel() }
+    let handler = EngineEventRecorder()
+    let engineTask = try #require(
+      engine.makeTask(
+        request: URLRequest(url: URL(string: "http://127.0.0.1:9/")!), body: .none, tls: TLSSettings(),
+        route: TransportRoute(), handler: handler) as? URLSessionEngineTask)
+    // Made in its turn on the queue (other tests' work may be ahead).
+    URLSessionEngineSession.taskQueue.sync {}
+    let task = try #require(engineTask.urlSessionTask)
     let release = DispatchSemaphore(value: 0)
     let held = DispatchSemaphore(value: 0)
-    URLSessionEngineSession.cancellationQueue.async {
+    URLSessionEngineSession.taskQueue.async {
       held.signal()
       _ = release.wait(timeout: .now() + 10)
     }
-    // Other tests' cancellations may be ahead on the queue.
     try #require(held.wait(timeout: .now() + 30) == .success)
-    SessionFetcher.letGo(task)
+    SessionFetcher.letGo(engineTask)
     var given = false
-    SessionDispatcher.redirectGate.answer(task, session: dispatcher) { given = true }
+    SessionDispatcher.redirectGate.answer(task, session: engine.dispatcher) { given = true }
     release.signal()
     #expect(!given)
     SessionDispatcher.redirectGate.completed(task)

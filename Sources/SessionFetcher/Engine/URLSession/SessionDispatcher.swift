@@ -1,11 +1,17 @@
 import Foundation
 
 /// The one delegate of a ``URLSessionEngineSession``'s URLSession: routes each callback, by task
-/// identifier, to the ``SessionTaskHandler`` registered for that task.
+/// identifier, to the ``SessionTaskHandler`` registered for that task, naming the task as the
+/// handler knows it (its ``URLSessionEngineTask``, never the URLSession task).
 ///
 /// `@unchecked Sendable`: `handlers` is only touched through its `Locked` wrapper.
 package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-  private let handlers = Locked<[Int: any SessionTaskHandler]>([:])
+  private struct Registration {
+    let handler: any SessionTaskHandler
+    let task: URLSessionEngineTask
+  }
+
+  private let handlers = Locked<[Int: Registration]>([:])
   private let onInvalidate: @Sendable () -> Void
 
   /// The process's ``RedirectAnswerGate``: every URLSession task the library cancels is marked in it
@@ -20,8 +26,11 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     Self.redirectGate.released(ObjectIdentifier(self))
   }
 
-  package func register(_ handler: any SessionTaskHandler, for task: URLSessionTask) {
-    handlers.withLock { $0[task.taskIdentifier] = handler }
+  /// Routes the callbacks of `task` to `handler`, as events of `engineTask`.
+  package func register(
+    _ handler: any SessionTaskHandler, as engineTask: URLSessionEngineTask, for task: URLSessionTask
+  ) {
+    handlers.withLock { $0[task.taskIdentifier] = Registration(handler: handler, task: engineTask) }
   }
 
   package func unregister(_ task: URLSessionTask) {
@@ -30,7 +39,40 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
 
   package var handlerCount: Int { handlers.withLock { $0.count } }
 
-  private func handler(for task: URLSessionTask) -> (any SessionTaskHandler)? {
+  /// Ends `task` for its handler as cancelled, unless its completion was reported already: for a
+  /// task cancelled before it was ever resumed, whose completion FoundationNetworking may never
+  /// report (6.3.1 did not, for such a task cancelled by `invalidateAndCancel()`).
+  package func reportCancelledUnlessReported(_ task: URLSessionTask) {
+    guard let registration = handlers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else {
+      return
+    }
+    Self.reportCancelled(task, registration)
+  }
+
+  /// ``reportCancelledUnlessReported(_:)`` for every task never resumed (after the session's
+  /// `invalidateAndCancel()`).
+  package func reportUnresumedTasksCancelled() {
+    let unresumed = handlers.withLock { handlers -> [(URLSessionTask, Registration)] in
+      var unresumed: [(URLSessionTask, Registration)] = []
+      for (identifier, registration) in handlers where !registration.task.wasResumed {
+        guard let task = registration.task.urlSessionTask else { continue }
+        handlers[identifier] = nil
+        unresumed.append((task, registration))
+      }
+      return unresumed
+    }
+    for (task, registration) in unresumed { Self.reportCancelled(task, registration) }
+  }
+
+  private static func reportCancelled(_ task: URLSessionTask, _ registration: Registration) {
+    redirectGate.completed(task)
+    let url = task.originalRequest?.url
+    let error = URLError(.cancelled, userInfo: url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:])
+    // Off the engine's queue: the handler's work holds up no other task.
+    DispatchQueue.global().async { registration.handler.task(registration.task, didCompleteWithError: error) }
+  }
+
+  private func registration(for task: URLSessionTask) -> Registration? {
     handlers.withLock { $0[task.taskIdentifier] }
   }
 
@@ -40,21 +82,25 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
   ) {
-    handler(for: dataTask)?.task(dataTask, didReceiveHead: ResponseHead(response))
+    if let registration = registration(for: dataTask) {
+      registration.handler.task(registration.task, didReceiveHead: ResponseHead(response))
+    }
     // FoundationNetworking ignores the disposition (corelibs #3236): the fetcher cancels tasks itself.
     completionHandler(.allow)
   }
 
   package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    handler(for: dataTask)?.task(dataTask, didReceive: data)
+    guard let registration = registration(for: dataTask) else { return }
+    registration.handler.task(registration.task, didReceive: data)
   }
 
   package func urlSession(
     _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
     totalBytesSent: Int64, totalBytesExpectedToSend: Int64
   ) {
-    handler(for: task)?.task(
-      task, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
+    guard let registration = registration(for: task) else { return }
+    registration.handler.task(
+      registration.task, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
       totalBytesExpectedToSend: totalBytesExpectedToSend)
   }
 
@@ -62,7 +108,9 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
   ) {
-    let answer = handler(for: task)?.task(task, willRedirect: response, to: request)
+    let answer = registration(for: task).flatMap {
+      $0.handler.task($0.task, willRedirect: response, to: request)
+    }
     // Never to a task the library has cancelled meanwhile: that kills the process (see the gate).
     Self.redirectGate.answer(task, session: self) { completionHandler(answer) }
   }
@@ -71,11 +119,11 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
     completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
   ) {
-    guard let handler = handler(for: task) else {
+    guard let registration = registration(for: task) else {
       // Never `.performDefaultHandling` for HTTP auth: it hangs forever on 6.3.1 (corelibs #5456).
       return completionHandler(.cancelAuthenticationChallenge, nil)
     }
-    let (disposition, credential) = handler.task(task, didReceive: challenge)
+    let (disposition, credential) = registration.handler.task(registration.task, didReceive: challenge)
     completionHandler(disposition, credential)
   }
 
@@ -83,15 +131,16 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     _ session: URLSession, task: URLSessionTask,
     needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
   ) {
-    completionHandler(handler(for: task)?.taskNeedsNewBodyStream(task))
+    completionHandler(registration(for: task).flatMap { $0.handler.taskNeedsNewBodyStream($0.task) })
   }
 
   package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-    let handler = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+    let registration = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
     Self.redirectGate.completed(task)
     // FoundationNetworking reports every TLS failure as -1 with libcurl's text: give it Apple's code.
     let tlsError = (error as? URLError).flatMap(TLSErrorMapping.fromFoundationNetworking)
-    handler?.task(task, didCompleteWithError: tlsError ?? error)
+    guard let registration else { return }
+    registration.handler.task(registration.task, didCompleteWithError: tlsError ?? error)
   }
 
   package func urlSession(_ session: URLSession, didBecomeInvalidWithError error: Error?) {

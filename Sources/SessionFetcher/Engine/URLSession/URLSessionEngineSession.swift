@@ -7,15 +7,26 @@ import Foundation
 /// The URLSession engine's session: a delegate-based URLSession, made on demand, with an
 /// invalidation flag of its own and the FoundationNetworking workarounds the library needs.
 ///
+/// No caller waits for FoundationNetworking here: making a task returns a ``URLSessionEngineTask``
+/// at once, and everything that waits for FoundationNetworking's work queue (making the URLSession
+/// task, resuming, suspending and cancelling it, invalidating the URLSession) runs in order on
+/// ``taskQueue``.
+///
 /// Creating a task on an invalidated URLSession kills the process on Linux (a `fatalError` in
-/// FoundationNetworking) and raises on Apple platforms, so every task creation checks the flag
-/// under the same lock that invalidation sets it under.
+/// FoundationNetworking) and raises on Apple platforms. So a task is taken only while the session is
+/// not invalidated, checked under the lock that invalidation sets the flag under, and its making is
+/// queued under that lock too: every task taken is made before the URLSession is invalidated, on the
+/// same queue. A task whose URLSession is gone all the same when its turn comes (the delegate saw
+/// the session end) is never made; its handler is told it was cancelled.
 ///
 /// `@unchecked Sendable`: mutable state lives in `state`, a `Locked`.
 package final class URLSessionEngineSession: EngineSession, @unchecked Sendable {
   private struct State {
     var session: URLSession?
+    /// No task may be taken any more.
     var invalidated = false
+    /// The URLSession is invalidated (or about to be, on ``taskQueue``): no task may be made on it.
+    var retired = false
   }
 
   /// The delegate of the URLSession, which routes its callbacks to each task's handler.
@@ -27,11 +38,12 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// `FetcherSession.defaultConfiguration(for:)`).
   package static let defaultConnectionsPerHost = 4
 
-  /// Where the tasks of ended attempts are cancelled: FoundationNetworking's `cancel()` and
-  /// `invalidateAndCancel()` wait for its work queue (one for the whole process), which must hold
-  /// up neither the fetch (it has ended), nor the timeouts of other fetches, nor a caller of
-  /// `stopFetching()`.
-  package static let cancellationQueue = DispatchQueue(label: "SessionFetcher.cancellations")
+  /// Where URLSession tasks are made, resumed, suspended and cancelled, and URLSessions invalidated,
+  /// in the order asked: FoundationNetworking's `dataTask(with:)`, `resume()`, `cancel()` and
+  /// `invalidateAndCancel()` wait for its work queue (one for the whole process), which must hold up
+  /// neither a caller of `beginFetch()` or `stopFetching()`, nor the fetch, nor the timeouts of other
+  /// fetches.
+  package static let taskQueue = DispatchQueue(label: "SessionFetcher.urlSessionTasks")
 
   /// A session that makes its URLSession from `configuration` (already adjusted by the fetcher
   /// session) when its first task is made.
@@ -41,6 +53,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     self.dispatcher = SessionDispatcher(onInvalidate: {
       state.withLock {
         $0.invalidated = true
+        $0.retired = true
         $0.session = nil
       }
     })
@@ -86,7 +99,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   package var isInvalidated: Bool { state.withLock { $0.invalidated } }
 
   private func liveSession(_ state: inout State) -> URLSession? {
-    if state.invalidated { return nil }
+    if state.retired { return nil }
     if let session = state.session { return session }
     let queue = OperationQueue()
     queue.maxConcurrentOperationCount = 1
@@ -97,69 +110,112 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   }
 
   /// `tls` and `route` are never other than the defaults here (see ``tlsSettingsLimitation``).
+  /// Returns at once: the URLSession task is made on ``taskQueue``.
   package func makeTask(
     request: URLRequest, body: EngineBody, tls: TLSSettings, route: TransportRoute,
     handler: any SessionTaskHandler
   ) -> (any EngineTask)? {
-    // Read before taking the lock: a file body small enough is sent from memory (see
-    // `FileUploadPauseRace`: FoundationNetworking's file source can crash the process).
-    var fileBytes: Data?
-    #if canImport(FoundationNetworking)
-      if case .file(let url) = body { fileBytes = FileUploadPauseRace.inMemoryBody(for: url) }
-    #endif
+    let task = URLSessionEngineTask(dispatcher: dispatcher)
+    // The body's stream is handed over with the request: only the job reads it.
+    nonisolated(unsafe) let body = body
     return state.withLock { state -> (any EngineTask)? in
-      guard let session = liveSession(&state) else { return nil }
-      let task: URLSessionTask
-      switch body {
-      case .none:
-        task = session.dataTask(with: request)
-      case .data(let data):
-        task = session.uploadTask(with: request, from: data)
-      case .file(let url):
-        if let fileBytes {
-          task = session.uploadTask(with: request, from: fileBytes)
-        } else {
-          task = session.uploadTask(with: request, fromFile: url)
-        }
-      case .stream(let stream), .sizedStream(let stream, _):
-        // Never with a length here: FoundationNetworking would frame it twice (corelibs #4818).
-        var streamed = request
-        streamed.setValue(nil, forHTTPHeaderField: "Content-Length")
-        streamed.httpBodyStream = stream
-        task = session.dataTask(with: streamed)
-      }
-      dispatcher.register(handler, for: task)
+      guard !state.invalidated else { return nil }
+      // Queued under the lock: before any invalidation of the URLSession (see the type's notes).
+      Self.taskQueue.async { self.make(task, request: request, body: body, handler: handler) }
       return task
     }
   }
 
-  package func finishTasksAndInvalidate() {
-    invalidate()?.finishTasksAndInvalidate()
-  }
-
-  package func invalidateAndCancel() {
-    guard let session = invalidate() else { return }
-    // No redirect answer may reach its tasks from now on (see `RedirectAnswerGate`).
-    SessionDispatcher.redirectGate.markSession(dispatcher)
-    session.invalidateAndCancel()
-  }
-
-  /// Invalidates at once, and cancels on ``cancellationQueue``.
-  package func invalidateAndCancelWithoutWaiting() {
-    guard let session = invalidate() else { return }
-    let dispatcher = self.dispatcher
-    Self.cancellationQueue.async {
-      SessionDispatcher.redirectGate.markSession(dispatcher)
-      session.invalidateAndCancel()
+  /// Makes the URLSession task of `task`, on ``taskQueue``.
+  private func make(
+    _ task: URLSessionEngineTask, request: URLRequest, body: EngineBody, handler: any SessionTaskHandler
+  ) {
+    guard !task.isEnded, let session = state.withLock({ liveSession(&$0) }) else {
+      // Cancelled before it was made, or its URLSession is gone: ended as a cancelled task would be.
+      Self.reportCancelled(task, request: request, to: handler)
+      return
+    }
+    // Safe outside the lock: the URLSession is invalidated only on this queue, after this job.
+    let made: URLSessionTask
+    switch body {
+    case .none:
+      made = session.dataTask(with: request)
+    case .data(let data):
+      made = session.uploadTask(with: request, from: data)
+    case .file(let url):
+      // A file body small enough is sent from memory (see `FileUploadPauseRace`: FoundationNetworking's
+      // file source can crash the process).
+      #if canImport(FoundationNetworking)
+        let fileBytes = FileUploadPauseRace.inMemoryBody(for: url)
+      #else
+        let fileBytes: Data? = nil
+      #endif
+      if let fileBytes {
+        made = session.uploadTask(with: request, from: fileBytes)
+      } else {
+        made = session.uploadTask(with: request, fromFile: url)
+      }
+    case .stream(let stream), .sizedStream(let stream, _):
+      // Never with a length here: FoundationNetworking would frame it twice (corelibs #4818).
+      var streamed = request
+      streamed.setValue(nil, forHTTPHeaderField: "Content-Length")
+      streamed.httpBodyStream = stream
+      made = session.dataTask(with: streamed)
+    }
+    dispatcher.register(handler, as: task, for: made)
+    // Let go of while it was being made (and marked in the redirect gate): cancelled before it runs.
+    if !task.attach(made) {
+      made.cancel()
+      dispatcher.reportCancelledUnlessReported(made)
     }
   }
 
-  /// Marks the session invalidated and hands over the URLSession, if one was made.
-  private func invalidate() -> URLSession? {
-    state.withLock { state in
-      state.invalidated = true
-      defer { state.session = nil }
-      return state.session
+  /// Tells `handler` that `task`, never made, was cancelled (off the engine's queue: the handler's
+  /// work holds up no other task).
+  private static func reportCancelled(
+    _ task: URLSessionEngineTask, request: URLRequest, to handler: any SessionTaskHandler
+  ) {
+    let error = URLError(.cancelled, userInfo: request.url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:])
+    DispatchQueue.global().async { handler.task(task, didCompleteWithError: error) }
+  }
+
+  package func finishTasksAndInvalidate() {
+    invalidate { session, _ in session.finishTasksAndInvalidate() }
+  }
+
+  /// Waits until the URLSession's tasks are cancelled (and the tasks queued before, made).
+  package func invalidateAndCancel() {
+    invalidateAndCancelWithoutWaiting()
+    Self.taskQueue.sync {}
+  }
+
+  /// Invalidates at once, and cancels on ``taskQueue``.
+  package func invalidateAndCancelWithoutWaiting() {
+    invalidate { session, dispatcher in
+      // No redirect answer may reach its tasks from now on (see `RedirectAnswerGate`).
+      SessionDispatcher.redirectGate.markSession(dispatcher)
+      session.invalidateAndCancel()
+      // FoundationNetworking never reports a task cancelled with its session before it was resumed.
+      dispatcher.reportUnresumedTasksCancelled()
+    }
+  }
+
+  /// Marks the session invalidated at once, and hands the URLSession, if one was made, to `end` on
+  /// ``taskQueue``, after the tasks taken before.
+  private func invalidate(_ end: @escaping @Sendable (URLSession, SessionDispatcher) -> Void) {
+    let dispatcher = self.dispatcher
+    let state = self.state
+    state.withLock { current in
+      guard !current.invalidated else { return }
+      current.invalidated = true
+      Self.taskQueue.async {
+        let session = state.withLock { state -> URLSession? in
+          state.retired = true
+          defer { state.session = nil }
+          return state.session
+        }
+        if let session { end(session, dispatcher) }
+      }
     }
   }
 }

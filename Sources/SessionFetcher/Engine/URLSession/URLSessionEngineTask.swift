@@ -1,0 +1,112 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// A task of the URLSession engine (see ``URLSessionEngineSession``): what the fetcher holds at
+/// once, while the URLSession task itself is made, resumed, suspended and cancelled later, in that
+/// order, on ``URLSessionEngineSession/taskQueue``.
+///
+/// FoundationNetworking makes, resumes and cancels a task by waiting for its work queue, one for
+/// the whole process, on which libcurl's callbacks run (and an upload's body stream is read): with
+/// other transfers busy, a caller would wait milliseconds to seconds there. So no caller of the
+/// fetcher ever waits for it: every call to the URLSession task goes through the engine's queue.
+///
+/// Every event the session's delegate hands to the fetcher names this task, never the URLSession
+/// task (the fetcher knows its task by identity).
+///
+/// `@unchecked Sendable`: `state` is only touched under its lock.
+package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
+  private struct State {
+    /// The URLSession task, once made.
+    var task: URLSessionTask?
+    /// Cancelled or let go of: no URLSession task is made any more, and the one made is cancelled.
+    var ended = false
+    /// The URLSession task was resumed (set on the engine's queue).
+    var resumed = false
+  }
+
+  private let state = Locked(State())
+  /// Where the task is registered once made; weak: the dispatcher holds this task while registered.
+  private weak var dispatcher: SessionDispatcher?
+
+  package init(dispatcher: SessionDispatcher) {
+    self.dispatcher = dispatcher
+  }
+
+  /// The URLSession task, once it is made.
+  package var urlSessionTask: URLSessionTask? { state.withLock { $0.task } }
+
+  /// Whether the task was cancelled (or let go of) before its URLSession task could be made.
+  package var isEnded: Bool { state.withLock { $0.ended } }
+
+  /// Whether the URLSession task was resumed.
+  var wasResumed: Bool { state.withLock { $0.resumed } }
+
+  /// Takes the URLSession task just made: false if the task was cancelled meanwhile, and `task` must
+  /// be cancelled (it is marked in the redirect gate here). Called on the engine's queue.
+  func attach(_ task: URLSessionTask) -> Bool {
+    state.withLock { state in
+      state.task = task
+      if state.ended { SessionDispatcher.redirectGate.mark(task) }
+      return !state.ended
+    }
+  }
+
+  package func resume() {
+    URLSessionEngineSession.taskQueue.async {
+      let task = self.state.withLock { state -> URLSessionTask? in
+        guard !state.ended, let task = state.task else { return nil }
+        state.resumed = true
+        return task
+      }
+      task?.resume()
+    }
+  }
+
+  package func suspend() {
+    URLSessionEngineSession.taskQueue.async { self.underlyingUnlessEnded()?.suspend() }
+  }
+
+  /// Same as ``letGo()``: a task the library cancels is marked in the redirect gate first.
+  package func cancel() {
+    letGo()
+  }
+
+  /// Marked in the redirect gate at once, cancelled on ``URLSessionEngineSession/taskQueue``: no
+  /// redirect answer may reach the task from now on, even while its cancellation waits for
+  /// FoundationNetworking (URLSession's own timer may end it meanwhile). A task not made yet is never
+  /// made: its handler is told it was cancelled.
+  package func letGo() {
+    let task = state.withLock { state -> URLSessionTask? in
+      state.ended = true
+      return state.task
+    }
+    guard let task else { return }
+    SessionDispatcher.redirectGate.mark(task)
+    URLSessionEngineSession.taskQueue.async {
+      task.cancel()
+      // FoundationNetworking may never report a task cancelled before it ran.
+      if !self.wasResumed { self.dispatcher?.reportCancelledUnlessReported(task) }
+    }
+  }
+
+  private func underlyingUnlessEnded() -> URLSessionTask? {
+    state.withLock { $0.ended ? nil : $0.task }
+  }
+
+  package var response: URLResponse? { urlSessionTask?.response }
+
+  /// FoundationNetworking never delivers `URLSessionTaskMetrics`.
+  package var transferMetrics: TransferMetrics? { nil }
+
+  package var diagnosticSummary: String {
+    let (task, ended) = state.withLock { ($0.task, $0.ended) }
+    guard let task else { return ended ? "cancelled before it was made" : "not made yet" }
+    return "\(task.taskIdentifier) state \(task.state.rawValue) sent \(task.countOfBytesSent) of "
+      + "\(task.countOfBytesExpectedToSend), received \(task.countOfBytesReceived), response "
+      + "\((task.response as? HTTPURLResponse)?.statusCode ?? -1), "
+      + "error \(task.error.map { String(describing: $0) } ?? "none")"
+  }
+}
