@@ -40,7 +40,7 @@ enum RedirectCancel {
     }
     // The timed-out task's cancel() has returned: its cancellation is on the work queue before the
     // answer to the redirect can be.
-    URLSessionEngineSession.taskQueue.sync {}
+    (session.engineSession as? URLSessionEngineSession)?.taskQueue.sync {}
     hold.release()
     guard blockerDone.wait(timeout: .now() + 20) == .success else {
       TimeoutProbe.fail("the first fetch never ended")

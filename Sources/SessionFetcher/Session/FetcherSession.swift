@@ -22,6 +22,8 @@ package final class FetcherSession: @unchecked Sendable {
   package let engine: FetcherEngine?
   /// The engine's session.
   private let exchanges: any EngineSession
+  /// The engine's session, for tests that reach into an engine.
+  package var engineSession: any EngineSession { exchanges }
   /// Makes the engine session of a sibling (``init(copying:)``, ``streamingSession()``).
   private let makeEngineSession: EngineSessionMaker
 

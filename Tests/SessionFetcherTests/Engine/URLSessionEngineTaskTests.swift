@@ -83,16 +83,14 @@ final class EngineEventRecorder: SessionTaskHandler, @unchecked Sendable {
 /// turn is never made, and none is ever made on an invalidated URLSession.
 @Suite("URLSession engine tasks", .ownThreads)
 struct URLSessionEngineTaskTests {
-  /// Holds the engine's task queue (process-wide: only for a moment) until `release` is signalled
-  /// or 10 s pass.
-  static func holdTaskQueue() throws -> DispatchSemaphore {
+  /// Holds `engine`'s task queue until `release` is signalled or 10 s pass.
+  static func holdTaskQueue(of engine: URLSessionEngineSession) throws -> DispatchSemaphore {
     let release = DispatchSemaphore(value: 0)
     let held = DispatchSemaphore(value: 0)
-    URLSessionEngineSession.taskQueue.async {
+    engine.taskQueue.async {
       held.signal()
       _ = release.wait(timeout: .now() + 10)
     }
-    // Other tests' work may be ahead on the queue.
     try #require(held.wait(timeout: .now() + 30) == .success)
     return release
   }
@@ -136,7 +134,7 @@ struct URLSessionEngineTaskTests {
     let engine = URLSessionEngineSession(configuration: .ephemeral)
     defer { engine.invalidateAndCancel() }
     let handler = EngineEventRecorder()
-    let release = try Self.holdTaskQueue()
+    let release = try Self.holdTaskQueue(of: engine)
     defer { release.signal() }
     let task = try Self.makeTask(engine, server.url("/bytes/10"), handler: handler)
     #expect(task.urlSessionTask == nil)
@@ -146,7 +144,7 @@ struct URLSessionEngineTaskTests {
     task.letGo()
     release.signal()
     try #require(handler.waitForCompletion())
-    URLSessionEngineSession.taskQueue.sync {}
+    engine.taskQueue.sync {}
     #expect(task.urlSessionTask == nil)
     #expect(task.diagnosticSummary == "cancelled before it was made")
     let record = handler.current
@@ -163,7 +161,7 @@ struct URLSessionEngineTaskTests {
     defer { server.stop() }
     let engine = URLSessionEngineSession(configuration: .ephemeral)
     let handler = EngineEventRecorder()
-    let release = try Self.holdTaskQueue()
+    let release = try Self.holdTaskQueue(of: engine)
     defer { release.signal() }
     let task = try Self.makeTask(engine, server.url("/bytes/10"), handler: handler)
     task.resume()
@@ -186,7 +184,7 @@ struct URLSessionEngineTaskTests {
     defer { server.stop() }
     let engine = URLSessionEngineSession(configuration: .ephemeral)
     let handler = EngineEventRecorder()
-    let release = try Self.holdTaskQueue()
+    let release = try Self.holdTaskQueue(of: engine)
     defer { release.signal() }
     let task = try Self.makeTask(engine, server.url("/hang"), handler: handler)
     engine.invalidateAndCancelWithoutWaiting()
@@ -209,14 +207,14 @@ struct URLSessionEngineTaskTests {
     try Self.makeTask(engine, server.url("/bytes/1"), handler: first).resume()
     try #require(first.waitForCompletion())
     let handler = EngineEventRecorder()
-    let release = try Self.holdTaskQueue()
+    let release = try Self.holdTaskQueue(of: engine)
     defer { release.signal() }
     let task = try Self.makeTask(engine, server.url("/bytes/10"), handler: handler)
     task.resume()
     engine.dispatcher.urlSession(URLSession(configuration: .ephemeral), didBecomeInvalidWithError: nil)
     release.signal()
     try #require(handler.waitForCompletion())
-    URLSessionEngineSession.taskQueue.sync {}
+    engine.taskQueue.sync {}
     #expect(task.urlSessionTask == nil)
     #expect((handler.current.completions.first as? URLError)?.code == .cancelled)
     #expect(server.requestCount(path: "/bytes/10") == 0)

@@ -9,21 +9,21 @@ import Testing
 /// that comes before the task is made.
 @Suite("Beginning without waiting for the engine", .ownThreads)
 struct BeginWithoutWaitingTests {
-  /// Holds the URLSession engine's task queue, when the tests run on that engine (process-wide:
-  /// only for a moment), until the returned closure is called or 10 s pass; the closure also waits
-  /// for the queue's work to that point.
-  static func holdTheEnginesQueue() throws -> @Sendable () -> Void {
-    guard FetcherEngine.default == .urlSession else { return {} }
+  /// Holds the task queue of `session`'s engine session when the tests run on the URLSession
+  /// engine, until the returned closure is called or 10 s pass; the closure also waits for the
+  /// queue's work to that point.
+  static func holdTheEnginesQueue(of session: FetcherSession) throws -> @Sendable () -> Void {
+    guard let queue = (session.engineSession as? URLSessionEngineSession)?.taskQueue else { return {} }
     let release = DispatchSemaphore(value: 0)
     let held = DispatchSemaphore(value: 0)
-    URLSessionEngineSession.taskQueue.async {
+    queue.async {
       held.signal()
       _ = release.wait(timeout: .now() + 10)
     }
     try #require(held.wait(timeout: .now() + 30) == .success)
     return {
       release.signal()
-      URLSessionEngineSession.taskQueue.sync {}
+      queue.sync {}
     }
   }
 
@@ -48,7 +48,7 @@ struct BeginWithoutWaitingTests {
     defer { server.stop() }
     let session = FetcherSession(configuration: nil, engine: .default)
     defer { session.invalidateAndCancel() }
-    let release = try Self.holdTheEnginesQueue()
+    let release = try Self.holdTheEnginesQueue(of: session)
     let silent = server.fetcher("/bytes/10")
     silent.sessionProvider = { session }
     silent.beginFetch { _, _ in Issue.record("a stopped fetch called back") }
@@ -80,7 +80,7 @@ struct BeginWithoutWaitingTests {
     let server = try TestServer()
     defer { server.stop() }
     let session = FetcherSession(configuration: nil, engine: .default)
-    let release = try Self.holdTheEnginesQueue()
+    let release = try Self.holdTheEnginesQueue(of: session)
     let fetcher = server.fetcher("/hang")
     fetcher.sessionProvider = { session }
     let result = Recorder<FetchResult>()
@@ -98,7 +98,7 @@ struct BeginWithoutWaitingTests {
     let server = try TestServer()
     defer { server.stop() }
     let session = FetcherSession(configuration: nil, engine: .default)
-    let release = try Self.holdTheEnginesQueue()
+    let release = try Self.holdTheEnginesQueue(of: session)
     let fetcher = server.fetcher("/bytes/10")
     fetcher.sessionProvider = { session }
     let result = Recorder<FetchResult>()

@@ -87,12 +87,12 @@ struct RedirectAnswerGateTests {
       engine.makeTask(
         request: URLRequest(url: URL(string: "http://127.0.0.1:9/")!), body: .none, tls: TLSSettings(),
         route: TransportRoute(), handler: handler) as? URLSessionEngineTask)
-    // Made in its turn on the queue (other tests' work may be ahead).
-    URLSessionEngineSession.taskQueue.sync {}
+    // Made in its turn on the engine session's queue.
+    engine.taskQueue.sync {}
     let task = try #require(engineTask.urlSessionTask)
     let release = DispatchSemaphore(value: 0)
     let held = DispatchSemaphore(value: 0)
-    URLSessionEngineSession.taskQueue.async {
+    engine.taskQueue.async {
       held.signal()
       _ = release.wait(timeout: .now() + 10)
     }

@@ -43,7 +43,13 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// `invalidateAndCancel()` wait for its work queue (one for the whole process), which must hold up
   /// neither a caller of `beginFetch()` or `stopFetching()`, nor the fetch, nor the timeouts of other
   /// fetches.
-  package static let taskQueue = DispatchQueue(label: "SessionFetcher.urlSessionTasks")
+  ///
+  /// One per session: the order that matters is a task's own (made, resumed, cancelled) and a
+  /// session's (its tasks made before it is invalidated). A queue for the whole process would put
+  /// every fetch's making behind every other session's waits for FoundationNetworking (a busy
+  /// engine's cancellations, an invalidation), which ran fetches with short timeouts out before
+  /// their request was sent.
+  package let taskQueue = DispatchQueue(label: "SessionFetcher.urlSessionTasks")
 
   /// A session that makes its URLSession from `configuration` (already adjusted by the fetcher
   /// session) when its first task is made.
@@ -115,13 +121,13 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     request: URLRequest, body: EngineBody, tls: TLSSettings, route: TransportRoute,
     handler: any SessionTaskHandler
   ) -> (any EngineTask)? {
-    let task = URLSessionEngineTask(dispatcher: dispatcher)
+    let task = URLSessionEngineTask(dispatcher: dispatcher, queue: taskQueue)
     // The body's stream is handed over with the request: only the job reads it.
     nonisolated(unsafe) let body = body
     return state.withLock { state -> (any EngineTask)? in
       guard !state.invalidated else { return nil }
       // Queued under the lock: before any invalidation of the URLSession (see the type's notes).
-      Self.taskQueue.async { self.make(task, request: request, body: body, handler: handler) }
+      taskQueue.async { self.make(task, request: request, body: body, handler: handler) }
       return task
     }
   }
@@ -186,7 +192,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// Waits until the URLSession's tasks are cancelled (and the tasks queued before, made).
   package func invalidateAndCancel() {
     invalidateAndCancelWithoutWaiting()
-    Self.taskQueue.sync {}
+    taskQueue.sync {}
   }
 
   /// Invalidates at once, and cancels on ``taskQueue``.
@@ -208,7 +214,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     state.withLock { current in
       guard !current.invalidated else { return }
       current.invalidated = true
-      Self.taskQueue.async {
+      taskQueue.async {
         let session = state.withLock { state -> URLSession? in
           state.retired = true
           defer { state.session = nil }

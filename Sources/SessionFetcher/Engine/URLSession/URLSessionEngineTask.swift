@@ -31,8 +31,12 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
   /// Where the task is registered once made; weak: the dispatcher holds this task while registered.
   private weak var dispatcher: SessionDispatcher?
 
-  package init(dispatcher: SessionDispatcher) {
+  /// Its session's ``URLSessionEngineSession/taskQueue``.
+  private let queue: DispatchQueue
+
+  package init(dispatcher: SessionDispatcher, queue: DispatchQueue) {
     self.dispatcher = dispatcher
+    self.queue = queue
   }
 
   /// The URLSession task, once it is made.
@@ -55,7 +59,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
   }
 
   package func resume() {
-    URLSessionEngineSession.taskQueue.async {
+    queue.async {
       let task = self.state.withLock { state -> URLSessionTask? in
         guard !state.ended, let task = state.task else { return nil }
         state.resumed = true
@@ -66,7 +70,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
   }
 
   package func suspend() {
-    URLSessionEngineSession.taskQueue.async { self.underlyingUnlessEnded()?.suspend() }
+    queue.async { self.underlyingUnlessEnded()?.suspend() }
   }
 
   /// Same as ``letGo()``: a task the library cancels is marked in the redirect gate first.
@@ -85,7 +89,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
     }
     guard let task else { return }
     SessionDispatcher.redirectGate.mark(task)
-    URLSessionEngineSession.taskQueue.async {
+    queue.async {
       task.cancel()
       // FoundationNetworking may never report a task cancelled before it ran.
       if !self.wasResumed { self.dispatcher?.reportCancelledUnlessReported(task) }
