@@ -296,7 +296,9 @@ struct TimeoutsUnderLoadTests {
     let result = await fetcher.fetchResult(timeout: 30)
     #expect(busy.conditionHeldWhileBusy)
     busy.release()
-    #expect(result.error == nil, "\(String(describing: result.error))")
+    #expect(
+      result.error == nil,
+      "\(String(describing: result.error)); requests \(server.requests.count), \(fetcher.diagnosticSummary)")
     #expect(fetcher.retryCount == 1)
   }
 }
