@@ -18,6 +18,8 @@ enum BenchMain {
         try Driver(options: options).run()
       case ("child", "small", let client?):
         try runSmallGet(client: client, options: options)
+      case ("child", "start", let client?):
+        try runStartCost(client: client, options: options)
       case ("child", "bulk", let client?):
         try runBulk(client: client, options: options)
       case ("child", "mime", let workload?):

@@ -170,6 +170,30 @@ struct Driver {
             ]))
       }
     }
+    if options.only.contains("start") {
+      // One thread starts every request at once; the latency column is the caller's time per start.
+      let start = BenchCase.Kind.child(["start", "service", "--inflight", "16"])
+      result.append(
+        Workload(
+          name: "start all at once (latency: the caller's time per start)",
+          unit: .requests(inflight: 16),
+          cases: [
+            BenchCase(label: "FetcherService beginFetch, URLSession engine", kind: start),
+            .libcurl("FetcherService beginFetch, libcurl engine", start),
+            BenchCase(
+              label: "AsyncHTTPClient execute", kind: .child(["start", "ahc", "--inflight", "16"])),
+          ],
+          ratios: [
+            (
+              "ratio libcurl engine ÷ AsyncHTTPClient", "FetcherService beginFetch, libcurl engine",
+              "AsyncHTTPClient execute"
+            ),
+            (
+              "ratio URLSession engine ÷ AsyncHTTPClient", "FetcherService beginFetch, URLSession engine",
+              "AsyncHTTPClient execute"
+            ),
+          ]))
+    }
     if options.only.contains("download") {
       result.append(
         Workload(

@@ -26,8 +26,8 @@ struct Options {
   var rounds = 3
   /// HTTPLogging mode of a small-GET child run: off, files, memory.
   var logging = "off"
-  /// Workload groups the driver runs: small, download, upload, mime.
-  var only: Set<String> = ["small", "download", "upload", "mime", "tls"]
+  /// Workload groups the driver runs: small, start, download, upload, mime, tls.
+  var only: Set<String> = ["small", "start", "download", "upload", "mime", "tls"]
   /// The size of `big.bin`.
   var bigSize: Int64 = 1 << 30
   /// The size of the MIME document generated and parsed.
@@ -38,11 +38,12 @@ struct Options {
   var positional: [String] = []
 
   static let usage = """
-    usage: fetcher-bench all [--quick] [--rounds N] [--count N] [--only small,download,upload,mime,tls]
+    usage: fetcher-bench all [--quick] [--rounds N] [--count N] [--only small,start,download,upload,mime,tls]
                              [--base URL] [--tls-base URL --h2-base URL --ca FILE --ca-bundle FILE]
                              [--work DIR] [--big-size BYTES] [--mime-size BYTES]
            fetcher-bench child small (raw|fetcher|fetcher-quiet|service|ahc) [--inflight N] [--count N]
                              [--logging off|files|memory] [--via plain|tls|h2]
+           fetcher-bench child start (service|ahc) [--inflight N] [--count N] [--via plain|tls|h2]
            fetcher-bench child bulk (raw-download|raw-download-datatask|fetcher-download|ahc-download|raw-upload-file|raw-upload-file-stream|
                              raw-upload-mime|fetcher-upload-file|fetcher-upload-file-chunked|fetcher-upload-mime|
                              ahc-upload-file)
