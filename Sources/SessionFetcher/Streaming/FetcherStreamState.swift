@@ -61,6 +61,20 @@ package enum StreamPausing {
     case suspendTask
     /// Cancel the task; continue with a Range request from the bytes delivered.
     case continueWithRange
+    /// ``continueWithRange`` where the response can be continued, else `task.suspend()` /
+    /// `task.resume()`: an engine whose suspension stops reading but whose Range continuations are
+    /// preferred (the URLSession engine on Linux, whose suspension is libcurl's, found by
+    /// reflection).
+    case continueWithRangeElseSuspendTask
+
+    /// Whether a response that can be continued is paused by ending its task (and downloads may
+    /// go in Range windows).
+    var continuesWithRange: Bool {
+      switch self {
+      case .suspendTask: return false
+      case .continueWithRange, .continueWithRangeElseSuspendTask: return true
+      }
+    }
   }
 
   /// The `If-Range` validator of a response that can be continued with a Range request, or nil:

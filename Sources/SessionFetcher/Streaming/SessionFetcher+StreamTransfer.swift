@@ -28,26 +28,36 @@ extension SessionFetcher {
         storage.lifecycle.current.cancelReason == nil,
         !storage.stream.isSuspended, let task = storage.lifecycle.current.task, let plan = storage.plan
       else { return .none }
+      let suspends: Bool
       switch plan.pausing {
       case .suspendTask:
-        storage.stream.isSuspended = true
-      case .continueWithRange:
-        guard let head = storage.stream.head,
-          storage.stream.validator
-            ?? StreamPausing.continuationValidator(
-              method: plan.baseRequest.httpMethod ?? "GET", response: head)
-            != nil
-        else {
+        suspends = true
+      case .continueWithRange, .continueWithRangeElseSuspendTask:
+        let continuable =
+          storage.stream.head.flatMap {
+            storage.stream.validator
+              ?? StreamPausing.continuationValidator(
+                method: plan.baseRequest.httpMethod ?? "GET", response: $0)
+          } != nil
+        if continuable {
+          suspends = false
+        } else if plan.pausing == .continueWithRangeElseSuspendTask {
+          suspends = true
+        } else {
           storage.stream.pauseUnavailable = true
           return .none
         }
+      }
+      if suspends {
+        storage.stream.isSuspended = true
+      } else {
         // Detached at once: whatever the cancelled task still delivers is not current any more
         // (the continuation asks for those bytes again). The task is `task`, cancelled below.
         _ = storage.lifecycle.cancelTask(.pausedForBackpressure)
       }
       // A paused transfer is not idle: its timeout starts again when it resumes.
       Self.disarmTimeout(&storage)
-      return plan.pausing == .suspendTask ? .suspend(task) : .cancel(task)
+      return suspends ? .suspend(task) : .cancel(task)
     }
     switch pause {
     case .none: break

@@ -35,7 +35,7 @@ enum StreamWindows {
   /// again for a request that cannot use them.
   static func beginDownload(_ storage: inout FetcherStorage) {
     guard let plan = storage.plan else { return }
-    guard plan.pausing == .continueWithRange else {
+    guard plan.pausing.continuesWithRange else {
       // The engine really pauses (libcurl; Apple's URLSession): no windows are needed.
       storage.stream.windowLength = nil
       return

@@ -73,11 +73,16 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// the chunks pile up in the queue (RSS grew 85 MB in 3.5 s). So on Linux a pause cancels the task
   /// and the transfer later continues with `Range: bytes=N-` and `If-Range`, which needs a response that
   /// can be continued. Apple's URLSession really stops reading on `suspend()`, so it is used there.
+  ///
+  /// A response that cannot be continued (an event stream, a chunked or compressed body) is paused
+  /// through the libcurl handle inside FoundationNetworking instead (see `ReceivePause`), where the
+  /// handle can be found.
   package var pausing: StreamPausing.Method { Self.platformPausing }
 
   /// See ``pausing``.
   #if canImport(FoundationNetworking)
-    static let platformPausing = StreamPausing.Method.continueWithRange
+    static let platformPausing: StreamPausing.Method =
+      ReceivePause.isAvailable ? .continueWithRangeElseSuspendTask : .continueWithRange
   #else
     static let platformPausing = StreamPausing.Method.suspendTask
   #endif
@@ -170,7 +175,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     }
     dispatcher.register(handler, as: task, for: made)
     // Let go of while it was being made (and marked in the redirect gate): cancelled before it runs.
-    if !task.attach(made) {
+    if !task.attach(made, madeOn: session) {
       made.cancel()
       dispatcher.reportCancelledUnlessReported(made)
     }

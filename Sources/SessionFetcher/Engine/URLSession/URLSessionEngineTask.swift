@@ -25,6 +25,10 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
     var ended = false
     /// The URLSession task was resumed (set on the engine's queue).
     var resumed = false
+    /// The URLSession the task was made on.
+    var session: URLSession?
+    /// Its response is paused through libcurl (see `ReceivePause`; on the engine's queue).
+    var receivePaused = false
   }
 
   private let state = Locked(State())
@@ -50,27 +54,69 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
 
   /// Takes the URLSession task just made: false if the task was cancelled meanwhile, and `task` must
   /// be cancelled (it is marked in the redirect gate here). Called on the engine's queue.
-  func attach(_ task: URLSessionTask) -> Bool {
+  func attach(_ task: URLSessionTask, madeOn session: URLSession) -> Bool {
     state.withLock { state in
       state.task = task
+      state.session = session
       if state.ended { SessionDispatcher.redirectGate.mark(task) }
       return !state.ended
     }
   }
 
+  /// Starts the URLSession task, or goes on reading its response after ``suspend()``.
   package func resume() {
     queue.async {
-      let task = self.state.withLock { state -> URLSessionTask? in
-        guard !state.ended, let task = state.task else { return nil }
-        state.resumed = true
-        return task
+      enum Step {
+        case none
+        case start(URLSessionTask)
+        case continueReading(URLSessionTask, URLSession)
       }
-      task?.resume()
+      let step = self.state.withLock { state -> Step in
+        guard !state.ended, let task = state.task else { return .none }
+        if state.receivePaused, let session = state.session {
+          state.receivePaused = false
+          return .continueReading(task, session)
+        }
+        guard !state.resumed else { return .none }
+        state.resumed = true
+        return .start(task)
+      }
+      switch step {
+      case .none:
+        break
+      case .start(let task):
+        task.resume()
+      case .continueReading(let task, let session):
+        #if canImport(FoundationNetworking)
+          ReceivePause.resume(task, in: session)
+        #else
+          _ = session
+          task.resume()
+        #endif
+      }
     }
   }
 
+  /// Stops reading the response until ``resume()``: on Linux through libcurl (see `ReceivePause`;
+  /// `URLSessionTask.suspend()` would end the connection and send the request again), elsewhere with
+  /// `URLSessionTask.suspend()`.
   package func suspend() {
-    queue.async { self.underlyingUnlessEnded()?.suspend() }
+    queue.async {
+      let running = self.state.withLock { state -> (URLSessionTask, URLSession)? in
+        guard !state.ended, state.resumed, !state.receivePaused, let task = state.task,
+          let session = state.session
+        else { return nil }
+        state.receivePaused = true
+        return (task, session)
+      }
+      guard let (task, session) = running else { return }
+      #if canImport(FoundationNetworking)
+        ReceivePause.pause(task, in: session)
+      #else
+        _ = session
+        task.suspend()
+      #endif
+    }
   }
 
   /// Same as ``letGo()``: a task the library cancels is marked in the redirect gate first.
