@@ -6,9 +6,12 @@ import Foundation
 ///
 /// `@unchecked Sendable`: `handlers` is only touched through its `Locked` wrapper.
 package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+  /// A task's handler, the task as the handler knows it, and the body bytes the task has moved so
+  /// far (see `ArenaTrim`).
   private struct Registration {
     let handler: any SessionTaskHandler
     let task: URLSessionEngineTask
+    var bytesMoved: Int64
   }
 
   private let handlers = Locked<[Int: Registration]>([:])
@@ -26,11 +29,16 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     Self.redirectGate.released(ObjectIdentifier(self))
   }
 
-  /// Routes the callbacks of `task` to `handler`, as events of `engineTask`.
+  /// Routes the callbacks of `task` to `handler`, as events of `engineTask`; `bodyLength` is the
+  /// length of a body sent from memory (FoundationNetworking copies it whole, however much of it is
+  /// sent).
   package func register(
-    _ handler: any SessionTaskHandler, as engineTask: URLSessionEngineTask, for task: URLSessionTask
+    _ handler: any SessionTaskHandler, as engineTask: URLSessionEngineTask, for task: URLSessionTask,
+    bodyLength: Int = 0
   ) {
-    handlers.withLock { $0[task.taskIdentifier] = Registration(handler: handler, task: engineTask) }
+    handlers.withLock {
+      $0[task.taskIdentifier] = Registration(handler: handler, task: engineTask, bytesMoved: Int64(bodyLength))
+    }
   }
 
   package func unregister(_ task: URLSessionTask) {
@@ -90,7 +98,11 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
   }
 
   package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    guard let registration = registration(for: dataTask) else { return }
+    let registration = handlers.withLock { handlers -> Registration? in
+      handlers[dataTask.taskIdentifier]?.bytesMoved += Int64(data.count)
+      return handlers[dataTask.taskIdentifier]
+    }
+    guard let registration else { return }
     registration.handler.task(registration.task, didReceive: data)
   }
 
@@ -137,6 +149,8 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
   package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
     let registration = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
     Self.redirectGate.completed(task)
+    // Counted here: FoundationNetworking's own counters may still be 0 when the task completes.
+    ArenaTrim.taskEnded(movingBytes: max(registration?.bytesMoved ?? 0, task.countOfBytesSent))
     // FoundationNetworking reports every TLS failure as -1 with libcurl's text: give it Apple's code.
     let tlsError = (error as? URLError).flatMap(TLSErrorMapping.fromFoundationNetworking)
     guard let registration else { return }

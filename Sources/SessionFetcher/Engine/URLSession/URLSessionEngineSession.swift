@@ -143,11 +143,14 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     }
     // Safe outside the lock: the URLSession is invalidated only on this queue, after this job.
     let made: URLSessionTask
+    // The length of a body sent from memory, which FoundationNetworking copies (see `ArenaTrim`).
+    var bodyLength = 0
     switch body {
     case .none:
       made = session.dataTask(with: request)
     case .data(let data):
       made = session.uploadTask(with: request, from: data)
+      bodyLength = data.count
     case .file(let url):
       // A file body small enough is sent from memory (see `FileUploadPauseRace`: FoundationNetworking's
       // file source can crash the process).
@@ -158,6 +161,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
       #endif
       if let fileBytes {
         made = session.uploadTask(with: request, from: fileBytes)
+        bodyLength = fileBytes.count
       } else {
         made = session.uploadTask(with: request, fromFile: url)
       }
@@ -168,7 +172,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
       streamed.httpBodyStream = stream
       made = session.dataTask(with: streamed)
     }
-    dispatcher.register(handler, as: task, for: made)
+    dispatcher.register(handler, as: task, for: made, bodyLength: bodyLength)
     // Let go of while it was being made (and marked in the redirect gate): cancelled before it runs.
     if !task.attach(made) {
       made.cancel()
