@@ -41,53 +41,93 @@ struct ArenaTrimScheduleTests {
   }
 }
 
-/// The URLSession engine trims after a large body; the libcurl engine, which streams bodies from
-/// one thread per session, never asks. Serialized: the trims are counted for the whole process.
-@Suite("Arena trims after large bodies", .serialized)
+/// The URLSession engine asks for a trim when a task that moved a large body ends, and only then.
+///
+/// Each test counts the requests of its own engine session, which no other test's fetch changes,
+/// so they are exact while the whole suite runs in parallel; that a trim then runs is seen in the
+/// process's count going up (other tests' trims add to it too). The URLSession engine is chosen
+/// whatever engine the tests run on; the libcurl engine has no path to `ArenaTrim`.
+@Suite("Arena trims after large bodies")
 struct ArenaTrimFetchTests {
-  /// A fetcher of `url` on a session of its own on `engine` (`SessionFetcher.fetcher(url:)` would
-  /// share one of the default engine).
-  static func fetcher(_ url: URL, engine: FetcherEngine) -> SessionFetcher {
-    let fetcher = SessionFetcher(request: URLRequest(url: url))
+  /// A session of its own on the URLSession engine, and its engine session.
+  static func makeSession() throws -> (FetcherSession, URLSessionEngineSession) {
+    let session = FetcherSession(configuration: nil, engine: .urlSession)
+    let engineSession = try #require(session.engineSession as? URLSessionEngineSession)
+    return (session, engineSession)
+  }
+
+  /// A fetcher of `path` on `server` that runs on `session`.
+  static func fetcher(_ path: String, on server: TestServer, session: FetcherSession) -> SessionFetcher {
+    let fetcher = SessionFetcher(request: URLRequest(url: server.url(path)))
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = makeCallbackQueue()
-    fetcher.engine = engine
+    fetcher.sessionProvider = { session }
     return fetcher
   }
 
-  @Test(arguments: FetcherEngine.libcurl.isAvailable ? [FetcherEngine.urlSession, .libcurl] : [.urlSession])
-  func aLargeBodyLeadsToOneTrim(engine: FetcherEngine) async throws {
-    guard ArenaTrim.isAvailable else { return }
-    let server = try TestServer()
-    defer { server.stop() }
-    let before = ArenaTrim.figures.count
-    let fetcher = Self.fetcher(server.url("/bytes/\(2 << 20)"), engine: engine)
-    let result = await fetcher.fetchResult()
-    #expect(result.error == nil, "\(String(describing: result.error))")
-    #expect(result.data?.count == 2 << 20)
-    // The trim runs one delay after the task ended, and no sooner than one interval after the
-    // last one: wait for it well past both (bounded; a loaded machine may be slow).
+  /// Waits, bounded, until the process's trim count exceeds `count`: the trim runs one delay after
+  /// the request, no sooner than one interval after the last one began (a loaded machine may be
+  /// slow, so well past both).
+  static func waitForATrim(after count: Int) async throws -> Int {
     let deadline = Date().addingTimeInterval(ArenaTrim.Schedule.interval + 30)
-    while engine == .urlSession, ArenaTrim.figures.count == before, Date() < deadline {
+    while ArenaTrim.figures.count <= count, Date() < deadline {
       try await Task.sleep(nanoseconds: 50_000_000)
     }
-    if engine == .urlSession {
-      #expect(ArenaTrim.figures.count == before + 1)
-    } else {
-      try await Task.sleep(nanoseconds: UInt64(ArenaTrim.Schedule.delay * 2e9))
-      #expect(ArenaTrim.figures.count == before)
-    }
+    return ArenaTrim.figures.count
   }
 
-  @Test func aSmallBodyLeadsToNoTrim() async throws {
+  @Test func aLargeDownloadAsksForOneTrimAndATrimRuns() async throws {
     guard ArenaTrim.isAvailable else { return }
     let server = try TestServer()
     defer { server.stop() }
+    let (session, engineSession) = try Self.makeSession()
+    defer { session.invalidateAndCancel() }
     let before = ArenaTrim.figures.count
-    let fetcher = Self.fetcher(server.url("/bytes/1000"), engine: .urlSession)
+    let result = await Self.fetcher("/bytes/\(2 << 20)", on: server, session: session).fetchResult()
+    #expect(result.error == nil, "\(String(describing: result.error))")
+    #expect(result.data?.count == 2 << 20)
+    // Counted before the fetch heard that its task ended.
+    #expect(engineSession.arenaTrimRequests == 1)
+    let after = try await Self.waitForATrim(after: before)
+    #expect(after > before, "no trim ran within \(ArenaTrim.Schedule.interval + 30) s")
+  }
+
+  /// An upload's body counts whole, however little comes back: data, and a file sent from memory.
+  @Test(arguments: [false, true])
+  func aLargeUploadAsksForOneTrim(fromFile: Bool) async throws {
+    guard ArenaTrim.isAvailable else { return }
+    let server = try TestServer()
+    defer { server.stop() }
+    let (session, engineSession) = try Self.makeSession()
+    defer { session.invalidateAndCancel() }
+    let body = TestServer.patternBytes(count: 2 << 20)
+    let fetcher = Self.fetcher("/upload?discard=1", on: server, session: session)
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    if fromFile {
+      let file = folder.appendingPathComponent("upload.bin")
+      try body.write(to: file)
+      fetcher.request?.httpMethod = "PUT"
+      fetcher.bodyFileURL = file
+    } else {
+      fetcher.bodyData = body
+    }
     let result = await fetcher.fetchResult()
+    #expect(result.error == nil, "\(String(describing: result.error))")
+    #expect((result.data?.count ?? 0) < 1000)
+    #expect(server.requests.last?.bodyChecksum == TestServer.checksum(body))
+    #expect(engineSession.arenaTrimRequests == 1)
+  }
+
+  @Test func aSmallBodyAsksForNoTrim() async throws {
+    guard ArenaTrim.isAvailable else { return }
+    let server = try TestServer()
+    defer { server.stop() }
+    let (session, engineSession) = try Self.makeSession()
+    defer { session.invalidateAndCancel() }
+    let result = await Self.fetcher("/bytes/1000", on: server, session: session).fetchResult()
+    #expect(result.error == nil, "\(String(describing: result.error))")
     #expect(result.data?.count == 1000)
-    try await Task.sleep(nanoseconds: UInt64(ArenaTrim.Schedule.delay * 2e9))
-    #expect(ArenaTrim.figures.count == before)
+    #expect(engineSession.arenaTrimRequests == 0)
   }
 }

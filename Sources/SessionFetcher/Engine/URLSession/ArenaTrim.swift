@@ -94,12 +94,16 @@ package enum ArenaTrim {
   /// What the trims run so far have cost.
   package static var figures: Figures { state.withLock { $0.figures } }
 
-  /// A task of the URLSession engine that moved `bytes` ended.
-  package static func taskEnded(movingBytes bytes: Int64) {
-    guard isAvailable, bytes >= largeBodyLength else { return }
+  /// A task of the URLSession engine that moved `bytes` ended: returns whether it asked for a trim
+  /// (it moved at least ``largeBodyLength`` bytes, and the allocator can be trimmed). A trim follows
+  /// it, unless one was due already (that one runs later, so it covers this body too).
+  @discardableResult
+  package static func taskEnded(movingBytes bytes: Int64) -> Bool {
+    guard isAvailable, bytes >= largeBodyLength else { return false }
     let now = ProcessInfo.processInfo.systemUptime
-    guard let at = state.withLock({ $0.schedule.request(at: now) }) else { return }
+    guard let at = state.withLock({ $0.schedule.request(at: now) }) else { return true }
     queue.asyncAfter(deadline: .now() + max(0, at - now)) { trimNow() }
+    return true
   }
 
   private static func trimNow() {

@@ -104,6 +104,10 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
 
   package var isInvalidated: Bool { state.withLock { $0.invalidated } }
 
+  /// How many of this session's tasks asked for a trim of glibc's arenas (see
+  /// ``SessionDispatcher/arenaTrimRequests``).
+  package var arenaTrimRequests: Int { dispatcher.arenaTrimRequests }
+
   private func liveSession(_ state: inout State) -> URLSession? {
     if state.retired { return nil }
     if let session = state.session { return session }
