@@ -412,7 +412,11 @@ struct Run {
           + "\(megabytes(heap.freeKept)) of it free but kept; \(megabytes(heap.mapped)) in mmapped blocks")
     }
     // Leak or malloc's keeping: RSS once malloc's free pages went back, and the threads left.
-    say("RSS after malloc_trim:         \(megabytes(residentBytesAfterTrim())) (threads: \(threadCount()))")
+    let trimStarted = Date()
+    let trimmed = residentBytesAfterTrim()
+    say(
+      "RSS after malloc_trim:         \(megabytes(trimmed)) (threads: \(threadCount()); "
+        + String(format: "the trim took %.1f ms)", Date().timeIntervalSince(trimStarted) * 1000))
     say(
       String(format: "longest past its timeout:      %.2f s", max(figures.longestPastTimeout, 0))
         + " (\(figures.longestPastTimeoutNote))")

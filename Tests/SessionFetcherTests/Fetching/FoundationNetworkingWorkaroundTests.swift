@@ -250,6 +250,29 @@ struct FoundationNetworkingWorkaroundTests {
     #expect(FileUploadPauseRace.inMemoryBody(for: file, limit: 999) == nil)
     #expect(FileUploadPauseRace.inMemoryBody(for: folder.appendingPathComponent("missing")) == nil)
   }
+
+  /// A file body sent from memory is mapped from its file, not copied into malloc's heap: freeing
+  /// it must not raise glibc's mmap threshold (see "Linux notes").
+  @Test func fileBodiesSentFromMemoryAreMapped() throws {
+    guard FileManager.default.fileExists(atPath: "/proc/self/maps") else { return }  // not Linux
+    let folder = try makeTemporaryFolder()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("mapped-body.bin")
+    try TestServer.patternBytes(count: 1 << 20).write(to: file)
+    let body = try #require(FileUploadPauseRace.inMemoryBody(for: file))
+    #expect(body == TestServer.patternBytes(count: 1 << 20))
+    let address = body.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+    // The mapping that holds the bytes names the file (`start-end perms offset dev inode path`).
+    // Read to the end: /proc files report a size of 0.
+    let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/maps"))
+    defer { try? handle.close() }
+    let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+    let holder = maps.split(separator: "\n").first { line in
+      let bounds = line.prefix { $0 != " " }.split(separator: "-").compactMap { UInt($0, radix: 16) }
+      return bounds.count == 2 && bounds[0] <= address && address < bounds[1]
+    }
+    #expect(holder?.hasSuffix(file.lastPathComponent) == true, "\(String(describing: holder))")
+  }
 }
 
 @Suite("Timeouts under load", .serialized, .ownThreads)

@@ -21,8 +21,13 @@ package enum FileUploadPauseRace {
   package static let inMemoryLimit: Int64 = 16 * 1024 * 1024
 
   /// The file's bytes, when the URLSession engine should send it from memory; nil to send the file.
+  ///
+  /// The bytes are mapped from the file, not read into a malloc'd buffer: releasing them is an
+  /// `munmap`. Freeing a large block that glibc's malloc had served by `mmap` raises its mmap
+  /// threshold for the rest of the process (up to 32 MiB), after which large buffers come from
+  /// malloc's arenas, which rarely give memory back (see "Linux notes" in the documentation).
   package static func inMemoryBody(for url: URL, limit: Int64 = inMemoryLimit) -> Data? {
     guard let size = PartFile.size(of: url), size <= limit else { return nil }
-    return try? Data(contentsOf: url)
+    return try? Data(contentsOf: url, options: .alwaysMapped)
   }
 }

@@ -4,14 +4,20 @@ import Foundation
 /// identifier, to the ``SessionTaskHandler`` registered for that task, naming the task as the
 /// handler knows it (its ``URLSessionEngineTask``, never the URLSession task).
 ///
-/// `@unchecked Sendable`: `handlers` is only touched through its `Locked` wrapper.
+/// `@unchecked Sendable`: `handlers` and `trimRequests` are only touched through their `Locked`
+/// wrappers.
 package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+  /// A task's handler, the task as the handler knows it, and the body bytes the task has moved so
+  /// far (see `ArenaTrim`).
   private struct Registration {
     let handler: any SessionTaskHandler
     let task: URLSessionEngineTask
+    var bytesMoved: Int64
   }
 
   private let handlers = Locked<[Int: Registration]>([:])
+  /// How many of this session's tasks have asked `ArenaTrim` for a trim.
+  private let trimRequests = Locked(0)
   private let onInvalidate: @Sendable () -> Void
 
   /// The process's ``RedirectAnswerGate``: every URLSession task the library cancels is marked in it
@@ -26,11 +32,15 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     Self.redirectGate.released(ObjectIdentifier(self))
   }
 
-  /// Routes the callbacks of `task` to `handler`, as events of `engineTask`.
+  /// Routes the callbacks of `task` to `handler`, as events of `engineTask`; `bodyLength` is the
+  /// length of a body sent from memory (FoundationNetworking copies it whole, however much of it is
+  /// sent).
   package func register(
-    _ handler: any SessionTaskHandler, as engineTask: URLSessionEngineTask, for task: URLSessionTask
+    _ handler: any SessionTaskHandler, as engineTask: URLSessionEngineTask, for task: URLSessionTask,
+    bodyLength: Int = 0
   ) {
-    handlers.withLock { $0[task.taskIdentifier] = Registration(handler: handler, task: engineTask) }
+    let registration = Registration(handler: handler, task: engineTask, bytesMoved: Int64(bodyLength))
+    handlers.withLock { $0[task.taskIdentifier] = registration }
   }
 
   package func unregister(_ task: URLSessionTask) {
@@ -38,6 +48,11 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
   }
 
   package var handlerCount: Int { handlers.withLock { $0.count } }
+
+  /// How many of this session's tasks ended having moved at least ``ArenaTrim/largeBodyLength``
+  /// bytes and so asked ``ArenaTrim`` for a trim (none where the allocator cannot be trimmed).
+  /// Counted before the task's handler hears that it ended.
+  package var arenaTrimRequests: Int { trimRequests.withLock { $0 } }
 
   /// Ends `task` for its handler as cancelled, unless its completion was reported already: for a
   /// task cancelled before it was ever resumed, whose completion FoundationNetworking may never
@@ -90,7 +105,11 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
   }
 
   package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    guard let registration = registration(for: dataTask) else { return }
+    let registration = handlers.withLock { handlers -> Registration? in
+      handlers[dataTask.taskIdentifier]?.bytesMoved += Int64(data.count)
+      return handlers[dataTask.taskIdentifier]
+    }
+    guard let registration else { return }
     registration.handler.task(registration.task, didReceive: data)
   }
 
@@ -137,6 +156,10 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
   package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
     let registration = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
     Self.redirectGate.completed(task)
+    // Counted here: FoundationNetworking's own counters may still be 0 when the task completes.
+    if ArenaTrim.taskEnded(movingBytes: max(registration?.bytesMoved ?? 0, task.countOfBytesSent)) {
+      trimRequests.withLock { $0 += 1 }
+    }
     // FoundationNetworking reports every TLS failure as -1 with libcurl's text: give it Apple's code.
     let tlsError = (error as? URLError).flatMap(TLSErrorMapping.fromFoundationNetworking)
     guard let registration else { return }

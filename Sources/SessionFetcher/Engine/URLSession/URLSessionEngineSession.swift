@@ -109,6 +109,10 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
 
   package var isInvalidated: Bool { state.withLock { $0.invalidated } }
 
+  /// How many of this session's tasks asked for a trim of glibc's arenas (see
+  /// ``SessionDispatcher/arenaTrimRequests``).
+  package var arenaTrimRequests: Int { dispatcher.arenaTrimRequests }
+
   private func liveSession(_ state: inout State) -> URLSession? {
     if state.retired { return nil }
     if let session = state.session { return session }
@@ -148,11 +152,14 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     }
     // Safe outside the lock: the URLSession is invalidated only on this queue, after this job.
     let made: URLSessionTask
+    // The length of a body sent from memory, which FoundationNetworking copies (see `ArenaTrim`).
+    var bodyLength = 0
     switch body {
     case .none:
       made = session.dataTask(with: request)
     case .data(let data):
       made = session.uploadTask(with: request, from: data)
+      bodyLength = data.count
     case .file(let url):
       // A file body small enough is sent from memory (see `FileUploadPauseRace`: FoundationNetworking's
       // file source can crash the process).
@@ -163,6 +170,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
       #endif
       if let fileBytes {
         made = session.uploadTask(with: request, from: fileBytes)
+        bodyLength = fileBytes.count
       } else {
         made = session.uploadTask(with: request, fromFile: url)
       }
@@ -173,7 +181,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
       streamed.httpBodyStream = stream
       made = session.dataTask(with: streamed)
     }
-    dispatcher.register(handler, as: task, for: made)
+    dispatcher.register(handler, as: task, for: made, bodyLength: bodyLength)
     // Let go of while it was being made (and marked in the redirect gate): cancelled before it runs.
     if !task.attach(made, madeOn: session) {
       made.cancel()
