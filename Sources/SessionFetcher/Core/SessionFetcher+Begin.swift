@@ -377,7 +377,6 @@ extension SessionFetcher {
       if plan.testBlock == nil { exchange.pendingHop = hop }
       guard storage.lifecycle.hopStarted(exchange) == .send else { return nil }
       storage.hopCount = hop
-      storage.timing.transferMetrics = nil
       if plan.testBlock == nil {
         armTimeout(&storage, after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }

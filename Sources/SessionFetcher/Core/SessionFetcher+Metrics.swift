@@ -75,9 +75,7 @@ extension SessionFetcher {
       let plan = storage.plan, plan.testBlock == nil, let block = storage.config.metricsCollectionBlock
     else { return nil }
     storage.lifecycle.current.measure.reported = true
-    let metrics =
-      storage.timing.transferMetrics
-      ?? exchange.measure.metrics(endedAt: Date())
+    let metrics = exchange.transferMetrics ?? exchange.measure.metrics(endedAt: Date())
     return MetricsDelivery(queue: plan.callbackQueue, block: block, metrics: metrics)
   }
 }

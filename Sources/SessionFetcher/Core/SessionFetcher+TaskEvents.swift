@@ -83,7 +83,7 @@ extension SessionFetcher: SessionTaskHandler {
   package func task(_ task: any EngineTask, didCompleteWithError error: Error?) {
     let current = storage.withLock { storage -> Bool in
       guard storage.lifecycle.taskCompleted(task) else { return false }
-      if let metrics = task.transferMetrics { storage.timing.transferMetrics = metrics }
+      if let metrics = task.transferMetrics { storage.lifecycle.current.transferMetrics = metrics }
       if storage.lifecycle.current.responseHead == nil, let response = task.response {
         // A challenge cancelled before the response head was handed over.
         storage.lifecycle.current.response = response
@@ -189,7 +189,6 @@ extension SessionFetcher: SessionTaskHandler {
           let response = head.response
           storage.lifecycle.current.sink = .stream
           storage.stream.head = response
-          storage.stream.pauseUnavailable = false
           streamConsumer = storage.stream.consumer?.consumer
         } else if plan.accumulates {
           storage.lifecycle.current.sink = .accumulate

@@ -679,7 +679,7 @@ public final class SessionFetcher: @unchecked Sendable {
   public var downloadedLength: Int64 { storage.withLock { $0.lifecycle.exchange?.responseBodyLength ?? 0 } }
 
   /// When the fetch ran and how much it moved.
-  public var timing: FetchTiming { storage.withLock { $0.timing } }
+  public var timing: FetchTiming { storage.withLock { $0.reportedTiming } }
 
   /// The error the fetch ended with, once it ended (nil on success).
   public var error: (any Error)? { storage.withLock { $0.finalError } }

@@ -24,23 +24,20 @@ extension SessionFetcher {
       case cancel(any EngineTask)
     }
     let pause: Pause = storage.withLock { storage in
-      guard storage.lifecycle.phase == .running, storage.lifecycle.current.sink == .stream,
-        storage.lifecycle.current.cancelReason == nil,
-        !storage.stream.isSuspended, let task = storage.lifecycle.current.task, let plan = storage.plan
+      guard storage.lifecycle.phase == .running, case let exchange = storage.lifecycle.current,
+        exchange.sink == .stream, exchange.cancelReason == nil, !exchange.isSuspended,
+        let task = exchange.task, let plan = storage.plan
       else { return .none }
       switch plan.pausing {
       case .suspendTask:
-        storage.stream.isSuspended = true
+        exchange.isSuspended = true
       case .continueWithRange:
         guard let head = storage.stream.head,
           storage.stream.validator
             ?? StreamPausing.continuationValidator(
               method: plan.baseRequest.httpMethod ?? "GET", response: head)
             != nil
-        else {
-          storage.stream.pauseUnavailable = true
-          return .none
-        }
+        else { return .none }
         // Detached at once: whatever the cancelled task still delivers is not current any more
         // (the continuation asks for those bytes again). The task is `task`, cancelled below.
         _ = storage.lifecycle.cancelTask(.pausedForBackpressure)
@@ -67,8 +64,8 @@ extension SessionFetcher {
     let resume: Resume = storage.withLock { storage in
       guard storage.lifecycle.phase == .running, let plan = storage.plan else { return .none }
       storage.lifecycle.current.lastActivity = Date()
-      if storage.stream.isSuspended {
-        storage.stream.isSuspended = false
+      if storage.lifecycle.current.isSuspended {
+        storage.lifecycle.current.isSuspended = false
         guard let task = storage.lifecycle.current.task else { return .none }
         return .task(task, min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }
