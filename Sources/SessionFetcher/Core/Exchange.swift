@@ -74,6 +74,16 @@ final class Exchange {
     self.lastActivity = now
   }
 
+  /// The fetcher ends the exchange's task: takes it, so that nothing the task still reports is
+  /// accepted, and records `reason` as why (nil: keeps the reason it had, if any). Returns the
+  /// task for the caller to let go of after the lock (nil: it had none).
+  func endTask(_ reason: CancelReason?) -> (any EngineTask)? {
+    let ended = task
+    task = nil
+    if let reason { cancelReason = reason }
+    return ended
+  }
+
   /// The response (made from ``responseHead`` on first use).
   var response: URLResponse? {
     get { responseHead?.response }

@@ -288,11 +288,8 @@ struct FetcherLifecycle {
       postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false, task: nil)
     switch state {
     case .running(let exchange):
-      result.task = exchange.task
-      if exchange.task != nil {
-        exchange.task = nil
-        exchange.cancelReason = .stopped
-      }
+      // An exchange whose task ended by itself keeps the reason it had (none, for a success).
+      if exchange.task != nil { result.task = exchange.endTask(.stopped) }
       state = .finished(last: exchange)
     case .waitingToRetry(let last):
       result.postRetryDelayStopped = true
@@ -341,9 +338,7 @@ struct FetcherLifecycle {
       result.mayCompleteAsCancelled = false
       state = .stopped(last: nil)
     case .running(let exchange):
-      result.task = exchange.task
-      exchange.task = nil
-      exchange.cancelReason = .stopped
+      result.task = exchange.endTask(.stopped)
       state = .stopped(last: exchange)
     case .waitingToRetry(let last):
       result.postRetryDelayStopped = true
@@ -393,10 +388,9 @@ struct FetcherLifecycle {
   /// reports is accepted. A timeout also ends a wait for the task or a decision.
   mutating func cancelTask(_ reason: CancelReason) -> CancelAction {
     switch state {
-    case .running:
-      current.cancelReason = reason
-      if case .timedOut = reason { current.pendingHop = nil }
-      return .letGo(detach())
+    case .running(let exchange):
+      if case .timedOut = reason { exchange.pendingHop = nil }
+      return .letGo(exchange.endTask(reason))
     case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
       return .ignore
     }
@@ -406,8 +400,8 @@ struct FetcherLifecycle {
   /// ends next): takes the task, with no cancel reason.
   mutating func detachTask() -> CancelAction {
     switch state {
-    case .running:
-      return .letGo(detach())
+    case .running(let exchange):
+      return .letGo(exchange.endTask(nil))
     case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
       return .ignore
     }
@@ -419,11 +413,5 @@ struct FetcherLifecycle {
     guard accepts(task) else { return false }
     current.task = nil
     return true
-  }
-
-  private mutating func detach() -> (any EngineTask)? {
-    let task = current.task
-    current.task = nil
-    return task
   }
 }
