@@ -73,19 +73,14 @@ struct FetcherLifecycle {
     }
   }
 
-  /// The in-flight exchange while running, else the last one a state carries (read-only).
+  /// The in-flight exchange while running, else the last one a state carries (read-only). For the
+  /// exchange in flight only, check ``phase`` and read ``current``.
   var exchange: Exchange? {
     switch state {
     case .running(let exchange): return exchange
     case .preparing(let last), .waitingToRetry(let last), .finished(let last), .stopped(let last): return last
     case .idle, .waitingForSlot: return nil
     }
-  }
-
-  /// The in-flight exchange; nil when not running.
-  var running: Exchange? {
-    guard case .running(let exchange) = state else { return nil }
-    return exchange
   }
 
   /// Whether the in-flight exchange is hop `hop`, still without its task (see

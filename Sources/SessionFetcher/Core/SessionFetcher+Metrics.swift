@@ -66,7 +66,8 @@ extension SessionFetcher {
   /// The current exchange ended (under the fetcher's lock): the metrics block's call, once per
   /// exchange, or nil.
   func exchangeEnded(_ storage: inout FetcherStorage, error: (any Error)?) -> MetricsDelivery? {
-    guard let exchange = storage.lifecycle.running else { return nil }
+    guard storage.lifecycle.phase == .running else { return nil }
+    let exchange = storage.lifecycle.current
     switch exchange.cancelReason {
     case .stopped?, .pausedForBackpressure?: return nil
     case .timedOut?, .failed?, nil: break

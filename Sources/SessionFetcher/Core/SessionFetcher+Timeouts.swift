@@ -60,7 +60,8 @@ extension SessionFetcher {
       guard storage.timeoutToken == token else { return nil }
       storage.timeoutToken = nil
       // A hop with its task, or one whose task is still being made.
-      guard let exchange = storage.lifecycle.running, exchange.task != nil || exchange.pendingHop != nil,
+      guard storage.lifecycle.phase == .running, case let exchange = storage.lifecycle.current,
+        exchange.task != nil || exchange.pendingHop != nil,
         let plan = storage.plan, !exchange.isSuspended
       else { return nil }
       let now = Date()
