@@ -164,15 +164,7 @@ extension SessionFetcher {
   /// already held all of it): the part file is dropped and the request sent again without a range,
   /// once, as a 200 to `If-Range` would have restarted it.
   private func restartWithoutRange() -> Bool {
-    let restart: (hop: URLRequest, partFile: URL)? = storage.withLock { storage in
-      guard let hop = storage.lifecycle.exchange?.hopRequest,
-        let partFile = DownloadResume.dropForRestart(&storage)
-      else {
-        return nil
-      }
-      return (hop, partFile)
-    }
-    guard let restart else { return false }
+    guard let restart = storage.withLock({ $0.restartWithoutRange() }) else { return false }
     PartFile.remove(restart.partFile)
     sendHop(restart.hop, body: .none)
     return true
@@ -404,14 +396,8 @@ extension SessionFetcher {
 
   /// Ends the attempt and waits `delay` before the next one.
   private func retry(after delay: TimeInterval, failure: AttemptFailure) {
-    let transition: (postStopped: Bool, DispatchQueue, Int)? = storage.withLock { storage in
-      guard let plan = storage.plan,
-        case .scheduleRetry(let postStopped) = storage.lifecycle.attemptEndedForRetry()
-      else { return nil }
-      storage.backoff?.recordRetry(after: delay)
-      return (postStopped, plan.callbackQueue, storage.timing.retryCount)
-    }
-    guard let (postStopped, queue, retryCount) = transition else { return }
+    guard let ended = storage.withLock({ $0.attemptEndedForRetry(after: delay) }) else { return }
+    let (postStopped, queue, retryCount) = (ended.postStopped, ended.queue, ended.retryCount)
     for monitor in allMonitors() { monitor.fetcher(self, willRetryAfter: delay, error: failure.error) }
     if postStopped { post(.sessionFetcherStopped, on: queue) }
     post(.sessionFetcherRetryDelayStarted, on: queue)
@@ -453,15 +439,8 @@ extension SessionFetcher {
 
   /// An authorization refresh: a new attempt at once, without a delay.
   private func retryNow() {
-    let transition: (postStopped: Bool, DispatchQueue)? = storage.withLock { storage in
-      guard let plan = storage.plan,
-        case .retryNow(let postStopped) = storage.lifecycle.attemptEndedForImmediateRetry()
-      else { return nil }
-      storage.timing.retryCount += 1
-      return (postStopped, plan.callbackQueue)
-    }
-    guard let (postStopped, queue) = transition else { return }
-    if postStopped { post(.sessionFetcherStopped, on: queue) }
+    guard let ended = storage.withLock({ $0.attemptEndedForImmediateRetry() }) else { return }
+    if ended.postStopped { post(.sessionFetcherStopped, on: ended.queue) }
     startAttempt()
   }
 
@@ -683,6 +662,54 @@ extension SessionFetcher {
   func post(_ name: Notification.Name, userInfo: () -> [AnyHashable: Any]? = { nil }) {
     guard isPostingNotifications else { return }
     NotificationCenter.default.post(name: name, object: self, userInfo: userInfo())
+  }
+}
+
+/// An attempt that ended to be tried again, decided under the fetcher's lock by
+/// `FetcherStorage.attemptEndedForRetry(after:)` or `.attemptEndedForImmediateRetry()`.
+struct AttemptEnded {
+  /// Post Stopped: the attempt's Started was posted.
+  var postStopped: Bool
+  /// The fetch's callback queue.
+  var queue: DispatchQueue
+  /// The retry count once the attempt ended (a delay's wait is kept only while it is unchanged).
+  var retryCount: Int
+}
+
+/// A 416 answer to the `Range` of a kept part file: send `hop` again without a range once
+/// `partFile` is deleted (see `FetcherStorage.restartWithoutRange()`).
+struct RangeRestart {
+  var hop: URLRequest
+  var partFile: URL
+}
+
+extension FetcherStorage {
+  /// The attempt failed and is tried again after `delay`: nil when it was not running (stopped
+  /// meanwhile).
+  mutating func attemptEndedForRetry(after delay: TimeInterval) -> AttemptEnded? {
+    guard let plan, case .scheduleRetry(let postStopped) = lifecycle.attemptEndedForRetry() else {
+      return nil
+    }
+    backoff?.recordRetry(after: delay)
+    return AttemptEnded(postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
+  }
+
+  /// The attempt failed and is tried again at once (an authorization refresh): nil when it was not
+  /// running.
+  mutating func attemptEndedForImmediateRetry() -> AttemptEnded? {
+    guard let plan, case .retryNow(let postStopped) = lifecycle.attemptEndedForImmediateRetry() else {
+      return nil
+    }
+    timing.retryCount += 1
+    return AttemptEnded(postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
+  }
+
+  /// Drops the kept part file a 416 refused, once: nil when there is none to drop (or no hop).
+  mutating func restartWithoutRange() -> RangeRestart? {
+    guard let hop = lifecycle.exchange?.hopRequest, let partFile = DownloadResume.dropForRestart(&self) else {
+      return nil
+    }
+    return RangeRestart(hop: hop, partFile: partFile)
   }
 }
 
