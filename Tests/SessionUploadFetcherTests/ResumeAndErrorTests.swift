@@ -217,7 +217,7 @@ struct ResumeAndErrorTests {
     let server = try TestServer()
     defer { server.stop() }
     let chunks = ChunkLifetimes()
-    let upload = WeakUpload()
+    let upload = WeakReference<SessionUploadFetcher>()
     do {
       let fetcher = makeUploadFetcher(server, "/letgo.location")
       upload.object = fetcher
@@ -241,7 +241,7 @@ struct ResumeAndErrorTests {
     defer { server.stop() }
     let results = Recorder<Bool>()
     let paused = Recorder<Bool>()
-    let upload = WeakUpload()
+    let upload = WeakReference<SessionUploadFetcher>()
     do {
       // The second chunk command (the first after the resume) fails with 503: a retry wait, during
       // which only the upload's own retain keeps it.

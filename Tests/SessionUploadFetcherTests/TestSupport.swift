@@ -178,18 +178,6 @@ let bigUploadCommands = [
   RecordedCommand(command: "upload, finalize", offset: 150_000, length: 49_000),
 ]
 
-/// A weak reference to an upload, to see it freed.
-final class WeakUpload: @unchecked Sendable {
-  // `@unchecked Sendable`: `object` is only touched under `lock`.
-  private let lock = NSLock()
-  private weak var upload: SessionUploadFetcher?
-
-  var object: SessionUploadFetcher? {
-    get { lock.withLock { upload } }
-    set { lock.withLock { upload = newValue } }
-  }
-}
-
 /// A provider of the pattern bytes whose chunks tell when they are freed: each chunk owns its
 /// bytes, and its deallocator records the chunk's offset.
 final class ChunkLifetimes: Sendable {

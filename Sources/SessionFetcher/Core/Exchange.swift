@@ -11,8 +11,10 @@ import Foundation
 /// and ``SessionFetcher/request``).
 ///
 /// What outlives one exchange stays in `FetcherStorage`: the attempt's redirect count and server
-/// challenges, the hop counter, the retry count and backoff, the timing, the armed timeout check,
-/// the download's part file (kept across retries) and the stream's progress.
+/// challenges, the hop counter, the retry count and backoff, the fetch's timing and byte counts,
+/// the armed timeout check, the download's part file (kept across retries), whether the accumulate
+/// block was given bytes (a retry's head tells it to start over), and the stream's progress and
+/// continuation (a pause or a window hands them to the next exchange).
 ///
 /// A class, touched only under the fetcher's lock: the states hand one reference on, and the
 /// fetcher's many reads and changes of the exchange in flight neither copy its fields nor retain
@@ -54,6 +56,11 @@ final class Exchange {
   var cancelReason: CancelReason?
   /// The last sign of life of the exchange, for the idle timeout.
   var lastActivity = Date()
+  /// The phases of this exchange as its engine measured them (reported as
+  /// ``FetchTiming/transferMetrics`` of the fetch's last exchange).
+  var transferMetrics: TransferMetrics?
+  /// Its task is suspended (``StreamPausing/Method/suspendTask``): a paused stream, not idle.
+  var isSuspended = false
 
   init() {}
 
@@ -65,6 +72,16 @@ final class Exchange {
     self.keepsBody = keepsBody
     self.measure = ExchangeMeasure(hop: hop, start: now)
     self.lastActivity = now
+  }
+
+  /// The fetcher ends the exchange's task: takes it, so that nothing the task still reports is
+  /// accepted, and records `reason` as why (nil: keeps the reason it had, if any). Returns the
+  /// task for the caller to let go of after the lock (nil: it had none).
+  func endTask(_ reason: CancelReason?) -> (any EngineTask)? {
+    let ended = task
+    task = nil
+    if let reason { cancelReason = reason }
+    return ended
   }
 
   /// The response (made from ``responseHead`` on first use).

@@ -73,19 +73,14 @@ struct FetcherLifecycle {
     }
   }
 
-  /// The in-flight exchange while running, else the last one a state carries (read-only).
+  /// The in-flight exchange while running, else the last one a state carries (read-only). For the
+  /// exchange in flight only, check ``phase`` and read ``current``.
   var exchange: Exchange? {
     switch state {
     case .running(let exchange): return exchange
     case .preparing(let last), .waitingToRetry(let last), .finished(let last), .stopped(let last): return last
     case .idle, .waitingForSlot: return nil
     }
-  }
-
-  /// The in-flight exchange; nil when not running.
-  var running: Exchange? {
-    guard case .running(let exchange) = state else { return nil }
-    return exchange
   }
 
   /// Whether the in-flight exchange is hop `hop`, still without its task (see
@@ -288,11 +283,8 @@ struct FetcherLifecycle {
       postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false, task: nil)
     switch state {
     case .running(let exchange):
-      result.task = exchange.task
-      if exchange.task != nil {
-        exchange.task = nil
-        exchange.cancelReason = .stopped
-      }
+      // An exchange whose task ended by itself keeps the reason it had (none, for a success).
+      if exchange.task != nil { result.task = exchange.endTask(.stopped) }
       state = .finished(last: exchange)
     case .waitingToRetry(let last):
       result.postRetryDelayStopped = true
@@ -341,9 +333,7 @@ struct FetcherLifecycle {
       result.mayCompleteAsCancelled = false
       state = .stopped(last: nil)
     case .running(let exchange):
-      result.task = exchange.task
-      exchange.task = nil
-      exchange.cancelReason = .stopped
+      result.task = exchange.endTask(.stopped)
       state = .stopped(last: exchange)
     case .waitingToRetry(let last):
       result.postRetryDelayStopped = true
@@ -393,10 +383,9 @@ struct FetcherLifecycle {
   /// reports is accepted. A timeout also ends a wait for the task or a decision.
   mutating func cancelTask(_ reason: CancelReason) -> CancelAction {
     switch state {
-    case .running:
-      current.cancelReason = reason
-      if case .timedOut = reason { current.pendingHop = nil }
-      return .letGo(detach())
+    case .running(let exchange):
+      if case .timedOut = reason { exchange.pendingHop = nil }
+      return .letGo(exchange.endTask(reason))
     case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
       return .ignore
     }
@@ -406,8 +395,8 @@ struct FetcherLifecycle {
   /// ends next): takes the task, with no cancel reason.
   mutating func detachTask() -> CancelAction {
     switch state {
-    case .running:
-      return .letGo(detach())
+    case .running(let exchange):
+      return .letGo(exchange.endTask(nil))
     case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
       return .ignore
     }
@@ -419,11 +408,5 @@ struct FetcherLifecycle {
     guard accepts(task) else { return false }
     current.task = nil
     return true
-  }
-
-  private mutating func detach() -> (any EngineTask)? {
-    let task = current.task
-    current.task = nil
-    return task
   }
 }

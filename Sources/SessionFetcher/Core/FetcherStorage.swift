@@ -194,6 +194,8 @@ struct FetcherStorage {
   // Results.
   var downloadedData: Data?
   var finalError: (any Error)?
+  /// The fetch's timing; its `transferMetrics` stay nil here: they are the last exchange's (see
+  /// ``reportedTiming``).
   var timing = FetchTiming()
   var completionDelivered = false
   /// Made by the first `waitForCompletion(timeout:)` off the main thread; broadcast on delivery.
@@ -207,6 +209,13 @@ struct FetcherStorage {
   init(request: URLRequest?, urlString: String) {
     configBox = ConfigurationBox(FetcherConfiguration(request: request))
     self.urlString = urlString
+  }
+
+  /// ``timing`` as the fetch reports it: with the transfer metrics of its last exchange.
+  var reportedTiming: FetchTiming {
+    var reported = timing
+    reported.transferMetrics = lifecycle.exchange?.transferMetrics
+    return reported
   }
 
   /// The blocks and monitors of the fetch, released when it ends.

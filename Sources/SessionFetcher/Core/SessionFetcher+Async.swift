@@ -41,7 +41,7 @@ extension SessionFetcher {
   public func fetchResponse() async throws -> FetchResponse {
     let data = try await beginFetch()
     let (response, timing) = storage.withLock {
-      ($0.lifecycle.exchange?.response as? HTTPURLResponse, $0.timing)
+      ($0.lifecycle.exchange?.response as? HTTPURLResponse, $0.reportedTiming)
     }
     return FetchResponse(data: data, response: response, timing: timing)
   }

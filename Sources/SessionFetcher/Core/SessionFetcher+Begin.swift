@@ -330,16 +330,7 @@ extension SessionFetcher {
       finish(data: nil, error: SessionFetcherError.invalidConfiguration(problem))
       return
     }
-    let started: (queue: DispatchQueue, body: BodySource)? = storage.withLock { storage in
-      guard storage.lifecycle.attemptStarted() == .postStartedAndSend, let plan = storage.plan else {
-        return nil
-      }
-      storage.attemptStart = Date()
-      storage.attemptRedirects = 0
-      storage.challenges = ChallengeState()
-      return (plan.callbackQueue, plan.body)
-    }
-    guard let started else { return }
+    guard let started = storage.withLock({ $0.attemptStarted(at: Date()) }) else { return }
     post(.sessionFetcherStarted, on: started.queue)
     sendHop(request, body: started.body)
   }
@@ -377,7 +368,6 @@ extension SessionFetcher {
       if plan.testBlock == nil { exchange.pendingHop = hop }
       guard storage.lifecycle.hopStarted(exchange) == .send else { return nil }
       storage.hopCount = hop
-      storage.timing.transferMetrics = nil
       if plan.testBlock == nil {
         armTimeout(&storage, after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }
@@ -473,16 +463,12 @@ extension SessionFetcher {
       case .data(let data):
         engineBody = .data(data)
       case .file(let url):
-        let (kept, replaced) = self.storage.withLock { storage -> (Bool, URL?) in
-          guard storage.lifecycle.isPending(hop: hop) else { return (false, nil) }
-          let replaced = storage.bodySpoolFile
-          storage.bodySpoolFile = url
-          return (true, replaced)
-        }
-        if let replaced { try? FileManager.default.removeItem(at: replaced) }
-        guard kept else {
+        switch self.storage.withLock({ $0.bodySpooled(to: url, forHop: hop) }) {
+        case .discard:
           try? FileManager.default.removeItem(at: url)
           return
+        case .kept(let replaced):
+          if let replaced { try? FileManager.default.removeItem(at: replaced) }
         }
         engineBody = .file(url)
       }
@@ -531,5 +517,42 @@ extension SessionFetcher {
   package static func letGo(_ task: (any EngineTask)?, invalidating session: FetcherSession? = nil) {
     task?.letGo()
     session?.invalidateAndCancelWithoutWaiting()
+  }
+}
+
+/// An attempt that starts (see `FetcherStorage.attemptStarted(at:)`): post Started on `queue`, then
+/// send the first hop with `body`.
+struct AttemptStart {
+  var queue: DispatchQueue
+  var body: BodySource
+}
+
+/// Whether a spooled body goes on to the engine, decided under the fetcher's lock by
+/// `FetcherStorage.bodySpooled(to:forHop:)`.
+enum SpoolDecision {
+  /// The hop still waits for it: it is the attempt's spool now; delete the one it replaced, if any.
+  case kept(replacing: URL?)
+  /// The hop ended meanwhile (a stop, a timeout): delete the spool, send nothing.
+  case discard
+}
+
+extension FetcherStorage {
+  /// An attempt starts at `now`: resets what spans its hops. Nil when it may not (stopped or ended
+  /// meanwhile, or still waiting for a slot).
+  mutating func attemptStarted(at now: Date) -> AttemptStart? {
+    guard lifecycle.attemptStarted() == .postStartedAndSend, let plan else { return nil }
+    attemptStart = now
+    attemptRedirects = 0
+    challenges = ChallengeState()
+    // The body is read here: the plan's body changes (is released) under the lock.
+    return AttemptStart(queue: plan.callbackQueue, body: plan.body)
+  }
+
+  /// Hop `hop`'s body was spooled to `url`.
+  mutating func bodySpooled(to url: URL, forHop hop: UInt64) -> SpoolDecision {
+    guard lifecycle.isPending(hop: hop) else { return .discard }
+    let replaced = bodySpoolFile
+    bodySpoolFile = url
+    return .kept(replacing: replaced)
   }
 }

@@ -164,15 +164,7 @@ extension SessionFetcher {
   /// already held all of it): the part file is dropped and the request sent again without a range,
   /// once, as a 200 to `If-Range` would have restarted it.
   private func restartWithoutRange() -> Bool {
-    let restart: (hop: URLRequest, partFile: URL)? = storage.withLock { storage in
-      guard let hop = storage.lifecycle.exchange?.hopRequest,
-        let partFile = DownloadResume.dropForRestart(&storage)
-      else {
-        return nil
-      }
-      return (hop, partFile)
-    }
-    guard let restart else { return false }
+    guard let restart = storage.withLock({ $0.restartWithoutRange() }) else { return false }
     PartFile.remove(restart.partFile)
     sendHop(restart.hop, body: .none)
     return true
@@ -404,14 +396,8 @@ extension SessionFetcher {
 
   /// Ends the attempt and waits `delay` before the next one.
   private func retry(after delay: TimeInterval, failure: AttemptFailure) {
-    let transition: (postStopped: Bool, DispatchQueue, Int)? = storage.withLock { storage in
-      guard let plan = storage.plan,
-        case .scheduleRetry(let postStopped) = storage.lifecycle.attemptEndedForRetry()
-      else { return nil }
-      storage.backoff?.recordRetry(after: delay)
-      return (postStopped, plan.callbackQueue, storage.timing.retryCount)
-    }
-    guard let (postStopped, queue, retryCount) = transition else { return }
+    guard let ended = storage.withLock({ $0.attemptEndedForRetry(after: delay) }) else { return }
+    let (postStopped, queue, retryCount) = (ended.postStopped, ended.queue, ended.retryCount)
     for monitor in allMonitors() { monitor.fetcher(self, willRetryAfter: delay, error: failure.error) }
     if postStopped { post(.sessionFetcherStopped, on: queue) }
     post(.sessionFetcherRetryDelayStarted, on: queue)
@@ -453,15 +439,8 @@ extension SessionFetcher {
 
   /// An authorization refresh: a new attempt at once, without a delay.
   private func retryNow() {
-    let transition: (postStopped: Bool, DispatchQueue)? = storage.withLock { storage in
-      guard let plan = storage.plan,
-        case .retryNow(let postStopped) = storage.lifecycle.attemptEndedForImmediateRetry()
-      else { return nil }
-      storage.timing.retryCount += 1
-      return (postStopped, plan.callbackQueue)
-    }
-    guard let (postStopped, queue) = transition else { return }
-    if postStopped { post(.sessionFetcherStopped, on: queue) }
+    guard let ended = storage.withLock({ $0.attemptEndedForImmediateRetry() }) else { return }
+    if ended.postStopped { post(.sessionFetcherStopped, on: ended.queue) }
     startAttempt()
   }
 
@@ -469,43 +448,16 @@ extension SessionFetcher {
 
   /// Ends the fetch and delivers its result: Stopped, then the completion, then CompletionInvoked.
   func finish(data: Data?, error: (any Error)?) {
-    let ending:
-      (
-        FetcherLifecycle.Finish, DispatchQueue, FetcherCompletionHandler?, FetcherSession?, PartFileCleanup,
-        (any EngineTask)?, SuccessParser?, [AsyncStream<TransferProgress>.Continuation], URL?
-      )? = storage.withLock { storage in
-        guard case .deliver(let finish) = storage.lifecycle.finish() else { return nil }
-        let parser = error == nil ? storage.successParser : nil
-        storage.successParser = nil
-        storage.timing.endDate = Date()
-        storage.finalError = error
-        let sink = storage.lifecycle.exchange?.sink ?? .memory
-        if error == nil, sink == .memory || sink == .redirect {
-          storage.downloadedData = data
-        } else if let data, sink == .memory {
-          storage.downloadedData = data
-        }
-        Self.disarmTimeout(&storage)
-        storage.retryDelay?.cancel()
-        storage.retryDelay = nil
-        let partFiles = DownloadResume.fetchEnded(&storage, succeeded: error == nil)
-        let task = finish.task
-        let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
-        let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
-        return (
-          finish, queue, storage.completion, ownSession, partFiles, task, parser,
-          storage.takeProgressContinuations(), storage.takeBodySpoolFile()
-        )
-      }
-    guard let (transition, queue, completion, ownSession, partFiles, task, parser, progress, spool) = ending
-    else {
+    guard let ending = storage.withLock({ $0.fetchEnded(data: data, error: error, at: Date()) }) else {
       return
     }
-    for continuation in progress { continuation.finish() }
-    Self.letGo(task)
-    if let spool { try? FileManager.default.removeItem(at: spool) }
-    partFiles.perform()
-    ownSession?.finishTasksAndInvalidate()
+    let (transition, queue, completion) = (ending.transition, ending.queue, ending.completion)
+    let parser = ending.parser
+    for continuation in ending.progress { continuation.finish() }
+    Self.letGo(transition.task)
+    if let spool = ending.spool { try? FileManager.default.removeItem(at: spool) }
+    ending.partFiles.perform()
+    ending.ownSession?.finishTasksAndInvalidate()
     for monitor in allMonitors() { monitor.fetcher(self, didFinishWithData: data, error: error) }
     serviceHooks?.fetcherDidStop(self, succeeded: error == nil)
     let postEnded: @Sendable () -> Void = {
@@ -581,39 +533,14 @@ extension SessionFetcher {
   }
 
   func stop(forceCompletion: Bool) {
-    let stopping:
-      (
-        FetcherLifecycle.Stop?, DispatchQueue, FetcherCompletionHandler?, (any EngineTask)?, PartFileCleanup,
-        FetcherSession?, [AsyncStream<TransferProgress>.Continuation], URL?
-      ) = storage.withLock { storage in
-        if forceCompletion { storage.forceCompletionOnStop = true }
-        storage.callbacksSuppressed = true
-        let queue = storage.plan?.callbackQueue ?? storage.config.callbackQueue
-        guard case .stop(let stop) = storage.lifecycle.stop() else {
-          return (nil, queue, nil, nil, PartFileCleanup(), nil, [], nil)
-        }
-        storage.timing.endDate = Date()
-        storage.finalError = SessionFetcherError.cancelled
-        Self.disarmTimeout(&storage)
-        storage.retryDelay?.cancel()
-        storage.retryDelay = nil
-        let task = stop.task
-        let partFiles = DownloadResume.fetchEnded(&storage, succeeded: false)
-        let notify = storage.config.stopFetchingTriggersCompletionHandler || storage.forceCompletionOnStop
-        let completion = stop.mayCompleteAsCancelled && notify ? storage.completion : nil
-        let ownSession = storage.plan?.ownsSession == true ? storage.plan?.session : nil
-        return (
-          stop, queue, completion, task, partFiles, ownSession, storage.takeProgressContinuations(),
-          storage.takeBodySpoolFile()
-        )
-      }
-    let (transition, queue, completion, task, partFiles, ownSession, progress, spool) = stopping
-    for continuation in progress { continuation.finish() }
-    guard let transition else { return }
+    let stopping = storage.withLock { $0.stopped(forceCompletion: forceCompletion, at: Date()) }
+    for continuation in stopping.progress { continuation.finish() }
+    guard let transition = stopping.transition else { return }
+    let (queue, completion) = (stopping.queue, stopping.completion)
     storage.withLock { $0.plan?.preparation }?.cancel()
-    Self.letGo(task, invalidating: ownSession)
-    if let spool { try? FileManager.default.removeItem(at: spool) }
-    partFiles.perform()
+    Self.letGo(transition.task, invalidating: stopping.ownSession)
+    if let spool = stopping.spool { try? FileManager.default.removeItem(at: spool) }
+    stopping.partFiles.perform()
     if transition.from != .idle {
       for monitor in allMonitors() {
         monitor.fetcher(self, didFinishWithData: nil, error: SessionFetcherError.cancelled)
@@ -735,5 +662,129 @@ extension SessionFetcher {
   func post(_ name: Notification.Name, userInfo: () -> [AnyHashable: Any]? = { nil }) {
     guard isPostingNotifications else { return }
     NotificationCenter.default.post(name: name, object: self, userInfo: userInfo())
+  }
+}
+
+/// An attempt that ended to be tried again, decided under the fetcher's lock by
+/// `FetcherStorage.attemptEndedForRetry(after:)` or `.attemptEndedForImmediateRetry()`.
+struct AttemptEnded {
+  /// Post Stopped: the attempt's Started was posted.
+  var postStopped: Bool
+  /// The fetch's callback queue.
+  var queue: DispatchQueue
+  /// The retry count once the attempt ended (a delay's wait is kept only while it is unchanged).
+  var retryCount: Int
+}
+
+/// A 416 answer to the `Range` of a kept part file: send `hop` again without a range once
+/// `partFile` is deleted (see `FetcherStorage.restartWithoutRange()`).
+struct RangeRestart {
+  var hop: URLRequest
+  var partFile: URL
+}
+
+extension FetcherStorage {
+  /// The attempt failed and is tried again after `delay`: nil when it was not running (stopped
+  /// meanwhile).
+  mutating func attemptEndedForRetry(after delay: TimeInterval) -> AttemptEnded? {
+    guard let plan, case .scheduleRetry(let postStopped) = lifecycle.attemptEndedForRetry() else {
+      return nil
+    }
+    backoff?.recordRetry(after: delay)
+    return AttemptEnded(postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
+  }
+
+  /// The attempt failed and is tried again at once (an authorization refresh): nil when it was not
+  /// running.
+  mutating func attemptEndedForImmediateRetry() -> AttemptEnded? {
+    guard let plan, case .retryNow(let postStopped) = lifecycle.attemptEndedForImmediateRetry() else {
+      return nil
+    }
+    timing.retryCount += 1
+    return AttemptEnded(postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
+  }
+
+  /// Drops the kept part file a 416 refused, once: nil when there is none to drop (or no hop).
+  mutating func restartWithoutRange() -> RangeRestart? {
+    guard let hop = lifecycle.exchange?.hopRequest, let partFile = DownloadResume.dropForRestart(&self) else {
+      return nil
+    }
+    return RangeRestart(hop: hop, partFile: partFile)
+  }
+}
+
+/// What ending the fetch requires after the fetcher's lock: decided under it by
+/// `FetcherStorage.fetchEnded(data:error:at:)` or `FetcherStorage.stopped(forceCompletion:at:)`.
+struct FetchEnding<Transition> {
+  /// The machine's answer (`FetcherLifecycle.Finish` or `.Stop`): what to post, the task to let go of.
+  var transition: Transition
+  /// The fetch's callback queue.
+  var queue: DispatchQueue
+  /// The completion to deliver (a stop's: only when it completes as cancelled).
+  var completion: FetcherCompletionHandler?
+  /// The parse step of a successful parse-then-complete fetch.
+  var parser: SuccessParser?
+  /// The session the fetch made for itself, to invalidate.
+  var ownSession: FetcherSession?
+  /// The part files to close, park or delete.
+  var partFiles: PartFileCleanup
+  /// The progress streams to finish.
+  var progress: [AsyncStream<TransferProgress>.Continuation]
+  /// The spooled body to delete.
+  var spool: URL?
+}
+
+extension FetcherStorage {
+  /// The fetch ended with `data` or `error` at `now`: records the result, disarms the timeout and
+  /// the retry delay, and takes what the caller lets go of after the lock. Nil when it had ended
+  /// or was stopped already.
+  mutating func fetchEnded(data: Data?, error: (any Error)?, at now: Date)
+    -> FetchEnding<FetcherLifecycle.Finish>?
+  {
+    guard case .deliver(let finish) = lifecycle.finish() else { return nil }
+    let parser = error == nil ? successParser : nil
+    successParser = nil
+    timing.endDate = now
+    finalError = error
+    let sink = lifecycle.exchange?.sink ?? .memory
+    if error == nil, sink == .memory || sink == .redirect {
+      downloadedData = data
+    } else if let data, sink == .memory {
+      downloadedData = data
+    }
+    SessionFetcher.disarmTimeout(&self)
+    retryDelay?.cancel()
+    retryDelay = nil
+    let partFiles = DownloadResume.fetchEnded(&self, succeeded: error == nil)
+    return FetchEnding(
+      transition: finish, queue: plan?.callbackQueue ?? config.callbackQueue, completion: completion,
+      parser: parser, ownSession: plan?.ownsSession == true ? plan?.session : nil, partFiles: partFiles,
+      progress: takeProgressContinuations(), spool: takeBodySpoolFile())
+  }
+
+  /// `stopFetching()` at `now` (`forceCompletion`: the caller needs a completion with `.cancelled`
+  /// whatever ``SessionFetcher/stopFetchingTriggersCompletionHandler`` says). Suppresses the
+  /// callbacks already queued; `transition` is nil when the fetch had ended or was stopped already
+  /// (the progress streams are finished all the same).
+  mutating func stopped(forceCompletion: Bool, at now: Date) -> FetchEnding<FetcherLifecycle.Stop?> {
+    if forceCompletion { forceCompletionOnStop = true }
+    callbacksSuppressed = true
+    let queue = plan?.callbackQueue ?? config.callbackQueue
+    guard case .stop(let stop) = lifecycle.stop() else {
+      return FetchEnding(
+        transition: nil, queue: queue, completion: nil, parser: nil, ownSession: nil,
+        partFiles: PartFileCleanup(), progress: [], spool: nil)
+    }
+    timing.endDate = now
+    finalError = SessionFetcherError.cancelled
+    SessionFetcher.disarmTimeout(&self)
+    retryDelay?.cancel()
+    retryDelay = nil
+    let partFiles = DownloadResume.fetchEnded(&self, succeeded: false)
+    let notify = config.stopFetchingTriggersCompletionHandler || forceCompletionOnStop
+    return FetchEnding(
+      transition: stop, queue: queue, completion: stop.mayCompleteAsCancelled && notify ? completion : nil,
+      parser: nil, ownSession: plan?.ownsSession == true ? plan?.session : nil, partFiles: partFiles,
+      progress: takeProgressContinuations(), spool: takeBodySpoolFile())
   }
 }

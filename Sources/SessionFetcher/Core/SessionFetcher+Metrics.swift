@@ -66,7 +66,8 @@ extension SessionFetcher {
   /// The current exchange ended (under the fetcher's lock): the metrics block's call, once per
   /// exchange, or nil.
   func exchangeEnded(_ storage: inout FetcherStorage, error: (any Error)?) -> MetricsDelivery? {
-    guard let exchange = storage.lifecycle.running else { return nil }
+    guard storage.lifecycle.phase == .running else { return nil }
+    let exchange = storage.lifecycle.current
     switch exchange.cancelReason {
     case .stopped?, .pausedForBackpressure?: return nil
     case .timedOut?, .failed?, nil: break
@@ -75,9 +76,7 @@ extension SessionFetcher {
       let plan = storage.plan, plan.testBlock == nil, let block = storage.config.metricsCollectionBlock
     else { return nil }
     storage.lifecycle.current.measure.reported = true
-    let metrics =
-      storage.timing.transferMetrics
-      ?? exchange.measure.metrics(endedAt: Date())
+    let metrics = exchange.transferMetrics ?? exchange.measure.metrics(endedAt: Date())
     return MetricsDelivery(queue: plan.callbackQueue, block: block, metrics: metrics)
   }
 }

@@ -21,22 +21,12 @@ extension SessionFetcher: SessionTaskHandler {
     _ task: any EngineTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
     totalBytesExpectedToSend: Int64
   ) {
-    let delivery: (DispatchQueue, @Sendable (Int64, Int64, Int64) -> Void, Int64)? = storage.withLock {
-      storage in
-      guard accepts(task, storage), let plan = storage.plan else { return nil }
-      storage.lifecycle.current.lastActivity = Date()
-      storage.timing.bytesSent += bytesSent
-      storage.lifecycle.current.measure.bytesSent += bytesSent
-      // A stream body reports 0 expected bytes on Linux: use the declared length, else unknown.
-      let expected = totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : (plan.bodyLength ?? -1)
-      storage.publish(
-        TransferProgress(
-          direction: .upload, completedBytes: totalBytesSent, expectedBytes: expected >= 0 ? expected : nil))
-      guard let block = storage.config.sendProgressBlock else { return nil }
-      return (plan.callbackQueue, block, expected)
+    let progress = storage.withLock { storage in
+      storage.bodyBytesSent(bytesSent, total: totalBytesSent, expected: totalBytesExpectedToSend, from: task)
     }
-    guard let (queue, block, expected) = delivery else { return }
-    deliver(on: queue) { block(bytesSent, totalBytesSent, expected) }
+    guard let progress else { return }
+    let expected = progress.expected
+    deliver(on: progress.queue) { progress.block(bytesSent, totalBytesSent, expected) }
   }
 
   package func task(_ task: any EngineTask, willRedirect response: HTTPURLResponse, to request: URLRequest)
@@ -93,7 +83,7 @@ extension SessionFetcher: SessionTaskHandler {
   package func task(_ task: any EngineTask, didCompleteWithError error: Error?) {
     let current = storage.withLock { storage -> Bool in
       guard storage.lifecycle.taskCompleted(task) else { return false }
-      if let metrics = task.transferMetrics { storage.timing.transferMetrics = metrics }
+      if let metrics = task.transferMetrics { storage.lifecycle.current.transferMetrics = metrics }
       if storage.lifecycle.current.responseHead == nil, let response = task.response {
         // A challenge cancelled before the response head was handed over.
         storage.lifecycle.current.response = response
@@ -199,7 +189,6 @@ extension SessionFetcher: SessionTaskHandler {
           let response = head.response
           storage.lifecycle.current.sink = .stream
           storage.stream.head = response
-          storage.stream.pauseUnavailable = false
           streamConsumer = storage.stream.consumer?.consumer
         } else if plan.accumulates {
           storage.lifecycle.current.sink = .accumulate
@@ -314,93 +303,37 @@ extension SessionFetcher: SessionTaskHandler {
   }
 
   func receive(data: Data, from task: (any EngineTask)?, bypassingGate: Bool = false) {
-    if !bypassingGate {
-      let held = storage.withLock { storage -> Bool in
-        guard accepts(task, storage), storage.lifecycle.current.responseGate != nil else { return false }
-        storage.lifecycle.current.responseGate?.held.append(data)
-        storage.lifecycle.current.lastActivity = Date()
-        return true
-      }
-      if held { return }
+    let delivery = storage.withLock { storage in
+      storage.bodyChunkArrived(data, from: task, bypassingGate: bypassingGate, at: Date())
     }
-    enum Delivery {
-      case none
-      case accumulate(@Sendable (Data?) -> Void)
-      case stream(any FetcherStreamConsumer)
-    }
-    var failure: FailedAttempt?
-    var partFile: PartFile?
-    let result:
-      (
-        queue: DispatchQueue, delivery: Delivery, received: (@Sendable (Int64, Int64) -> Void)?,
-        download: (@Sendable (Int64, Int64, Int64) -> Void)?, total: Int64, expected: Int64
-      )? = storage.withLock { storage in
-        guard accepts(task, storage), let plan = storage.plan else { return nil }
-        let now = Date()
-        let action = storage.lifecycle.current.chunkReceived(
-          data, at: now, inMemoryLimit: plan.maximumInMemoryBodyLength)
-        // Bytes still arriving from a task cancelled for a pause come again with the continuation;
-        // the rest of a test block's answer after the fetcher failed it (past the in-memory limit,
-        // or an unwritable download) is dropped. A real task is let go of at once (`fail`).
-        if case .drop = action { return nil }
-        let count = Int64(data.count)
-        if storage.timing.firstByteDate == nil { storage.timing.firstByteDate = now }
-        storage.timing.bytesReceived += count
-        let sink: ResponseSink
-        let total: Int64
-        let expected: Int64
-        switch action {
-        case .drop:
-          return nil
-        case .tooLarge(let limit):
-          failure = fail(&storage, with: SessionFetcherError.responseTooLarge(limit: limit))
-          return nil
-        case .deliver(let chunkSink, let chunkTotal, let chunkExpected):
-          (sink, total, expected) = (chunkSink, chunkTotal, chunkExpected)
-        }
-        var delivery = Delivery.none
-        var download: (@Sendable (Int64, Int64, Int64) -> Void)?
-        switch sink {
-        case .memory, .redirect:
-          break
-        case .accumulate:
-          storage.accumulatedSinceResponse = true
-          if let block = storage.config.accumulateDataBlock { delivery = .accumulate(block) }
-        case .file:
-          // Written after the lock, on this thread: the engine hands one exchange's chunks over
-          // one at a time, so they reach the file in order.
-          partFile = storage.partFile
-          download = storage.config.downloadProgressBlock
-          if storage.stream.windowLength != nil { storage.stream.deliveredBytes += count }
-        case .stream:
-          storage.stream.deliveredBytes += count
-          if let consumer = storage.stream.consumer?.consumer { delivery = .stream(consumer) }
-        }
-        storage.publish(
-          TransferProgress(
-            direction: .download, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
-        return (plan.callbackQueue, delivery, storage.config.receivedProgressBlock, download, total, expected)
-      }
-    if let failure {
+    let handOff: ChunkHandOff
+    switch delivery {
+    case .drop, .held:
+      return
+    case .fail(let failure):
       endAttempt(failure)
       return
+    case .deliver(let decided):
+      handOff = decided
     }
-    guard let result else { return }
-    if let partFile, !write(data, to: partFile, from: task) { return }
     let count = Int64(data.count)
-    switch result.delivery {
+    switch handOff.target {
     case .none:
       break
+    case .file(let partFile):
+      if !write(data, to: partFile, from: task) { return }
     case .accumulate(let block):
-      deliver(on: result.queue) { block(data) }
+      deliver(on: handOff.queue) { block(data) }
     case .stream(let consumer):
       if consumer.fetcher(self, didReceiveStreamData: data) { pauseStreamTransfer() }
     }
-    if let received = result.received {
-      deliver(on: result.queue) { received(count, result.total) }
+    if let received = handOff.received {
+      let total = handOff.total
+      deliver(on: handOff.queue) { received(count, total) }
     }
-    if let download = result.download {
-      deliver(on: result.queue) { download(count, result.total, result.expected) }
+    if let download = handOff.download {
+      let (total, expected) = (handOff.total, handOff.expected)
+      deliver(on: handOff.queue) { download(count, total, expected) }
     }
     for monitor in allMonitors() { monitor.fetcher(self, didReceiveData: data) }
   }
@@ -449,17 +382,12 @@ extension SessionFetcher: SessionTaskHandler {
     }
   }
 
-  /// An attempt the fetcher failed itself (see `fail`): the task it let go of, if any.
-  private struct FailedAttempt {
-    var task: (any EngineTask)?
-  }
-
   /// Fails the attempt because the fetcher cannot go on with it (a download that cannot be written,
   /// a body past the in-memory limit, a continuation that does not continue), under the lock that
   /// decided it: the failure is recorded and the task let go of there, so that neither a timeout
   /// nor a later event of the task can take its place. ``endAttempt(_:)`` follows, after the lock.
   private func fail(_ storage: inout FetcherStorage, with error: any Error) -> FailedAttempt {
-    FailedAttempt(task: storage.lifecycle.cancelTask(.failed(error)).task)
+    storage.failExchange(with: error)
   }
 
   /// Ends an attempt ``fail(_:with:)`` failed: at once, as a timeout does. A test block's answer
@@ -468,6 +396,157 @@ extension SessionFetcher: SessionTaskHandler {
     guard let task = failure.task else { return }
     completeHop(error: nil)
     Self.letGo(task)
+  }
+}
+
+/// An attempt the fetcher failed itself (see `FetcherStorage.failExchange(with:)`): the task it
+/// let go of, if any.
+struct FailedAttempt {
+  var task: (any EngineTask)?
+}
+
+/// What the fetcher does with a chunk of the response body: decided under its lock by
+/// `FetcherStorage.bodyChunkArrived(_:from:bypassingGate:at:)`, performed after it by
+/// `SessionFetcher.receive(data:from:bypassingGate:)`.
+enum ChunkDelivery {
+  /// Not the exchange in flight's (a task let go of, a late chunk of a paused or failed exchange),
+  /// or no fetch: nothing.
+  case drop
+  /// Held back with the head for ``SessionFetcher/didReceiveResponseBlock``: nothing until it
+  /// decides.
+  case held
+  /// The body passed the in-memory limit: the exchange is failed and its task taken; end the attempt.
+  case fail(FailedAttempt)
+  /// Counted: hand it to its target, then to the progress blocks.
+  case deliver(ChunkHandOff)
+}
+
+/// Where a counted chunk goes, and who is told (see ``ChunkDelivery/deliver(_:)``).
+struct ChunkHandOff {
+  /// Where the chunk goes once counted.
+  enum Target {
+    /// Kept in memory already (or a file sink with no part file): nowhere else.
+    case none
+    /// Written to the download's part file, on the engine's thread.
+    case file(PartFile)
+    /// Handed to the accumulate block, on the callback queue.
+    case accumulate(@Sendable (Data?) -> Void)
+    /// Handed to the stream consumer, on the engine's thread.
+    case stream(any FetcherStreamConsumer)
+  }
+
+  /// The fetch's callback queue.
+  var queue: DispatchQueue
+  var target: Target
+  /// `receivedProgressBlock`: (bytes of this chunk, total).
+  var received: (@Sendable (Int64, Int64) -> Void)?
+  /// `downloadProgressBlock` of a download: (bytes of this chunk, total, expected).
+  var download: (@Sendable (Int64, Int64, Int64) -> Void)?
+  /// The body's length so far.
+  var total: Int64
+  /// Its announced length (-1: unknown, or passed).
+  var expected: Int64
+}
+
+/// A `sendProgressBlock` call, decided under the fetcher's lock by
+/// `FetcherStorage.bodyBytesSent(_:total:expected:from:)`.
+struct SendProgressDelivery {
+  /// The fetch's callback queue.
+  var queue: DispatchQueue
+  var block: @Sendable (Int64, Int64, Int64) -> Void
+  /// The body's length as the block is told it (-1: unknown).
+  var expected: Int64
+}
+
+extension FetcherStorage {
+  /// `task` sent `count` more bytes of the request body, `total` in all, of `expected` (as the
+  /// engine knows it: 0 or less when it does not): counts them, publishes the progress, and says
+  /// which block to tell, if any.
+  mutating func bodyBytesSent(_ count: Int64, total: Int64, expected: Int64, from task: any EngineTask)
+    -> SendProgressDelivery?
+  {
+    guard lifecycle.accepts(task), let plan else { return nil }
+    let exchange = lifecycle.current
+    exchange.lastActivity = Date()
+    timing.bytesSent += count
+    exchange.measure.bytesSent += count
+    // A stream body reports 0 expected bytes on Linux: use the declared length, else unknown.
+    let expected = expected > 0 ? expected : (plan.bodyLength ?? -1)
+    publish(
+      TransferProgress(
+        direction: .upload, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
+    guard let block = config.sendProgressBlock else { return nil }
+    return SendProgressDelivery(queue: plan.callbackQueue, block: block, expected: expected)
+  }
+
+  /// Fails the exchange in flight because the fetcher cannot go on with it: records the failure
+  /// and takes its task, so that neither a timeout nor a later event of the task can take its place.
+  mutating func failExchange(with error: any Error) -> FailedAttempt {
+    FailedAttempt(task: lifecycle.cancelTask(.failed(error)).task)
+  }
+
+  /// A chunk of the response body arrived from `task` (nil: a test block's answer) at `now`:
+  /// holds it back while the head waits for a decision (unless `bypassingGate`: the decision's own
+  /// replay of what was held), else counts it and says where it goes. The chunk's I/O (the part
+  /// file, the consumer, the blocks) is the caller's, after the lock.
+  mutating func bodyChunkArrived(
+    _ data: Data, from task: (any EngineTask)?, bypassingGate: Bool, at now: Date
+  ) -> ChunkDelivery {
+    guard lifecycle.accepts(task), let plan else { return .drop }
+    let exchange = lifecycle.current
+    if !bypassingGate, exchange.responseGate != nil {
+      exchange.responseGate?.held.append(data)
+      exchange.lastActivity = now
+      return .held
+    }
+    let sink: ResponseSink
+    let total: Int64
+    let expected: Int64
+    switch exchange.chunkReceived(data, at: now, inMemoryLimit: plan.maximumInMemoryBodyLength) {
+    case .drop:
+      // Bytes still arriving from a task cancelled for a pause come again with the continuation;
+      // the rest of a test block's answer after the fetcher failed it (past the in-memory limit,
+      // or an unwritable download) is dropped. A real task is let go of at once (`failExchange`).
+      return .drop
+    case .tooLarge(let limit):
+      countReceived(data.count, at: now)
+      return .fail(failExchange(with: SessionFetcherError.responseTooLarge(limit: limit)))
+    case .deliver(let chunkSink, let chunkTotal, let chunkExpected):
+      (sink, total, expected) = (chunkSink, chunkTotal, chunkExpected)
+    }
+    countReceived(data.count, at: now)
+    let count = Int64(data.count)
+    var target = ChunkHandOff.Target.none
+    var download: (@Sendable (Int64, Int64, Int64) -> Void)?
+    switch sink {
+    case .memory, .redirect:
+      break
+    case .accumulate:
+      accumulatedSinceResponse = true
+      if let block = config.accumulateDataBlock { target = .accumulate(block) }
+    case .file:
+      // Written after the lock, on the engine's thread: the engine hands one exchange's chunks
+      // over one at a time, so they reach the file in order.
+      if let partFile { target = .file(partFile) }
+      download = config.downloadProgressBlock
+      if stream.windowLength != nil { stream.deliveredBytes += count }
+    case .stream:
+      stream.deliveredBytes += count
+      if let consumer = stream.consumer?.consumer { target = .stream(consumer) }
+    }
+    publish(
+      TransferProgress(
+        direction: .download, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
+    return .deliver(
+      ChunkHandOff(
+        queue: plan.callbackQueue, target: target, received: config.receivedProgressBlock,
+        download: download, total: total, expected: expected))
+  }
+
+  /// The fetch's count of received body bytes, and the time of its first.
+  private mutating func countReceived(_ count: Int, at now: Date) {
+    if timing.firstByteDate == nil { timing.firstByteDate = now }
+    timing.bytesReceived += Int64(count)
   }
 }
 

@@ -34,7 +34,7 @@ extension SessionFetcher {
   /// it resumes), since the clock holds the fetcher until the check fires or is disarmed.
   func armTimeout(_ storage: inout FetcherStorage, after delay: TimeInterval) {
     Self.disarmTimeout(&storage)
-    guard storage.lifecycle.phase == .running, !storage.stream.isSuspended else { return }
+    guard storage.lifecycle.phase == .running, !storage.lifecycle.current.isSuspended else { return }
     storage.timeoutToken = Self.timeoutClock.arm(self, after: delay)
   }
 
@@ -60,8 +60,9 @@ extension SessionFetcher {
       guard storage.timeoutToken == token else { return nil }
       storage.timeoutToken = nil
       // A hop with its task, or one whose task is still being made.
-      guard let exchange = storage.lifecycle.running, exchange.task != nil || exchange.pendingHop != nil,
-        let plan = storage.plan, !storage.stream.isSuspended
+      guard storage.lifecycle.phase == .running, case let exchange = storage.lifecycle.current,
+        exchange.task != nil || exchange.pendingHop != nil,
+        let plan = storage.plan, !exchange.isSuspended
       else { return nil }
       let now = Date()
       let idleLeft = plan.idleTimeout - now.timeIntervalSince(exchange.lastActivity)

@@ -679,7 +679,7 @@ public final class SessionFetcher: @unchecked Sendable {
   public var downloadedLength: Int64 { storage.withLock { $0.lifecycle.exchange?.responseBodyLength ?? 0 } }
 
   /// When the fetch ran and how much it moved.
-  public var timing: FetchTiming { storage.withLock { $0.timing } }
+  public var timing: FetchTiming { storage.withLock { $0.reportedTiming } }
 
   /// The error the fetch ended with, once it ended (nil on success).
   public var error: (any Error)? { storage.withLock { $0.finalError } }
@@ -687,8 +687,10 @@ public final class SessionFetcher: @unchecked Sendable {
   /// A one-line account of where the fetch stands (lifecycle, task and its byte counts), for a test
   /// that gave up waiting to print.
   package var diagnosticSummary: String {
-    let (state, task, timing, hasPlan) = storage.withLock {
-      ($0.lifecycle.phase, $0.lifecycle.running?.task, $0.timing, $0.plan != nil)
+    let (state, task, timing, hasPlan) = storage.withLock { storage in
+      let phase = storage.lifecycle.phase
+      let task = phase == .running ? storage.lifecycle.current.task : nil
+      return (phase, task, storage.timing, storage.plan != nil)
     }
     var summary =
       "lifecycle \(state), plan \(hasPlan), retries \(timing.retryCount), sent \(timing.bytesSent)"

@@ -36,10 +36,6 @@ struct FetcherStreamState {
   var head: URLResponse?
   /// The current hop continues a paused transfer from `deliveredBytes`.
   var isContinuation = false
-  /// The consumer asked for a pause that could not be made (the response cannot be continued).
-  var pauseUnavailable = false
-  /// The task is suspended (``StreamPausing/Method/suspendTask``).
-  var isSuspended = false
   /// The length of the Range windows the body is asked for in (see ``StreamWindows``); nil when the
   /// fetch does not use windows (Apple platforms, not a GET, or the server's first answer).
   var windowLength: Int64?

@@ -24,9 +24,9 @@ extension SessionFetcher {
       case cancel(any EngineTask)
     }
     let pause: Pause = storage.withLock { storage in
-      guard storage.lifecycle.phase == .running, storage.lifecycle.current.sink == .stream,
-        storage.lifecycle.current.cancelReason == nil,
-        !storage.stream.isSuspended, let task = storage.lifecycle.current.task, let plan = storage.plan
+      guard storage.lifecycle.phase == .running, case let exchange = storage.lifecycle.current,
+        exchange.sink == .stream, exchange.cancelReason == nil, !exchange.isSuspended,
+        let task = exchange.task, let plan = storage.plan
       else { return .none }
       let suspends: Bool
       switch plan.pausing {
@@ -44,12 +44,11 @@ extension SessionFetcher {
         } else if plan.pausing == .continueWithRangeElseSuspendTask {
           suspends = true
         } else {
-          storage.stream.pauseUnavailable = true
           return .none
         }
       }
       if suspends {
-        storage.stream.isSuspended = true
+        exchange.isSuspended = true
       } else {
         // Detached at once: whatever the cancelled task still delivers is not current any more
         // (the continuation asks for those bytes again). The task is `task`, cancelled below.
@@ -77,8 +76,8 @@ extension SessionFetcher {
     let resume: Resume = storage.withLock { storage in
       guard storage.lifecycle.phase == .running, let plan = storage.plan else { return .none }
       storage.lifecycle.current.lastActivity = Date()
-      if storage.stream.isSuspended {
-        storage.stream.isSuspended = false
+      if storage.lifecycle.current.isSuspended {
+        storage.lifecycle.current.isSuspended = false
         guard let task = storage.lifecycle.current.task else { return .none }
         return .task(task, min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }

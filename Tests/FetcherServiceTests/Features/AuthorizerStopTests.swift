@@ -6,11 +6,9 @@ import Testing
 
 /// Adds a bearer token, running `work` (with the fetcher being authorized) first and recording
 /// each call; throws ``Refusal`` when `fails`.
-private final class ScriptedAuthorizer: FetcherAuthorizer, @unchecked Sendable {
-  // `@unchecked Sendable`: `fetcher` is only touched under `lock`; the rest is fixed or locks.
+private final class ScriptedAuthorizer: FetcherAuthorizer, Sendable {
   struct Refusal: Error {}
-  private let lock = NSLock()
-  private weak var fetcher: SessionFetcher?
+  private let fetcher = WeakReference<SessionFetcher>()
   let calls = Recorder<Bool>()
   let fails: Bool
   let work: @Sendable (SessionFetcher?) -> Void
@@ -21,13 +19,13 @@ private final class ScriptedAuthorizer: FetcherAuthorizer, @unchecked Sendable {
   }
 
   func attach(to fetcher: SessionFetcher) {
-    lock.withLock { self.fetcher = fetcher }
+    self.fetcher.object = fetcher
     fetcher.authorizer = self
   }
 
   func authorizeRequest(_ request: URLRequest) async throws -> URLRequest {
     calls.append(true)
-    work(lock.withLock { fetcher })
+    work(fetcher.object)
     if fails { throw Refusal() }
     var request = request
     request.setValue("Bearer token", forHTTPHeaderField: "Authorization")

@@ -107,8 +107,8 @@ struct FetcherLifecycleTests {
   static func cancelAnswer(_ action: FetcherLifecycle.CancelAction, _ m: FetcherLifecycle) -> String {
     switch action {
     case .letGo(let task):
-      let reason = m.running?.cancelReason.map { "\($0)" } ?? "nil"
-      return "letGo \(task === Self.task), left \(m.running?.task == nil), reason \(reason)"
+      let reason = m.current.cancelReason.map { "\($0)" } ?? "nil"
+      return "letGo \(task === Self.task), left \(m.current.task == nil), reason \(reason)"
     case .ignore: return "ignore"
     }
   }
@@ -376,7 +376,7 @@ struct FetcherLifecycleTests {
   func leavingRunningKeepsTheLastExchange(_ event: Event) {
     var m = Self.machine(in: .running)
     _ = Self.fire(event, &m)
-    #expect(m.running == nil)
+    #expect(m.phase != .running)
     #expect(m.exchange?.hop == 7 && m.exchange?.responseBodyLength == 7)
     switch event {
     case .finish, .stop:
@@ -385,6 +385,22 @@ struct FetcherLifecycleTests {
     default:
       #expect(m.exchange?.task === Self.task)
     }
+  }
+
+  /// A finish marks the exchange stopped only when it still had a task: one whose task ended by
+  /// itself keeps the reason it had (none, for a success; a timeout's).
+  @Test(arguments: [nil, CancelReason.timedOut])
+  func finishingAfterTheTaskEndedKeepsItsReason(_ reason: CancelReason?) {
+    var m = Self.machine(in: .running)
+    m.current.cancelReason = reason
+    let completed = m.taskCompleted(Self.task)
+    #expect(completed)
+    guard case .deliver(let finish) = m.finish() else {
+      Issue.record("a running fetch finishes")
+      return
+    }
+    #expect(finish.task == nil)
+    #expect(m.exchange?.cancelReason.map { "\($0)" } == reason.map { "\($0)" })
   }
 
   @Test func retriesPairEveryStartedWithOneStopped() {
@@ -498,5 +514,64 @@ struct ExchangeChunkTests {
     #expect(exchange.responseBodyLength == Int64(row.kept + (row.counted ? row.chunk : 0)))
     #expect(exchange.receivedPartialBody == row.counted)
     #expect(exchange.measure.bytesReceived == (row.counted ? Int64(row.chunk) : 0))
+  }
+}
+
+@Suite("Exchange: ending its task")
+struct ExchangeEndTaskTests {
+  /// One row: an exchange with a task or none and a cancel reason (`had`) ends its task for
+  /// `reason`; `left` is the reason afterwards.
+  struct Row: Sendable, CustomTestStringConvertible {
+    var hasTask: Bool
+    var had: String?
+    var reason: String?
+    var left: String?
+
+    var testDescription: String {
+      "task \(hasTask), had \(had ?? "none"), ends for \(reason ?? "none")"
+    }
+  }
+
+  static let rows: [Row] = [true, false].flatMap { hasTask in
+    [
+      Row(hasTask: hasTask, had: nil, reason: "stopped", left: "stopped"),
+      Row(hasTask: hasTask, had: nil, reason: "timedOut", left: "timedOut"),
+      Row(hasTask: hasTask, had: nil, reason: nil, left: nil),
+      Row(hasTask: hasTask, had: "timedOut", reason: nil, left: "timedOut"),
+      Row(hasTask: hasTask, had: "timedOut", reason: "stopped", left: "stopped"),
+      Row(hasTask: hasTask, had: "pausedForBackpressure", reason: "failed", left: "failed"),
+    ]
+  }
+
+  static func reason(_ name: String?) -> CancelReason? {
+    switch name {
+    case "stopped"?: return .stopped
+    case "timedOut"?: return .timedOut
+    case "pausedForBackpressure"?: return .pausedForBackpressure
+    case "failed"?: return .failed(URLError(.unknown))
+    default: return nil
+    }
+  }
+
+  static func name(_ reason: CancelReason?) -> String? {
+    switch reason {
+    case .stopped?: return "stopped"
+    case .timedOut?: return "timedOut"
+    case .pausedForBackpressure?: return "pausedForBackpressure"
+    case .failed?: return "failed"
+    case nil: return nil
+    }
+  }
+
+  @Test(arguments: rows)
+  func endTask(_ row: Row) {
+    let exchange = Exchange()
+    let task = LifecycleInertTask()
+    if row.hasTask { exchange.task = task }
+    exchange.cancelReason = Self.reason(row.had)
+    let ended = exchange.endTask(Self.reason(row.reason))
+    #expect(row.hasTask ? ended === task : ended == nil)
+    #expect(exchange.task == nil)
+    #expect(Self.name(exchange.cancelReason) == row.left)
   }
 }

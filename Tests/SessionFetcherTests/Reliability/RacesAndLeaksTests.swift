@@ -8,13 +8,13 @@ import Testing
 final class WeakFetchers: @unchecked Sendable {
   // `@unchecked Sendable`: `references` is only touched under `lock`.
   private let lock = NSLock()
-  private var references: [() -> SessionFetcher?] = []
+  private var references: [WeakReference<SessionFetcher>] = []
   /// Kept until notifications are counted: a freed fetcher's address (its ObjectIdentifier) may be
   /// reused by another suite's fetcher, whose notifications would then be counted too.
   private var strong: [SessionFetcher] = []
 
   func add(_ fetcher: SessionFetcher) {
-    let reference = { [weak fetcher] in fetcher }
+    let reference = WeakReference(fetcher)
     lock.lock()
     references.append(reference)
     strong.append(fetcher)
@@ -45,7 +45,7 @@ final class WeakFetchers: @unchecked Sendable {
     lock.lock()
     let all = references
     lock.unlock()
-    return all.reduce(0) { $0 + ($1() == nil ? 0 : 1) }
+    return all.reduce(0) { $0 + ($1.object == nil ? 0 : 1) }
   }
 }
 
