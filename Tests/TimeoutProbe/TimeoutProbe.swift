@@ -14,6 +14,7 @@ import SessionFetcher
 ///     timeout-probe redirect-cancel        (see `RedirectCancel`)
 ///     timeout-probe begin-while-held       (see `BeginWhileHeld`)
 ///     timeout-probe begin-cost [COUNT]     (see `BeginCost`: a measurement)
+///     timeout-probe stream-pause [TIMEOUT SLEEP]   (see `StreamPause`)
 ///
 /// A GET that gets no answer, with a 5 s timeout, goes on the wire; then an upload whose body
 /// stream's first read waits until released. The probe prints one line,
@@ -25,6 +26,9 @@ enum TimeoutProbe {
     switch CommandLine.arguments.dropFirst().first {
     case "redirect-cancel": RedirectCancel.run()
     case "begin-while-held": BeginWhileHeld.run()
+    case "stream-pause":
+      let numbers = CommandLine.arguments.dropFirst(2).compactMap { TimeInterval($0) }
+      StreamPause.run(timeout: numbers.first ?? 60, sleep: numbers.dropFirst().first ?? 0)
     case "begin-cost":
       BeginCost.run(count: CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 10_000)
     default: break

@@ -325,7 +325,7 @@ extension SessionFetcher: SessionTaskHandler {
     case .accumulate(let block):
       deliver(on: handOff.queue) { block(data) }
     case .stream(let consumer):
-      if consumer.fetcher(self, didReceiveStreamData: data) { pauseStreamTransfer() }
+      if consumer.fetcher(self, didReceiveStreamData: data) { pauseStreamTransfer(for: consumer) }
     }
     if let received = handOff.received {
       let total = handOff.total

@@ -12,6 +12,10 @@ package protocol FetcherStreamConsumer: AnyObject, Sendable {
   /// the transfer should pause; the consumer then calls ``SessionFetcher/resumeStreamTransfer()``
   /// once it has drained.
   func fetcher(_ fetcher: SessionFetcher, didReceiveStreamData data: Data) -> Bool
+  /// Whether the pause asked for by ``fetcher(_:didReceiveStreamData:)`` is still wanted: the
+  /// fetcher asks under its lock when it makes the pause, because the consumer may have drained
+  /// (and called ``SessionFetcher/resumeStreamTransfer()``, finding nothing paused yet) in between.
+  var wantsTransferPaused: Bool { get }
   /// A Range window ended and more of the body remains (see ``StreamWindows``). Returns true when
   /// the buffer is at or below its low-water mark: the fetcher then asks for the next window at
   /// once. Otherwise the consumer calls ``SessionFetcher/resumeStreamTransfer()`` once it has

@@ -16,17 +16,19 @@ extension SessionFetcher {
     }
   }
 
-  /// The consumer's buffer is full: stop reading from the network (see ``StreamPausing``).
-  func pauseStreamTransfer() {
+  /// `consumer`'s buffer is full: stop reading from the network (see ``StreamPausing``), unless the
+  /// consumer has drained meanwhile (its resume then found nothing paused: a pause made now would
+  /// never end).
+  func pauseStreamTransfer(for consumer: any FetcherStreamConsumer) {
     enum Pause {
       case none
-      case suspend(any EngineTask)
+      case suspended
       case cancel(any EngineTask)
     }
     let pause: Pause = storage.withLock { storage in
       guard storage.lifecycle.phase == .running, case let exchange = storage.lifecycle.current,
         exchange.sink == .stream, exchange.cancelReason == nil, !exchange.isSuspended,
-        let task = exchange.task, let plan = storage.plan
+        let task = exchange.task, let plan = storage.plan, consumer.wantsTransferPaused
       else { return .none }
       let suspends: Bool
       switch plan.pausing {
@@ -56,11 +58,14 @@ extension SessionFetcher {
       }
       // A paused transfer is not idle: its timeout starts again when it resumes.
       Self.disarmTimeout(&storage)
-      return suspends ? .suspend(task) : .cancel(task)
+      guard suspends else { return .cancel(task) }
+      // Asked under the lock (it returns at once on every engine): a resume decided right after
+      // this one must reach the engine after it, or the transfer would stay paused for good.
+      task.suspend()
+      return .suspended
     }
     switch pause {
-    case .none: break
-    case .suspend(let task): task.suspend()
+    case .none, .suspended: break
     case .cancel(let task): Self.letGo(task)
     }
   }
@@ -70,7 +75,7 @@ extension SessionFetcher {
   package func resumeStreamTransfer() {
     enum Resume {
       case none
-      case task(any EngineTask, TimeInterval)
+      case resumed(TimeInterval)
       case continuation(URLRequest)
     }
     let resume: Resume = storage.withLock { storage in
@@ -79,7 +84,9 @@ extension SessionFetcher {
       if storage.lifecycle.current.isSuspended {
         storage.lifecycle.current.isSuspended = false
         guard let task = storage.lifecycle.current.task else { return .none }
-        return .task(task, min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
+        // Under the lock, after the suspension it ends (see `pauseStreamTransfer(for:)`).
+        task.resume()
+        return .resumed(min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }
       // A pause, or the end of a Range window (see ``StreamWindows``).
       guard case .pausedForBackpressure? = storage.lifecycle.current.cancelReason,
@@ -99,9 +106,8 @@ extension SessionFetcher {
     switch resume {
     case .none:
       break
-    case .task(let task, let timeout):
+    case .resumed(let timeout):
       scheduleTimeout(after: timeout)
-      task.resume()
     case .continuation(let request):
       sendHop(request, body: .none)
     }

@@ -74,6 +74,8 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
     return pause
   }
 
+  var wantsTransferPaused: Bool { state.withLock { $0.isPauseRequested && !$0.isConsumerGone } }
+
   func fetcherShouldRequestNextWindow(_ fetcher: SessionFetcher) -> Bool {
     state.withLock { state in
       guard !state.isConsumerGone, state.ending == nil else { return false }

@@ -122,7 +122,9 @@ struct ChallengeBlockTests {
     let server = try TestServer()
     defer { server.stop() }
     var request = URLRequest(url: server.url("/basic-auth/user/pa55"))
-    request.timeoutInterval = 2
+    // Long enough for the request to reach the server first on a busy two-core machine, where the
+    // URLSession engine's shared work queue can hold a new request for a second or two.
+    request.timeoutInterval = 5
     let fetcher = SessionFetcher(request: request)
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = makeCallbackQueue()

@@ -181,10 +181,18 @@ struct DownloadResumeTests {
     first.beginFetch { _, _ in }
     #expect(await eventually(timeout: 30) { first.partFileResumeData != nil })
     let token = try #require(first.partFileResumeData)
-    #expect(await eventually(timeout: 30) { first.downloadedLength == Int64(total / 2) })
-    // Listed once bytes are in it: the token names the part file before it is created (after the
-    // fetcher's lock), and Foundation creates a file through a temporary one.
-    let partFile = folder.appendingPathComponent(try #require(DownloadTests.contents(folder).first))
+    // The part file (named `.NAME.UUID.part`), once the half body is written to it: the token names
+    // it before it is created, the fetcher counts bytes before it writes them (after its lock), and
+    // Foundation creates a file through a temporary one beside it.
+    func partFileName() -> String? { DownloadTests.contents(folder).first { $0.hasSuffix(".part") } }
+    func partFileLength() -> Int? {
+      partFileName().flatMap {
+        try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent($0).path)[.size]
+          as? Int
+      }
+    }
+    #expect(await eventually(timeout: 30) { partFileLength() == total / 2 })
+    let partFile = folder.appendingPathComponent(try #require(partFileName()))
     // The crash: the part file stays as it is, nothing else happens to it.
     let kept = try Data(contentsOf: partFile)
     first.stopFetching()

@@ -47,7 +47,7 @@ struct TimeoutTests {
   /// Holds the engine's event thread in every response head for 4.5 s.
   final class SlowHeads: FetcherEventMonitor, @unchecked Sendable {
     func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {
-      Thread.sleep(forTimeInterval: 4.5)
+      Thread.sleep(forTimeInterval: 7.5)
     }
   }
 
@@ -192,9 +192,10 @@ struct TimeoutTests {
     defer { server.stop() }
     let session = FetcherSession(configuration: nil, engine: .default)
     defer { session.invalidateAndCancel() }
-    // The head has 3 s to arrive (a loaded machine), and the timeout comes due 1.5 s before the
-    // monitor lets go of it.
-    let fetcher = Self.fetcher(server, "/bytes/100000", session: session, timeout: 3)
+    // The head has 6 s to arrive (a loaded machine: the URLSession engine's shared work queue can
+    // hold a new request for seconds), and the timeout comes due 1.5 s before the monitor lets go
+    // of it.
+    let fetcher = Self.fetcher(server, "/bytes/100000", session: session, timeout: 6)
     fetcher.maximumResponseBodyLength = 1000
     fetcher.eventMonitors = [SlowHeads()]
     let result = await fetcher.fetchResult(timeout: 30)
