@@ -2,6 +2,15 @@ import Foundation
 
 /// The URLSession callbacks of the current task, and the stubbed equivalent for test blocks.
 extension SessionFetcher: SessionTaskHandler {
+  /// The engine started the exchange only now (its task waited in the engine's queue): the idle
+  /// timeout counts from here.
+  package func taskDidStart(_ task: any EngineTask) {
+    storage.withLock { storage in
+      guard accepts(task, storage) else { return }
+      storage.lifecycle.current.lastActivity = Date()
+    }
+  }
+
   /// Whether an event of `task` (nil: a test block's answer) belongs to the current attempt. Checked
   /// under the same lock as the event's effect: a task that a timeout or a pause has let go of may
   /// still be reporting, and none of its bytes may reach the next attempt's part file.

@@ -27,4 +27,13 @@ package protocol SessionTaskHandler: AnyObject, Sendable {
   /// A new stream of the body, for an engine that must send it again within the same exchange.
   func taskNeedsNewBodyStream(_ task: any EngineTask) -> InputStream?
   func task(_ task: any EngineTask, didCompleteWithError error: Error?)
+  /// The engine has started the exchange: an engine that makes its tasks on a queue that can fall
+  /// behind (the URLSession engine: FoundationNetworking's work queue, shared by the process) says
+  /// when the request really left, so that the time it waited there is not counted as idle.
+  func taskDidStart(_ task: any EngineTask)
+}
+
+extension SessionTaskHandler {
+  /// Nothing by default.
+  package func taskDidStart(_ task: any EngineTask) {}
 }

@@ -49,6 +49,12 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
 
   package var handlerCount: Int { handlers.withLock { $0.count } }
 
+  /// `task` was resumed on the engine's task queue: its handler hears that its exchange started.
+  func taskDidStart(_ task: URLSessionTask) {
+    guard let registration = registration(for: task) else { return }
+    registration.handler.taskDidStart(registration.task)
+  }
+
   /// How many of this session's tasks ended having moved at least ``ArenaTrim/largeBodyLength``
   /// bytes and so asked ``ArenaTrim`` for a trim (none where the allocator cannot be trimmed).
   /// Counted before the task's handler hears that it ended.

@@ -86,6 +86,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
         break
       case .start(let task):
         task.resume()
+        self.dispatcher?.taskDidStart(task)
       case .continueReading(let task, let session):
         #if canImport(FoundationNetworking)
           ReceivePause.resume(task, in: session)
