@@ -73,6 +73,33 @@ struct BeginWithoutWaitingTests {
     #expect(await after.fetchResult().data == TestServer.patternBytes(count: 10))
   }
 
+  /// The idle timeout counts from when the engine really started the request: a fetch whose task
+  /// waited 3 s in the engine's queue (on the URLSession engine the queue where its task is made,
+  /// which waits for FoundationNetworking's shared work queue; held here), with a 4 s timeout and
+  /// an answer 2 s after the request, succeeds. Counted from `beginFetch`, it timed out at 4 s,
+  /// before the answer came at 5 s.
+  @Test(.enabled(if: FetcherEngine.default == .urlSession))
+  func theIdleTimeoutCountsFromWhenTheRequestStarted() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let session = FetcherSession(configuration: nil, engine: .default)
+    defer { session.invalidateAndCancel() }
+    let release = try Self.holdTheEnginesQueue(of: session)
+    var request = URLRequest(url: server.url("/delay/2"))
+    request.timeoutInterval = 4
+    let fetcher = SessionFetcher(request: request)
+    fetcher.allowLocalhostRequest = true
+    fetcher.callbackQueue = makeCallbackQueue()
+    fetcher.sessionProvider = { session }
+    let result = Recorder<FetchResult>()
+    fetcher.beginFetch { data, error in result.append(FetchResult(data: data, error: error)) }
+    try await Task.sleep(nanoseconds: 3_000_000_000)
+    await offThePool { release() }
+    #expect(await eventually(timeout: 30) { result.count == 1 }, "\(fetcher.diagnosticSummary)")
+    #expect(result.values.first?.error == nil, "\(String(describing: result.values.first?.error))")
+    #expect(server.requestCount(path: "/delay/2") == 1)
+  }
+
   /// A session invalidated with its tasks cancelled right after a fetch on it began (on the
   /// URLSession engine, before the fetch's task is made): no crash, and the fetch ends with an
   /// error, never hanging.
