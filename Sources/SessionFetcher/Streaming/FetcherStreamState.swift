@@ -51,6 +51,14 @@ struct FetcherStreamState {
   var validator: String?
 
   var isStreaming: Bool { consumer != nil }
+
+  /// The `If-Range` value that continues this stream after a pause (the windows' validator, else
+  /// the head's, see ``StreamPausing/continuationValidator(method:response:)``); nil when the
+  /// response cannot be continued with a Range request.
+  func continuationValidator(method: String?) -> String? {
+    guard let head else { return nil }
+    return validator ?? StreamPausing.continuationValidator(method: method ?? "GET", response: head)
+  }
 }
 
 /// How a transfer whose consumer is too slow is paused (each engine says which, see

@@ -35,12 +35,7 @@ extension SessionFetcher {
       case .suspendTask:
         suspends = true
       case .continueWithRange, .continueWithRangeElseSuspendTask:
-        let continuable =
-          storage.stream.head.flatMap {
-            storage.stream.validator
-              ?? StreamPausing.continuationValidator(
-                method: plan.baseRequest.httpMethod ?? "GET", response: $0)
-          } != nil
+        let continuable = storage.stream.continuationValidator(method: plan.baseRequest.httpMethod) != nil
         if continuable {
           suspends = false
         } else if plan.pausing == .continueWithRangeElseSuspendTask {
@@ -91,9 +86,7 @@ extension SessionFetcher {
       // A pause, or the end of a Range window (see ``StreamWindows``).
       guard case .pausedForBackpressure? = storage.lifecycle.current.cancelReason,
         let hop = storage.lifecycle.current.hopRequest,
-        let head = storage.stream.head,
-        let validator = storage.stream.validator
-          ?? StreamPausing.continuationValidator(method: plan.baseRequest.httpMethod ?? "GET", response: head)
+        let validator = storage.stream.continuationValidator(method: plan.baseRequest.httpMethod)
       else { return .none }
       // Once only: a second call finds nothing paused.
       storage.lifecycle.current.cancelReason = nil

@@ -88,12 +88,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
         task.resume()
         self.dispatcher?.taskDidStart(task)
       case .continueReading(let task, let session):
-        #if canImport(FoundationNetworking)
-          ReceivePause.resume(task, in: session)
-        #else
-          _ = session
-          task.resume()
-        #endif
+        Self.setReading(task, in: session, paused: false)
       }
     }
   }
@@ -111,13 +106,19 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
         return (task, session)
       }
       guard let (task, session) = running else { return }
-      #if canImport(FoundationNetworking)
-        ReceivePause.pause(task, in: session)
-      #else
-        _ = session
-        task.suspend()
-      #endif
+      Self.setReading(task, in: session, paused: true)
     }
+  }
+
+  /// Pauses or goes on reading `task`'s response: on Linux through libcurl (see `ReceivePause`),
+  /// elsewhere with `URLSessionTask.suspend()` / `resume()`. On the engine's queue.
+  private static func setReading(_ task: URLSessionTask, in session: URLSession, paused: Bool) {
+    #if canImport(FoundationNetworking)
+      if paused { ReceivePause.pause(task, in: session) } else { ReceivePause.resume(task, in: session) }
+    #else
+      _ = session
+      if paused { task.suspend() } else { task.resume() }
+    #endif
   }
 
   /// Same as ``letGo()``: a task the library cancels is marked in the redirect gate first.
