@@ -67,6 +67,9 @@ port="$(free_port "$port")"
 tls_port="$(free_port $((port + 1)))"
 h2_port="$(free_port $((tls_port + 1)))"
 user_line=""
+# The scaling rows' 16 hosts are 127.0.0.1 to 127.0.0.16 (all loopback on Linux), one server.
+extra_listens=""
+for host in $(seq 2 16); do extra_listens+="        listen 127.0.0.$host:$port;"$'\n'; done
 if [ "$(id -u)" -eq 0 ]; then user_line="user root root;"; fi
 cat > "$work/nginx/nginx.conf" <<CONF
 $user_line
@@ -89,6 +92,7 @@ http {
     scgi_temp_path $work/nginx/tmp/scgi;
     server {
         listen 127.0.0.1:$port;
+$extra_listens
         server_name localhost;
         root $work/www;
         location / { }
@@ -108,6 +112,11 @@ http {
         ssl_session_cache shared:TLS:10m;
         root $work/www;
         location / { }
+        location /upload/ {
+            client_max_body_size 0;
+            dav_methods PUT;
+            create_full_put_path on;
+        }
     }
 }
 CONF

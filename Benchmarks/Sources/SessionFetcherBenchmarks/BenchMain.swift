@@ -22,6 +22,8 @@ enum BenchMain {
         try runStartCost(client: client, options: options)
       case ("child", "bulk", let client?):
         try runBulk(client: client, options: options)
+      case ("child", "memory", let client?):
+        try runMemory(client: client, options: options)
       case ("child", "mime", let workload?):
         try runMIME(client: workload, options: options)
       default:

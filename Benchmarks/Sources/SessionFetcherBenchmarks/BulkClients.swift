@@ -216,7 +216,7 @@ func runBulk(client: String, options: Options) throws {
     outcome.bytes = fileSize(bigFile)
     session.finishTasksAndInvalidate()
   case "fetcher-upload-file":
-    let fetcher = benchFetcher(putRequest)
+    let fetcher = benchFetcher(putRequest, tlsSettings: options.benchTLSSettings)
     fetcher.bodyFileURL = bigFile
     outcome = try fetchAndWait(fetcher) { fileSize(bigFile) }
   case "fetcher-upload-file-chunked":

@@ -66,6 +66,8 @@ struct Workload {
     case requests(inflight: Int)
     case transfer
     case mime
+    /// What a service, a fetcher and a fetcher in flight hold (`child memory`): its own table.
+    case memory
   }
 
   var name: String
@@ -194,6 +196,45 @@ struct Driver {
             ),
           ]))
     }
+    if options.only.contains("scaling") {
+      // Growth with load: the engine keeps its own per-host connection limit (4 on Linux), and
+      // AsyncHTTPClient its default (8 per host); more requests per run, so the p99 is not the ramp.
+      for inflight in [64, 256] {
+        for hosts in [1, 16] {
+          func scaled(_ client: String) -> BenchCase.Kind {
+            var arguments = ["small", client, "--inflight", "\(inflight)", "--hosts", "\(hosts)"]
+            arguments += ["--count", "\(max(options.count, 20 * inflight))"]
+            if client == "ahc" { arguments += ["--connections", "8"] }
+            return .child(arguments)
+          }
+          result.append(
+            Workload(
+              name: "scaling: small GET, \(inflight) in flight, \(hosts == 1 ? "1 host" : "\(hosts) hosts")",
+              unit: .requests(inflight: inflight),
+              cases: [
+                BenchCase(label: "SessionFetcher, URLSession engine", kind: scaled("fetcher")),
+                .libcurl("SessionFetcher, libcurl engine", scaled("fetcher")),
+                BenchCase(label: "AsyncHTTPClient", kind: scaled("ahc")),
+              ],
+              ratios: [
+                (
+                  "ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher, libcurl engine",
+                  "AsyncHTTPClient"
+                )
+              ]))
+        }
+      }
+    }
+    if options.only.contains("memory") {
+      result.append(
+        Workload(
+          name: "memory held", unit: .memory,
+          cases: [
+            BenchCase(label: "FetcherService, URLSession engine", kind: .child(["memory", "service"])),
+            .libcurl("FetcherService, libcurl engine", .child(["memory", "service"])),
+            BenchCase(label: "AsyncHTTPClient", kind: .child(["memory", "ahc"])),
+          ]))
+    }
     if options.only.contains("download") {
       result.append(
         Workload(
@@ -305,6 +346,29 @@ struct Driver {
       }
       result.append(
         Workload(
+          name: "upload (PUT) over TLS, HTTP/1.1", unit: .transfer,
+          cases: [
+            BenchCase(
+              label: "SessionFetcher bodyFileURL, URLSession engine",
+              kind: .child(["bulk", "fetcher-upload-file"])
+            ),
+            .libcurl("SessionFetcher bodyFileURL, libcurl engine", .child(["bulk", "fetcher-upload-file"])),
+            BenchCase(label: "AsyncHTTPClient, file stream", kind: .child(["bulk", "ahc-upload-file"])),
+            BenchCase(label: "curl -T", kind: .curlUpload),
+          ].map { $0.over("tls") },
+          ratios: [
+            (
+              "ratio libcurl engine ÷ URLSession engine", "SessionFetcher bodyFileURL, libcurl engine",
+              "SessionFetcher bodyFileURL, URLSession engine"
+            ),
+            (
+              "ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher bodyFileURL, libcurl engine",
+              "AsyncHTTPClient, file stream"
+            ),
+            ("ratio libcurl engine ÷ curl", "SessionFetcher bodyFileURL, libcurl engine", "curl -T"),
+          ]))
+      result.append(
+        Workload(
           name: "download to file over TLS, HTTP/1.1", unit: .transfer,
           cases: [
             BenchCase(
@@ -365,7 +429,8 @@ struct Driver {
     let cacert = options.via != "plain" ? ["--cacert", options.caFile?.path ?? ""] : []
     switch benchCase.kind {
     case .child(let arguments):
-      command = [executable, "child"] + arguments + options.childArguments + ["--via", options.via]
+      // The case's own arguments last: they override the run's (`--count` of the scaling rows).
+      command = [executable, "child"] + options.childArguments + arguments + ["--via", options.via]
     case .curlSmall(let parallel):
       let config = scratch.appendingPathComponent("curl-\(options.via)-\(options.count).cfg")
       writeCurlConfig(config, count: options.count, base: options.viaBase)

@@ -22,12 +22,17 @@ struct Options {
   var count = 2000
   /// Small GETs in flight (child runs).
   var inflight = 1
+  /// Hosts a small-GET child run spreads its requests over, in turn: 127.0.0.1, 127.0.0.2, … (the
+  /// scaling rows; nginx listens on the first 16).
+  var hosts = 1
+  /// AsyncHTTPClient's connections per host in a small-GET child run; 0: `max(inflight, 6)`.
+  var connections = 0
   /// Rounds of every workload; the clients alternate inside each round.
   var rounds = 3
   /// HTTPLogging mode of a small-GET child run: off, files, memory.
   var logging = "off"
-  /// Workload groups the driver runs: small, start, download, upload, mime, tls.
-  var only: Set<String> = ["small", "start", "download", "upload", "mime", "tls"]
+  /// Workload groups the driver runs: small, start, scaling, memory, download, upload, mime, tls.
+  var only: Set<String> = ["small", "start", "scaling", "memory", "download", "upload", "mime", "tls"]
   /// The size of `big.bin`.
   var bigSize: Int64 = 1 << 30
   /// The size of the MIME document generated and parsed.
@@ -38,15 +43,17 @@ struct Options {
   var positional: [String] = []
 
   static let usage = """
-    usage: fetcher-bench all [--quick] [--rounds N] [--count N] [--only small,start,download,upload,mime,tls]
+    usage: fetcher-bench all [--quick] [--rounds N] [--count N]
+                             [--only small,start,scaling,memory,download,upload,mime,tls]
                              [--base URL] [--tls-base URL --h2-base URL --ca FILE --ca-bundle FILE]
                              [--work DIR] [--big-size BYTES] [--mime-size BYTES]
            fetcher-bench child small (raw|fetcher|fetcher-quiet|service|ahc) [--inflight N] [--count N]
-                             [--logging off|files|memory] [--via plain|tls|h2]
+                             [--logging off|files|memory] [--via plain|tls|h2] [--hosts N] [--connections N]
            fetcher-bench child start (service|ahc) [--inflight N] [--count N] [--via plain|tls|h2]
            fetcher-bench child bulk (raw-download|raw-download-datatask|fetcher-download|ahc-download|raw-upload-file|raw-upload-file-stream|
                              raw-upload-mime|fetcher-upload-file|fetcher-upload-file-chunked|fetcher-upload-mime|
                              ahc-upload-file)
+           fetcher-bench child memory (service|ahc)
            fetcher-bench child mime (generate-stream|generate-data|parse)
     """
 
@@ -70,6 +77,10 @@ struct Options {
       case "--rounds": rounds = try number(argument)
       case "--count": count = try number(argument)
       case "--inflight": inflight = try number(argument)
+      case "--hosts":
+        hosts = try number(argument)
+        guard hosts <= 254 else { throw BenchmarkError("--hosts takes 1 to 254") }
+      case "--connections": connections = try number(argument)
       case "--logging": logging = try value(argument)
       case "--only": only = Set(try value(argument).split(separator: ",").map(String.init))
       case "--big-size": bigSize = Int64(try number(argument))
@@ -112,6 +123,16 @@ struct Options {
 
   /// Whether the TLS servers were given (`run.sh` gives them).
   var hasTLS: Bool { tlsBase != nil && h2Base != nil && caFile != nil }
+
+  /// `path` on each of the `hosts` loopback hosts of the server `via` names: 127.0.0.1, 127.0.0.2, …
+  func urls(_ path: String) -> [URL] {
+    (1...hosts).map { index in
+      var components = URLComponents(
+        url: viaBase.appendingPathComponent(path), resolvingAgainstBaseURL: false)
+      if hosts > 1 { components?.host = "127.0.0.\(index)" }
+      return components?.url ?? viaBase.appendingPathComponent(path)
+    }
+  }
 
   /// The base URL of the server `via` names.
   var viaBase: URL {

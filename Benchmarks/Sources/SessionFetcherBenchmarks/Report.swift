@@ -25,6 +25,7 @@ struct Report {
         + "| Context switches per op | TCP connections |")
     lines.append("|---|---|---:|---:|---:|---:|---:|---:|")
     for (workload, records) in sections {
+      if case .memory = workload.unit { continue }
       for benchCase in workload.cases {
         lines.append(row(workload, benchCase.label, records[benchCase.label] ?? []))
       }
@@ -32,7 +33,43 @@ struct Report {
         lines.append(ratioRow(workload, label, records[numerator] ?? [], records[denominator] ?? []))
       }
     }
+    for (workload, records) in sections {
+      guard case .memory = workload.unit else { continue }
+      lines.append("")
+      lines.append(contentsOf: memoryTable(workload, records))
+    }
     return lines.joined(separator: "\n")
+  }
+
+  /// The `child memory` runs: resident bytes after `malloc_trim(0)`, against the run's baseline.
+  private func memoryTable(_ workload: Workload, _ records: [String: [RunRecord]]) -> [String] {
+    var lines = [
+      "Memory held (`child memory`; resident bytes after `malloc_trim(0)`, against the same process "
+        + "before; median and min–max over the rounds):",
+      "",
+      "| Client | per idle service (KiB) | after 10,000 fetchers made and dropped (MiB) "
+        + "| per fetch in flight (KiB) | after those fetches stopped (MiB) | Peak RSS (MiB) |",
+      "|---|---:|---:|---:|---:|---:|",
+    ]
+    for benchCase in workload.cases {
+      let runs = records[benchCase.label] ?? []
+      let succeeded = runs.filter { $0.failure == nil }
+      func cell(_ key: String, _ divisor: Double, digits: Int) -> String {
+        summary(succeeded.compactMap { $0.number(key).map { $0 / divisor } }, digits: digits)
+      }
+      var label = benchCase.label
+      if succeeded.count < runs.count {
+        label += " ⚠ \(runs.count - succeeded.count) failed: \(runs.compactMap(\.failure).first ?? "")"
+      }
+      let cells = [
+        label, cell("idle_service_bytes", 1024, digits: 1),
+        cell("dropped_fetchers_bytes", 1_048_576, digits: 2),
+        cell("inflight_bytes", 1024, digits: 1), cell("after_stop_bytes", 1_048_576, digits: 2),
+        summary(succeeded.map { Double($0.peakRSSKiB) / 1024 }, digits: 1),
+      ]
+      lines.append("| " + cells.joined(separator: " | ") + " |")
+    }
+    return lines
   }
 
   private func row(_ workload: Workload, _ label: String, _ runs: [RunRecord]) -> String {
@@ -54,10 +91,13 @@ struct Report {
       cells.append(summary(succeeded.map { Double($0.peakRSSKiB) / 1024 }, digits: 1))
       // Child runs make `inflight` warm-up requests besides the timed ones.
       let isCurl = label.hasPrefix("curl")
-      let requests = Double(options.count + (isCurl ? 0 : inflight))
-      cells.append(summary(succeeded.map { Double($0.contextSwitches) / requests }, digits: 1))
+      func requests(_ run: RunRecord) -> Double {
+        guard !isCurl, let ok = run.number("ok") else { return Double(options.count) }
+        return ok + (run.number("errors") ?? 0) + Double(inflight)
+      }
+      cells.append(summary(succeeded.map { Double($0.contextSwitches) / requests($0) }, digits: 1))
       cells.append(summary(succeeded.compactMap { $0.connections.map(Double.init) }, digits: 0))
-    case .transfer, .mime:
+    case .transfer, .mime, .memory:
       var throughput = summary(succeeded.compactMap { $0.number("mbps") }, unit: " MB/s", digits: 0)
       if failed > 0 {
         throughput += " ⚠ \(failed) of \(runs.count) runs failed: \(runs.compactMap(\.failure).first ?? "")"
@@ -86,7 +126,7 @@ struct Report {
     case .requests:
       throughputKey = "rps"
       cpuKey = "cpu_us_per_op"
-    case .transfer, .mime:
+    case .transfer, .mime, .memory:
       throughputKey = "mbps"
       cpuKey = "cpu_s"
     }

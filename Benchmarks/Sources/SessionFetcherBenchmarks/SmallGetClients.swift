@@ -84,9 +84,32 @@ final class RawSessionIssuer: NSObject, URLSessionDataDelegate, RequestIssuer, @
   }
 }
 
-/// SessionFetcher, standalone (`SessionFetcher.fetcher(url:)`) or from a `FetcherService`.
+/// Hands out `items` in turn, from any thread.
+///
+/// `@unchecked Sendable`: `next` is guarded by `lock`; `items` is immutable.
+final class RoundRobin<Item: Sendable>: @unchecked Sendable {
+  private let items: [Item]
+  private let lock = NSLock()
+  private var next = 0
+
+  init(_ items: [Item]) {
+    precondition(!items.isEmpty, "RoundRobin needs at least one item")
+    self.items = items
+  }
+
+  func take() -> Item {
+    guard items.count > 1 else { return items[0] }
+    return lock.withLock {
+      defer { next = (next + 1) % items.count }
+      return items[next]
+    }
+  }
+}
+
+/// SessionFetcher, standalone (`SessionFetcher.fetcher(url:)`) or from a `FetcherService`, asking
+/// for each URL of `urls` in turn.
 struct FetcherIssuer: RequestIssuer {
-  let url: URL
+  let urls: RoundRobin<URL>
   let expectedLength: Int
   let service: FetcherService?
   let callbackQueue: DispatchQueue
@@ -94,10 +117,10 @@ struct FetcherIssuer: RequestIssuer {
   let tlsSettings: TLSSettings
 
   init(
-    url: URL, expectedLength: Int, service: FetcherService?, postsNotifications: Bool = true,
+    urls: [URL], expectedLength: Int, service: FetcherService?, postsNotifications: Bool = true,
     tlsSettings: TLSSettings = TLSSettings()
   ) {
-    self.url = url
+    self.urls = RoundRobin(urls)
     self.expectedLength = expectedLength
     self.service = service
     self.postsNotifications = postsNotifications
@@ -113,6 +136,7 @@ struct FetcherIssuer: RequestIssuer {
 
   func issue(_ done: @escaping @Sendable (String?) -> Void) {
     let fetcher: SessionFetcher
+    let url = urls.take()
     if let service {
       fetcher = service.fetcher(url: url)
     } else {
@@ -138,26 +162,26 @@ struct FetcherIssuer: RequestIssuer {
 }
 
 /// AsyncHTTPClient through its futures API (`execute(request:)`), the faster of its two APIs for
-/// small requests on this machine (perf-anchors.md §4).
+/// small requests on this machine (perf-anchors.md §4), asking for each URL of `urls` in turn.
 struct AHCIssuer: RequestIssuer {
   let client: HTTPClient
-  let request: HTTPClient.Request
+  let requests: RoundRobin<HTTPClient.Request>
   let expectedLength: Int
 
-  init(url: URL, expectedLength: Int, connections: Int, trusting ca: URL?) throws {
+  init(urls: [URL], expectedLength: Int, connections: Int, trusting ca: URL?) throws {
     var configuration = HTTPClient.Configuration()
     configuration.tlsConfiguration = ahcTLSConfiguration(trusting: ca)
     configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
     configuration.timeout.connect = .seconds(10)
     configuration.timeout.read = .seconds(30)
     client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    request = try HTTPClient.Request(url: url.absoluteString)
+    requests = RoundRobin(try urls.map { try HTTPClient.Request(url: $0.absoluteString) })
     self.expectedLength = expectedLength
   }
 
   func issue(_ done: @escaping @Sendable (String?) -> Void) {
     let expectedLength = self.expectedLength
-    client.execute(request: request).whenComplete { result in
+    client.execute(request: requests.take()).whenComplete { result in
       switch result {
       case .success(let response):
         done(
@@ -193,7 +217,7 @@ enum LoggingMode: String {
 /// A small-GET child run: `inflight` warm-up requests (not timed), then `count` timed requests,
 /// reported as one `RESULT` line with requests/s, latency percentiles and CPU per request.
 func runSmallGet(client: String, options: Options) throws {
-  let url = options.viaBase.appendingPathComponent("small.txt")
+  let urls = options.urls("small.txt")
   let tls = options.benchTLSSettings
   let expected = options.smallLength
   let inflight = options.inflight
@@ -207,22 +231,24 @@ func runSmallGet(client: String, options: Options) throws {
   let issuer: any RequestIssuer
   switch client {
   case "raw":
-    issuer = RawSessionIssuer(url: url, expectedLength: expected)
+    guard urls.count == 1 else { throw BenchmarkError("the raw client asks one host") }
+    issuer = RawSessionIssuer(url: urls[0], expectedLength: expected)
   case "fetcher":
-    issuer = FetcherIssuer(url: url, expectedLength: expected, service: nil, tlsSettings: tls)
+    issuer = FetcherIssuer(urls: urls, expectedLength: expected, service: nil, tlsSettings: tls)
   case "fetcher-quiet":
     issuer = FetcherIssuer(
-      url: url, expectedLength: expected, service: nil, postsNotifications: false, tlsSettings: tls)
+      urls: urls, expectedLength: expected, service: nil, postsNotifications: false, tlsSettings: tls)
   case "service":
     let service = FetcherService()
     service.maxRunningFetchersPerHost = 16
     if ProcessInfo.processInfo.environment["BENCH_MAX_CONNECTIONS"].flatMap(Int.init) != nil {
       service.configuration = libraryLikeConfiguration()
     }
-    issuer = FetcherIssuer(url: url, expectedLength: expected, service: service, tlsSettings: tls)
+    issuer = FetcherIssuer(urls: urls, expectedLength: expected, service: service, tlsSettings: tls)
   case "ahc":
     issuer = try AHCIssuer(
-      url: url, expectedLength: expected, connections: max(inflight, 6),
+      urls: urls, expectedLength: expected,
+      connections: options.connections > 0 ? options.connections : max(inflight, 6),
       trusting: options.via == "plain" ? nil : options.caFile)
   default:
     throw BenchmarkError("unknown small-GET client \(client)")

@@ -18,10 +18,10 @@ func runStartCost(client: String, options: Options) throws {
     let service = FetcherService()
     service.maxRunningFetchersPerHost = 0
     issuer = FetcherIssuer(
-      url: url, expectedLength: expected, service: service, tlsSettings: options.benchTLSSettings)
+      urls: [url], expectedLength: expected, service: service, tlsSettings: options.benchTLSSettings)
   case "ahc":
     issuer = try AHCIssuer(
-      url: url, expectedLength: expected, connections: 16,
+      urls: [url], expectedLength: expected, connections: 16,
       trusting: options.via == "plain" ? nil : options.caFile)
   default:
     throw BenchmarkError("unknown start-cost client \(client)")

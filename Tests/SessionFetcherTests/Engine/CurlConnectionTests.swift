@@ -36,6 +36,26 @@
       #expect(secondConnections.isSubset(of: firstConnections))
     }
 
+    /// More connections than the starting cache of 64 (no per-host cap, 96 at once): the cache grows
+    /// with the transfers, so the next round reuses every one instead of reopening 32.
+    @Test func moreInFlightThanTheStartingCacheKeepTheirConnections() throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let engine = try makeCurlEngine(perHost: 0)
+      let url = server.url("/delay/0.5")
+      let first = try concurrentRound(engine, url, count: 96)
+      #expect(first.allSatisfy { $0.completions.first! == nil && $0.response?.statusCode == 200 })
+      let firstConnections = Set(server.requests.map(\.connectionID))
+      #expect(firstConnections.count == 96)
+      server.resetRecords()
+      let second = try concurrentRound(engine, url, count: 96)
+      #expect(second.allSatisfy { $0.completions.first! == nil })
+      let secondConnections = Set(server.requests.map(\.connectionID))
+      #expect(
+        secondConnections.isSubset(of: firstConnections),
+        "reopened \(secondConnections.subtracting(firstConnections).count)")
+    }
+
     @Test func perHostCapLimitsConnections() throws {
       let server = try TestServer()
       defer { server.stop() }

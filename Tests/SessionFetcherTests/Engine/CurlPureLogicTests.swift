@@ -157,6 +157,15 @@ struct CurlPureLogicTests {
     #expect(options.maximumConnectionsPerHost == 32)
     #expect(options.connectionCacheSize == 128)
     #expect(CurlEngineOptions(maximumConnectionsPerHost: 6).connectionCacheSize == 64)
+    // The cache grows with the transfers attached at once, doubling at least, and never shrinks.
+    let growth: [(current: Int, transfers: Int, expected: Int?)] = [
+      (64, 1, nil), (64, 64, nil), (64, 65, 128), (64, 256, 256), (128, 129, 256), (256, 10, nil),
+    ]
+    for row in growth {
+      #expect(
+        CurlEngineOptions.connectionCacheSize(current: row.current, transfers: row.transfers) == row.expected,
+        "\(row)")
+    }
     let ipv6 = CurlEngineOptions(
       configuration: {
         let configuration = URLSessionConfiguration.ephemeral

@@ -40,6 +40,8 @@
     private let control = Locked(Control())
     // Loop thread only.
     private var attached: [UnsafeMutableRawPointer: CurlTask] = [:]
+    /// `CURLMOPT_MAXCONNECTS` as last set (loop thread only).
+    private var connectionCacheSize = 0
 
     /// The loop threads alive in the process, for tests that check none is leaked.
     static var liveLoopCount: Int { liveLoops.current }
@@ -122,7 +124,8 @@
       }
       let perHost = options.maximumConnectionsPerHost
       if perHost > 0 { ccurl_multi_setopt_long(multi, CCURLMOPT_MAX_HOST_CONNECTIONS, perHost) }
-      ccurl_multi_setopt_long(multi, CCURLMOPT_MAXCONNECTS, options.connectionCacheSize)
+      connectionCacheSize = options.connectionCacheSize
+      ccurl_multi_setopt_long(multi, CCURLMOPT_MAXCONNECTS, connectionCacheSize)
       ccurl_multi_setopt_long(multi, CCURLMOPT_PIPELINING, Int(CCURLPIPE_MULTIPLEX))
       control.withLock { $0.multi = multi }
 
@@ -213,6 +216,12 @@
       }
       attached[transfer.easy] = task
       control.withLock { $0.attachedCount += 1 }
+      if let larger = CurlEngineOptions.connectionCacheSize(
+        current: connectionCacheSize, transfers: attached.count)
+      {
+        connectionCacheSize = larger
+        ccurl_multi_setopt_long(multi, CCURLMOPT_MAXCONNECTS, larger)
+      }
     }
 
     /// Takes the task's transfer off the multi handle, frees it and releases the task's retain.
