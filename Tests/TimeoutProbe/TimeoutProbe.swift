@@ -15,6 +15,7 @@ import SessionFetcher
 ///     timeout-probe begin-while-held       (see `BeginWhileHeld`)
 ///     timeout-probe begin-cost [COUNT]     (see `BeginCost`: a measurement)
 ///     timeout-probe stream-pause [TIMEOUT SLEEP]   (see `StreamPause`)
+///     timeout-probe trim-threshold ENGINE [opt-out]   (see `TrimThreshold`)
 ///
 /// A GET that gets no answer, with a 5 s timeout, goes on the wire; then an upload whose body
 /// stream's first read waits until released. The probe prints one line,
@@ -29,6 +30,9 @@ enum TimeoutProbe {
     case "stream-pause":
       let numbers = CommandLine.arguments.dropFirst(2).compactMap { TimeInterval($0) }
       StreamPause.run(timeout: numbers.first ?? 60, sleep: numbers.dropFirst().first ?? 0)
+    case "trim-threshold":
+      let rest = Array(CommandLine.arguments.dropFirst(2))
+      TrimThreshold.run(engine: rest.first ?? "urlSession", optOut: rest.contains("opt-out"))
     case "begin-cost":
       BeginCost.run(count: CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 10_000)
     default: break

@@ -116,6 +116,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   private func liveSession(_ state: inout State) -> URLSession? {
     if state.retired { return nil }
     if let session = state.session { return session }
+    MallocTrimThreshold.applyOnce()
     let queue = OperationQueue()
     queue.maxConcurrentOperationCount = 1
     queue.name = "SessionFetcher.delegate"
