@@ -36,6 +36,9 @@ enum ByteSearch {
   ) -> Int? {
     guard !needle.isEmpty, let needleBase = needle.baseAddress, let base = haystack.baseAddress
     else { return nil }
+    if needle.count >= horspoolMinimumNeedle, haystack.count - start >= horspoolMinimumHaystack {
+      return horspoolOffset(of: needle, in: haystack, from: max(start, 0))
+    }
     let lastStart = haystack.count - needle.count
     let firstByte = Int32(needle[0])
     var position = max(start, 0)
@@ -47,6 +50,38 @@ enum ByteSearch {
       position = offset + 1
     }
     return nil
+  }
+
+  /// Needles at least this long, in haystacks at least this long, are searched with Horspool's
+  /// skips: a boundary (24 bytes or more) in random bytes moves about its own length at each step,
+  /// where a `memchr` for its first byte stops every 256 bytes on average.
+  static let horspoolMinimumNeedle = 8
+  static let horspoolMinimumHaystack = 4096
+
+  /// Boyer–Moore–Horspool: compares the window's last byte first and, on any mismatch, moves the
+  /// window by how far that byte is from the needle's end. At worst (a haystack of repeats of the
+  /// needle's prefix) it compares `needle.count` bytes per position, as the `memchr` search does.
+  static func horspoolOffset(
+    of needle: UnsafeRawBufferPointer, in haystack: UnsafeRawBufferPointer, from start: Int
+  ) -> Int? {
+    let count = needle.count
+    guard count > 0, haystack.count - start >= count, let needleBase = needle.baseAddress,
+      let base = haystack.baseAddress
+    else { return nil }
+    let last = count - 1
+    let lastByte = needle[last]
+    return withUnsafeTemporaryAllocation(of: Int.self, capacity: 256) { skip -> Int? in
+      skip.initialize(repeating: count)
+      for index in 0..<last { skip[Int(needle[index])] = last - index }
+      var position = start
+      let lastStart = haystack.count - count
+      while position <= lastStart {
+        let byte = haystack[position + last]
+        if byte == lastByte, memcmp(base + position, needleBase, last) == 0 { return position }
+        position += skip[Int(byte)]
+      }
+      return nil
+    }
   }
 
   /// Offsets of the non-overlapping occurrences of `needle` in `haystack`, left to right.

@@ -163,4 +163,30 @@ struct ByteSearchTests {
       #expect(contiguous == expected)
     }
   }
+
+  /// The Horspool search (long needles in long haystacks) against the naive one: small alphabets for
+  /// partial matches and self-overlapping needles, matches at the start and at the very end.
+  @Test func horspoolSearchMatchesNaiveSearch() {
+    var generator = SeededGenerator(seed: 7)
+    for round in 0..<300 {
+      let alphabet = UInt8(round % 3 == 0 ? 1 : 3)
+      let length = Int.random(
+        in: ByteSearch.horspoolMinimumHaystack...(3 * ByteSearch.horspoolMinimumHaystack), using: &generator)
+      var haystack = (0..<length).map { _ in UInt8.random(in: 0...alphabet, using: &generator) }
+      let needle = (0..<Int.random(in: ByteSearch.horspoolMinimumNeedle...40, using: &generator)).map { _ in
+        UInt8.random(in: 0...alphabet, using: &generator)
+      }
+      switch round % 4 {
+      case 1: haystack.replaceSubrange(0..<needle.count, with: needle)
+      case 2: haystack.replaceSubrange((haystack.count - needle.count)..., with: needle)
+      default: break
+      }
+      let start = round % 5 == 0 ? Int.random(in: 0..<64, using: &generator) : 0
+      let expected = naiveOffsets(of: needle, in: Array(haystack[start...])).first.map { $0 + start }
+      let found = needle.withUnsafeBytes { n in
+        haystack.withUnsafeBytes { h in ByteSearch.horspoolOffset(of: n, in: h, from: start) }
+      }
+      #expect(found == expected, "round \(round): needle \(needle.count) bytes")
+    }
+  }
 }
