@@ -48,8 +48,9 @@ struct Report {
         + "before; median and min–max over the rounds):",
       "",
       "| Client | per idle service (KiB) | after 10,000 fetchers made and dropped (MiB) "
-        + "| per fetch in flight (KiB) | after those fetches stopped (MiB) | Peak RSS (MiB) |",
-      "|---|---:|---:|---:|---:|---:|",
+        + "| per fetch in flight (KiB) | after those fetches stopped (MiB) "
+        + "| each later round of them adds (MiB) | Peak RSS (MiB) |",
+      "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for benchCase in workload.cases {
       let runs = records[benchCase.label] ?? []
@@ -65,6 +66,7 @@ struct Report {
         label, cell("idle_service_bytes", 1024, digits: 1),
         cell("dropped_fetchers_bytes", 1_048_576, digits: 2),
         cell("inflight_bytes", 1024, digits: 1), cell("after_stop_bytes", 1_048_576, digits: 2),
+        cell("repeat_growth_bytes", 1_048_576, digits: 2),
         summary(succeeded.map { Double($0.peakRSSKiB) / 1024 }, digits: 1),
       ]
       lines.append("| " + cells.joined(separator: " | ") + " |")
