@@ -231,6 +231,7 @@ struct Driver {
           name: "memory held", unit: .memory,
           cases: [
             BenchCase(label: "FetcherService, URLSession engine", kind: .child(["memory", "service"])),
+            BenchCase(label: "raw URLSession data tasks", kind: .child(["memory", "raw"])),
             .libcurl("FetcherService, libcurl engine", .child(["memory", "service"])),
             BenchCase(label: "AsyncHTTPClient", kind: .child(["memory", "ahc"])),
           ]))

@@ -3,11 +3,14 @@ import FetcherService
 import Foundation
 import SessionFetcher
 
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// A memory child run (`child memory service|ahc`): what a client holds, in resident bytes after
+/// A memory child run (`child memory service|raw|ahc`): what a client holds, in resident bytes after
 /// `malloc_trim(0)`, each figure against the reading just before it, in one process:
 /// - `idle_service_bytes`: per `FetcherService` (AsyncHTTPClient: per `HTTPClient` on the shared
 ///   event loop group) of 1,000 made and kept, nothing fetched;
@@ -65,6 +68,29 @@ func runMemory(client: String, options: Options) throws {
         let deadline = Date().addingTimeInterval(60)
         while fetchers.contains(where: \.isFetching) {
           guard Date() < deadline else { throw BenchmarkError("stopped fetches still fetching after 60 s") }
+          Thread.sleep(forTimeInterval: 0.01)
+        }
+      }
+    }
+  case "raw":
+    // The URLSession engine's baseline: the same fetches as plain data tasks of one URLSession (the
+    // library's configuration), cancelled. Nothing is made per idle service or dropped fetcher.
+    let raw = RawSessionIssuer(url: small, expectedLength: options.smallLength)
+    defer { raw.shutdown() }
+    let warm = try ClosedLoop.run(raw, count: 16, inflight: 16)
+    guard warm.failures == 0 else { throw BenchmarkError(warm.firstFailure ?? "warm-up failed") }
+    let session = URLSession(configuration: libraryLikeConfiguration())
+    defer { session.invalidateAndCancel() }
+    try measureInflightRounds(count: inflightCount, into: &fields) {
+      let tasks = (0..<inflightCount).map { _ in session.dataTask(with: silent) }
+      tasks.forEach { $0.resume() }
+      _ = listener.waitForConnections(1, timeout: 10)
+      Thread.sleep(forTimeInterval: 1)
+      return {
+        tasks.forEach { $0.cancel() }
+        let deadline = Date().addingTimeInterval(60)
+        while tasks.contains(where: { $0.state != .completed }) {
+          guard Date() < deadline else { throw BenchmarkError("cancelled tasks still running after 60 s") }
           Thread.sleep(forTimeInterval: 0.01)
         }
       }
