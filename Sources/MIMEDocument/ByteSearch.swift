@@ -1,10 +1,10 @@
 import Foundation
 
-/// Byte searching over raw buffers, built on `memchr` to find candidate first bytes and `memcmp` to
-/// confirm them, so no Swift loop walks the haystack byte by byte.
+/// Byte searching over raw buffers: `memchr` to find candidate first bytes and `memcmp` to confirm
+/// them, as the original library does, and Horspool's skips for long needles in long haystacks.
 ///
 /// `memmem` would be the natural primitive, but it is a GNU extension that Glibc does not expose to
-/// Swift; `memchr` + `memcmp` is what the original library used as well.
+/// Swift.
 enum ByteSearch {
   /// The original library's `FindBytes`: the first place where `needle` matches, or where a prefix of
   /// `needle` runs into the end of `haystack`.

@@ -36,8 +36,7 @@ extension MIMEDocument {
   ///   is not UTF-8 gives no headers.
   ///
   /// Memory and time are proportional to `data.count`: boundaries and header ends are found with a
-  /// search over the raw bytes, bodies of 64 KiB and more share `data`'s bytes rather than copy
-  /// them (keeping such a part keeps `data` alive), and malformed input (truncated documents, missing
+  /// search over the raw bytes, each body is one copy of its bytes, and malformed input (truncated documents, missing
   /// closing delimiters, boundaries inside headers, huge header blocks) yields fewer parts or `nil`,
   /// never a crash.
   ///
@@ -49,8 +48,6 @@ extension MIMEDocument {
   /// ```
   public static func parts(boundary: String, data: Data) -> [Part]? {
     let boundaryBytes = Array(boundary.utf8)
-    // Kept by every body that shares the input's bytes (see `body(_:of:owner:)`).
-    let owner = data
     return data.withUnsafeBytes { document -> [Part]? in
       let offsets = ByteSearch.offsets(of: boundaryBytes, in: document)
       guard offsets.count >= 2 else { return nil }
@@ -60,30 +57,10 @@ extension MIMEDocument {
         let end = current - 4
         guard end - start >= 2 else { continue }
         let (headers, body) = split(UnsafeRawBufferPointer(rebasing: document[start..<end]))
-        parts.append(Part(headers: headers, body: self.body(body, of: document, owner: owner)))
+        parts.append(Part(headers: headers, body: Data(body)))
       }
       return parts.isEmpty ? nil : parts
     }
-  }
-
-  /// Bodies at least this long share the input's bytes instead of being copied.
-  static let sharedBodyMinimum = 64 * 1024
-
-  /// The bytes `body` of `document` (the bytes of `owner`) as a `Data`: a copy when short, else a
-  /// view of the same memory that keeps `owner` alive until the view is released. So a 256 MiB
-  /// document's parts add no second 256 MiB; keeping one large part keeps the whole input.
-  ///
-  /// The view relies on `owner`'s bytes staying where `withUnsafeBytes` showed them while a copy of
-  /// `owner` lives: true of every `Data` longer than its inline capacity (14 bytes), whose bytes
-  /// live in a reference-counted buffer that a mutation copies away from while another value
-  /// shares it.
-  private static func body(
-    _ body: UnsafeRawBufferPointer, of document: UnsafeRawBufferPointer, owner: Data
-  ) -> Data {
-    guard body.count >= sharedBodyMinimum, let base = body.baseAddress else { return Data(body) }
-    return Data(
-      bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: body.count,
-      deallocator: .custom { _, _ in withExtendedLifetime(owner) {} })
   }
 
   private static let headerTerminator: [UInt8] = Array("\r\n\r\n".utf8)

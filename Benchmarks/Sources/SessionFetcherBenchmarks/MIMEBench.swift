@@ -48,7 +48,11 @@ func runMIME(client: String, options: Options) throws {
     parsedInput = try document?.generateData()
     document = nil
     _ = Resident.trimmedBytes()
-    try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    do {
+      try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    } catch {
+      throw BenchmarkError("cannot reset the peak RSS (/proc/self/clear_refs): \(error)")
+    }
     extra.append(("input_mib", Measure.fixed(Double(parsedInput?.data.count ?? 0) / 1_048_576, 1)))
   }
 

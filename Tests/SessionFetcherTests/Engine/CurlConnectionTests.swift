@@ -42,11 +42,12 @@
       let server = try TestServer()
       defer { server.stop() }
       let engine = try makeCurlEngine(perHost: 0)
-      let url = server.url("/delay/0.5")
+      let url = server.url("/delay/1")
       let first = try concurrentRound(engine, url, count: 96)
       #expect(first.allSatisfy { $0.completions.first! == nil && $0.response?.statusCode == 200 })
       let firstConnections = Set(server.requests.map(\.connectionID))
-      #expect(firstConnections.count == 96)
+      // More than the starting cache (on a loaded machine a few may have shared a connection).
+      #expect(firstConnections.count > 64)
       server.resetRecords()
       let second = try concurrentRound(engine, url, count: 96)
       #expect(second.allSatisfy { $0.completions.first! == nil })

@@ -16,8 +16,11 @@ import Foundation
 /// soak (`Soak/`, CI length) ended with 286 MB resident after `malloc_trim` on the URLSession
 /// engine, 56 MB on the libcurl engine; with the threshold at 1 MiB, 52.5 MB.
 ///
-/// The setting is the process's: glibc then also stops raising its mmap threshold, so blocks of
-/// 128 KiB and more are mapped and unmapped each time (as glibc did before 2.6). So it is made only
+/// The setting is the process's: glibc then also stops raising its mmap threshold and keeps it where
+/// it is (128 KiB unless a large mapped block was freed before), so blocks at least that large are
+/// mapped and unmapped each time, as glibc did before 2.6. glibc documents `mallopt` as unsafe
+/// beside other threads' allocations: a `free` of a mapped block at the same instant can raise the
+/// thresholds again, and the freed memory is then kept as before. So it is made only
 /// once, only on glibc, only when the URLSession engine is used, never when the process's
 /// environment already sets one of glibc's malloc thresholds (`MALLOC_TRIM_THRESHOLD_`,
 /// `MALLOC_MMAP_THRESHOLD_`, `MALLOC_TOP_PAD_`, or the same three in `GLIBC_TUNABLES`), and not
@@ -109,20 +112,22 @@ package enum MallocTrimThreshold {
 
 extension SessionFetcher {
   /// Whether the URLSession engine sets glibc's trim threshold to 1 MiB when it makes its first
-  /// URLSession (Linux with glibc only). Default true. Set it to false before the first fetch to leave
-  /// the process's allocator as it is.
+  /// URLSession (Linux with glibc only). Default true. Set it to false before the first fetch to
+  /// leave the process's allocator as it is; once the setting is made, changing this property does
+  /// not undo it. An app that tunes glibc's malloc with `mallopt` itself should set it to false.
   ///
   /// Without it, a process that moves large bodies on the URLSession engine keeps hundreds of
   /// megabytes it has freed: FoundationNetworking allocates on many threads, and glibc keeps each
   /// thread arena's free space at the end of its heap up to a threshold that grows to 64 MiB.
   /// With it, the network soak of the repository ended with 52 MB resident after `malloc_trim`,
-  /// against 286 MB. glibc then maps blocks of 128 KiB and more from the system each time rather
-  /// than keeping them, as it did before version 2.6.
+  /// against 286 MB. glibc then stops raising its mmap threshold (128 KiB unless a larger mapped
+  /// block was freed before), so blocks at least that large are mapped from the system each time
+  /// rather than kept, as before glibc 2.6.
   ///
   /// Nothing is set when the process's environment sets one of glibc's malloc thresholds itself
   /// (`MALLOC_TRIM_THRESHOLD_`, `MALLOC_MMAP_THRESHOLD_`, `MALLOC_TOP_PAD_`, or
-  /// `glibc.malloc.trim_threshold`, `mmap_threshold` or `top_pad` in `GLIBC_TUNABLES`), and never on the libcurl engine, which does not need it. See "Memory" in
-  /// the Linux notes.
+  /// `glibc.malloc.trim_threshold`, `mmap_threshold` or `top_pad` in `GLIBC_TUNABLES`), and never
+  /// on the libcurl engine, which does not need it. See "Memory" in the Linux notes.
   public static var setsMallocTrimThreshold: Bool {
     get { MallocTrimThreshold.isEnabled }
     set { MallocTrimThreshold.isEnabled = newValue }
