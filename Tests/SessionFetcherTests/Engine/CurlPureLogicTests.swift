@@ -160,6 +160,7 @@ struct CurlPureLogicTests {
     // The cache grows with the transfers attached at once, doubling at least, and never shrinks.
     let growth: [(current: Int, transfers: Int, expected: Int?)] = [
       (64, 1, nil), (64, 64, nil), (64, 65, 128), (64, 256, 256), (128, 129, 256), (256, 10, nil),
+      (3000, 3001, 4096), (4096, 5000, nil), (64, 10_000, 4096),
     ]
     for row in growth {
       #expect(

@@ -37,10 +37,17 @@ package struct CurlEngineOptions: Sendable, Equatable {
   /// to hold a connection for every transfer, and never shrinks (libcurl closes what it no longer
   /// needs after `CURLOPT_MAXAGE_CONN`). Without it, 256 fetches in flight over 16 hosts closed
   /// every connection past the 64th as its transfer ended and opened a new one for the next (1,339
-  /// connections for 5,376 requests). Returns nil when the cache is large enough already.
+  /// connections for 5,376 requests). Returns nil when the cache is large enough already, or at
+  /// ``connectionCacheLimit``.
   package static func connectionCacheSize(current: Int, transfers: Int) -> Int? {
-    transfers > current ? max(transfers, 2 * current) : nil
+    guard transfers > current else { return nil }
+    let size = min(max(transfers, 2 * current), connectionCacheLimit)
+    return size > current ? size : nil
   }
+
+  /// The most connections the cache keeps, however many transfers run at once: each is a file
+  /// descriptor, open until libcurl's connection age (118 s) after its last use.
+  package static let connectionCacheLimit = 4096
 
   /// The `CURLOPT_PROXY` value for a request with `scheme`, or nil to let libcurl decide (it reads
   /// `http_proxy`, `https_proxy` and `no_proxy` itself).
