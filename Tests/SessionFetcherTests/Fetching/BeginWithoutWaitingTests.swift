@@ -78,7 +78,15 @@ struct BeginWithoutWaitingTests {
   /// which waits for FoundationNetworking's shared work queue; held here), with a 4 s timeout and
   /// an answer 2 s after the request, succeeds. Counted from `beginFetch`, it timed out at 4 s,
   /// before the answer came at 5 s.
-  @Test(.enabled(if: FetcherEngine.default == .urlSession))
+  ///
+  /// Its 2 s of margin hold only when nothing else in the process holds FoundationNetworking's shared
+  /// work queue: beside the parallel suite (a compression bomb inflating, thousands of header lines)
+  /// its request was once not sent for 16 s. So it runs in a CI step of its own:
+  /// `SESSIONFETCHER_ENGINE_QUEUE_TESTS=1 swift test --skip-build --filter theIdleTimeoutCounts`.
+  @Test(
+    .enabled(
+      if: FetcherEngine.default == .urlSession
+        && ProcessInfo.processInfo.environment["SESSIONFETCHER_ENGINE_QUEUE_TESTS"] == "1"))
   func theIdleTimeoutCountsFromWhenTheRequestStarted() async throws {
     let server = try TestServer()
     defer { server.stop() }
