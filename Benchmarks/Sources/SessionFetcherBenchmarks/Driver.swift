@@ -346,51 +346,14 @@ struct Driver {
         }
       }
       result.append(
-        Workload(
-          name: "upload (PUT) over TLS, HTTP/1.1", unit: .transfer,
-          cases: [
-            BenchCase(
-              label: "SessionFetcher bodyFileURL, URLSession engine",
-              kind: .child(["bulk", "fetcher-upload-file"])
-            ),
-            .libcurl("SessionFetcher bodyFileURL, libcurl engine", .child(["bulk", "fetcher-upload-file"])),
-            BenchCase(label: "AsyncHTTPClient, file stream", kind: .child(["bulk", "ahc-upload-file"])),
-            BenchCase(label: "curl -T", kind: .curlUpload),
-          ].map { $0.over("tls") },
-          ratios: [
-            (
-              "ratio libcurl engine ÷ URLSession engine", "SessionFetcher bodyFileURL, libcurl engine",
-              "SessionFetcher bodyFileURL, URLSession engine"
-            ),
-            (
-              "ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher bodyFileURL, libcurl engine",
-              "AsyncHTTPClient, file stream"
-            ),
-            ("ratio libcurl engine ÷ curl", "SessionFetcher bodyFileURL, libcurl engine", "curl -T"),
-          ]))
+        tlsTransfer(
+          "upload (PUT) over TLS, HTTP/1.1", fetcher: ("SessionFetcher bodyFileURL", "fetcher-upload-file"),
+          ahc: ("AsyncHTTPClient, file stream", "ahc-upload-file"), curl: ("curl -T", .curlUpload)))
       result.append(
-        Workload(
-          name: "download to file over TLS, HTTP/1.1", unit: .transfer,
-          cases: [
-            BenchCase(
-              label: "SessionFetcher destinationFileURL, URLSession engine",
-              kind: .child(["bulk", "fetcher-download"])),
-            .libcurl(
-              "SessionFetcher destinationFileURL, libcurl engine", .child(["bulk", "fetcher-download"])),
-            BenchCase(label: "AsyncHTTPClient FileDownloadDelegate", kind: .child(["bulk", "ahc-download"])),
-            BenchCase(label: "curl -o", kind: .curlDownload),
-          ].map { $0.over("tls") },
-          ratios: [
-            (
-              "ratio libcurl engine ÷ URLSession engine", "SessionFetcher destinationFileURL, libcurl engine",
-              "SessionFetcher destinationFileURL, URLSession engine"
-            ),
-            (
-              "ratio libcurl engine ÷ AsyncHTTPClient", "SessionFetcher destinationFileURL, libcurl engine",
-              "AsyncHTTPClient FileDownloadDelegate"
-            ),
-            ("ratio libcurl engine ÷ curl", "SessionFetcher destinationFileURL, libcurl engine", "curl -o"),
-          ]))
+        tlsTransfer(
+          "download to file over TLS, HTTP/1.1",
+          fetcher: ("SessionFetcher destinationFileURL", "fetcher-download"),
+          ahc: ("AsyncHTTPClient FileDownloadDelegate", "ahc-download"), curl: ("curl -o", .curlDownload)))
     }
     if options.only.contains("mime") {
       result.append(
@@ -404,6 +367,29 @@ struct Driver {
           ]))
     }
     return result
+  }
+
+  /// A 1 GiB transfer over TLS (HTTP/1.1): the fetcher on each engine, AsyncHTTPClient and curl, each
+  /// given as (label, bulk child client or curl kind), with the libcurl engine's three ratio rows.
+  private func tlsTransfer(
+    _ name: String, fetcher: (label: String, client: String), ahc: (label: String, client: String),
+    curl: (label: String, kind: BenchCase.Kind)
+  ) -> Workload {
+    let urlSession = "\(fetcher.label), URLSession engine"
+    let libcurl = "\(fetcher.label), libcurl engine"
+    return Workload(
+      name: name, unit: .transfer,
+      cases: [
+        BenchCase(label: urlSession, kind: .child(["bulk", fetcher.client])),
+        .libcurl(libcurl, .child(["bulk", fetcher.client])),
+        BenchCase(label: ahc.label, kind: .child(["bulk", ahc.client])),
+        BenchCase(label: curl.label, kind: curl.kind),
+      ].map { $0.over("tls") },
+      ratios: [
+        ("ratio libcurl engine ÷ URLSession engine", libcurl, urlSession),
+        ("ratio libcurl engine ÷ AsyncHTTPClient", libcurl, ahc.label),
+        ("ratio libcurl engine ÷ curl", libcurl, curl.label),
+      ])
   }
 
   // MARK: - One run
