@@ -16,6 +16,11 @@ package protocol EngineSession: AnyObject, Sendable {
   /// How a stream whose consumer is behind is paused on this engine (see ``StreamPausing``).
   var pausing: StreamPausing.Method { get }
 
+  /// Whether a stream's buffer copies each chunk on arrival into memory of its own (a
+  /// `ByteRing`) instead of keeping the engine's `Data` until the consumer takes it: true where
+  /// the engine allocates its chunks on many threads (FoundationNetworking). Default false.
+  var streamBuffersCopyChunks: Bool { get }
+
   /// Whether the engine has a timer of its own for a request's `timeoutInterval`, which must not
   /// fire before the fetcher's: the fetcher then sets a later backstop (see
   /// `SessionFetcher.transportTimeout(backing:)`). An engine without one leaves timeouts to the
@@ -74,4 +79,8 @@ package protocol EngineSession: AnyObject, Sendable {
 
 extension EngineSession {
   package var unavailableReason: String? { nil }
+}
+
+extension EngineSession {
+  package var streamBuffersCopyChunks: Bool { false }
 }

@@ -43,6 +43,9 @@ package final class FetcherSession: @unchecked Sendable {
   /// stops reading; FoundationNetworking cannot (see ``StreamPausing``).
   var pausing: StreamPausing.Method { exchanges.pausing }
 
+  /// Whether a stream's buffer copies the chunks of this session's engine on arrival.
+  var streamBuffersCopyChunks: Bool { exchanges.streamBuffersCopyChunks }
+
   /// Whether the engine has a timer of its own for a request's timeout, which must not fire before
   /// the fetcher's: URLSession's (whole seconds on Linux); the libcurl engine leaves timeouts to the
   /// fetcher.

@@ -16,6 +16,12 @@ extension SessionFetcher {
     }
   }
 
+  /// Whether the fetch's engine wants a stream's chunks copied on arrival (see
+  /// ``EngineSession/streamBuffersCopyChunks``); false before the fetch begins.
+  var streamBuffersCopyChunks: Bool {
+    storage.withLock { $0.plan?.session.streamBuffersCopyChunks ?? false }
+  }
+
   /// `consumer`'s buffer is full: stop reading from the network (see ``StreamPausing``), unless the
   /// consumer has drained meanwhile (its resume then found nothing paused: a pause made now would
   /// never end).

@@ -9,6 +9,9 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
   private struct State {
     var chunks: [Data] = []
     var firstChunk = 0
+    /// Where chunks are kept instead of `chunks` when the engine wants them copied (see
+    /// ``ByteRing``), from the response's head on.
+    var ring: ByteRing?
     var bufferedBytes = 0
     var head: URLResponse?
     var headWaiter: CheckedContinuation<URLResponse, any Error>?
@@ -18,6 +21,15 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
     var isErrorDelivered = false
     var isPauseRequested = false
     var isConsumerGone = false
+
+    /// Whether a chunk waits for the consumer.
+    var hasChunk: Bool { firstChunk < chunks.count || (ring?.count ?? 0) > 0 }
+
+    /// Keeps `data` for the consumer.
+    mutating func store(_ data: Data) {
+      if let ring { ring.append(data) } else { chunks.append(data) }
+      bufferedBytes += data.count
+    }
   }
 
   let fetcher: SessionFetcher
@@ -28,6 +40,9 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
   let maximumLineLength: Int
   let maximumEventLength: Int
   private let state = Locked(State())
+
+  /// The most a chunk taken from the ring holds.
+  static let ringChunkLength = 64 * 1024
 
   init(fetcher: SessionFetcher, highWaterMark: Int, lowWaterMark: Int) {
     self.fetcher = fetcher
@@ -48,8 +63,12 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
   // MARK: - Producer (the fetcher)
 
   func fetcher(_ fetcher: SessionFetcher, didReceiveStreamResponse response: URLResponse) {
+    // Before the first chunk: where the engine asks for it, chunks are kept in a ring from now on
+    // and the consumer takes new chunks of at most `ringChunkLength` bytes (see `ByteRing`).
+    let copiesChunks = fetcher.streamBuffersCopyChunks
     let waiter = state.withLock { state -> CheckedContinuation<URLResponse, any Error>? in
       guard state.head == nil else { return nil }
+      if copiesChunks, state.ring == nil, !state.hasChunk { state.ring = ByteRing() }
       state.head = response
       defer { state.headWaiter = nil }
       return state.headWaiter
@@ -64,8 +83,7 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
         state.chunkWaiter = nil
         return (waiter, false)
       }
-      state.chunks.append(data)
-      state.bufferedBytes += data.count
+      state.store(data)
       guard state.bufferedBytes > highWaterMark, !state.isPauseRequested else { return (nil, false) }
       state.isPauseRequested = true
       return (nil, true)
@@ -103,10 +121,7 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
         state.ending = .success(())
         if state.head == nil, let response {
           state.head = response
-          if let data, !data.isEmpty {
-            state.chunks.append(data)
-            state.bufferedBytes += data.count
-          }
+          if let data, !data.isEmpty { state.store(data) }
         }
       }
       var headResult: Result<URLResponse, any Error>?
@@ -159,7 +174,7 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
   func next() async throws -> Data? {
     try await withTaskCancellationHandler {
       let ready: Result<Data?, any Error>? = state.withLock { state in
-        if state.firstChunk < state.chunks.count || state.ending != nil { return takeNext(&state) }
+        if state.hasChunk || state.ending != nil { return takeNext(&state) }
         return nil
       }
       let result: Data?
@@ -169,7 +184,7 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
         result = try await withCheckedThrowingContinuation {
           (continuation: CheckedContinuation<Data?, any Error>) in
           let now = state.withLock { state -> Result<Data?, any Error>? in
-            if state.firstChunk < state.chunks.count || state.ending != nil { return takeNext(&state) }
+            if state.hasChunk || state.ending != nil { return takeNext(&state) }
             if state.isConsumerGone { return .failure(SessionFetcherError.cancelled) }
             state.chunkWaiter = continuation
             return nil
@@ -186,6 +201,11 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
 
   /// Takes the next buffered chunk, else the ending (the error only once).
   private func takeNext(_ state: inout State) -> Result<Data?, any Error> {
+    if let ring = state.ring, ring.count > 0 {
+      let chunk = ring.take(upTo: Self.ringChunkLength)
+      state.bufferedBytes -= chunk.count
+      return .success(chunk)
+    }
     if state.firstChunk < state.chunks.count {
       let chunk = state.chunks[state.firstChunk]
       state.firstChunk += 1
@@ -222,6 +242,7 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
       state.isConsumerGone = true
       state.chunks = []
       state.firstChunk = 0
+      state.ring?.removeAll()
       state.bufferedBytes = 0
       if state.ending == nil {
         state.ending = .failure(SessionFetcherError.cancelled)

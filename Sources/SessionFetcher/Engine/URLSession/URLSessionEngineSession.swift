@@ -79,6 +79,12 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// handle can be found.
   package var pausing: StreamPausing.Method { Self.platformPausing }
 
+  #if canImport(FoundationNetworking)
+    /// FoundationNetworking makes each chunk on whichever dispatch thread reads the socket, from
+    /// that thread's glibc arena (see `ByteRing`).
+    package var streamBuffersCopyChunks: Bool { true }
+  #endif
+
   /// See ``pausing``.
   #if canImport(FoundationNetworking)
     static let platformPausing: StreamPausing.Method =

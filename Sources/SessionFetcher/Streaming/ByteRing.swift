@@ -1,0 +1,110 @@
+import Foundation
+
+/// Bytes in arrival order, kept in one block of memory that is reused for the whole stream: what a
+/// stream buffers on the URLSession engine.
+///
+/// FoundationNetworking allocates every chunk it delivers on whichever dispatch thread reads the
+/// socket, and glibc serves each thread from an arena of its own. Chunks held in the stream's
+/// buffer until a slow consumer takes them then keep several arenas' heaps grown at once, and the
+/// free space between the blocks still in use stays resident: the process held 45–85 MB more while
+/// 1 GiB of lines streamed, with at most about 15 MB buffered. Copied into a ring on arrival, each
+/// chunk goes back to its arena at once; the ring grows to the most ever buffered and is reused,
+/// and what the consumer takes is a new block made on its own thread and freed there.
+///
+/// Not thread-safe: the stream buffer uses it under its lock only.
+package final class ByteRing {
+  private var storage: UnsafeMutableRawBufferPointer
+  /// Where the oldest byte is.
+  private var start = 0
+  /// Bytes held.
+  package private(set) var count = 0
+
+  /// The smallest block the ring allocates.
+  package static let minimumCapacity = 64 * 1024
+
+  package init() {
+    storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+  }
+
+  deinit {
+    storage.deallocate()
+  }
+
+  /// The bytes the ring can hold before it grows.
+  package var capacity: Int { storage.count }
+
+  /// Appends `data`'s bytes, growing the block if they do not fit.
+  package func append(_ data: Data) {
+    let length = data.count
+    guard length > 0 else { return }
+    if capacity - count < length { grow(toHold: count + length) }
+    data.withUnsafeBytes { source in
+      var copied = 0
+      var tail = (start + count) % capacity
+      while copied < length {
+        let run = min(length - copied, capacity - tail)
+        UnsafeMutableRawBufferPointer(rebasing: storage[tail..<(tail + run)])
+          .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[copied..<(copied + run)]))
+        copied += run
+        tail = (tail + run) % capacity
+      }
+    }
+    count += length
+  }
+
+  /// Removes and returns the oldest bytes, at most `limit` of them, as a new `Data`.
+  package func take(upTo limit: Int) -> Data {
+    let length = min(count, max(0, limit))
+    guard length > 0 else { return Data() }
+    var taken = Data(capacity: length)
+    var remaining = length
+    while remaining > 0 {
+      let run = min(remaining, capacity - start)
+      taken.append(contentsOf: UnsafeRawBufferPointer(rebasing: storage[start..<(start + run)]))
+      start = (start + run) % capacity
+      remaining -= run
+    }
+    count -= length
+    if count == 0 { start = 0 }
+    return taken
+  }
+
+  /// The block to move to when `needed` bytes do not fit in `capacity`: twice the size up to
+  /// ``growthStep``, then the next multiple of it that holds them. The ring is as big as the most
+  /// ever buffered, which a stream's backpressure bounds, and growing by steps keeps a burst just
+  /// past a power of two from doubling the memory held for the rest of the stream.
+  package static func capacity(toHold needed: Int, from capacity: Int) -> Int {
+    let doubled = max(needed, capacity * 2, minimumCapacity)
+    guard doubled > growthStep else { return doubled }
+    return (needed + growthStep - 1) / growthStep * growthStep
+  }
+
+  /// Past this size the ring grows by this many bytes at a time.
+  package static let growthStep = 1024 * 1024
+
+  /// Drops every byte held and gives the block back.
+  package func removeAll() {
+    storage.deallocate()
+    storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    start = 0
+    count = 0
+  }
+
+  /// Moves the bytes held, oldest first, into a bigger block that holds `needed` bytes.
+  private func grow(toHold needed: Int) {
+    let newCapacity = Self.capacity(toHold: needed, from: capacity)
+    let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: newCapacity, alignment: 16)
+    var moved = 0
+    var from = start
+    while moved < count {
+      let run = min(count - moved, capacity - from)
+      UnsafeMutableRawBufferPointer(rebasing: bigger[moved..<(moved + run)])
+        .copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[from..<(from + run)]))
+      moved += run
+      from = (from + run) % capacity
+    }
+    storage.deallocate()
+    storage = bigger
+    start = 0
+  }
+}
