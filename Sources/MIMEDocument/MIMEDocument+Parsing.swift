@@ -70,7 +70,11 @@ extension MIMEDocument {
   ///   let the rest go.
   ///
   /// A body is still a value of its own: `Data` slices copy on write, so changing a part's body
-  /// copies its bytes first and never changes `data` or the other parts.
+  /// copies its bytes first and never changes `data` or the other parts. One exception comes from
+  /// Foundation: a `Data` that maps a file read-only (`.alwaysMapped`) is changed in place when
+  /// nothing else holds its storage, which crashes, whether it is `data` itself or a slice of it.
+  /// So once such an input and the other parts are gone, copy a body (`Data(body)`) before
+  /// changing it.
   ///
   /// ```swift
   /// import MIMEDocument

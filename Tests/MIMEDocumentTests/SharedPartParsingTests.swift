@@ -140,6 +140,25 @@ struct SharedPartParsingTests {
     #expect(parts[1].body.count == second.count + 3)
   }
 
+  /// A file mapped read-only: changing a shared body while the input is held copies it, where
+  /// writing through to the mapping would crash.
+  @Test func changingASharedBodyOfAMappedFileCopiesIt() throws {
+    let (first, second, document, boundary) = try largeDocument()
+    let directory = try TemporaryDirectory()
+    defer { directory.cleanUp() }
+    let url = try directory.file("document.bin", contents: document)
+    let mapped = try Data(contentsOf: url, options: .alwaysMapped)
+    var parts = try #require(MIMEDocument.parts(boundary: boundary, data: mapped, sharingInput: true))
+    try #require(parts.count == 2)
+    parts[0].body[parts[0].body.startIndex] ^= 0xFF
+    parts[1].body.resetBytes(in: parts[1].body.indices)
+    #expect(parts[0].body.first == first[0] ^ 0xFF)
+    #expect(parts[1].body.allSatisfy { $0 == 0 })
+    #expect(mapped == document)
+    #expect(try Data(contentsOf: url) == document)
+    #expect(MIMEDocument.parts(boundary: boundary, data: mapped)?.map(\.body) == [first, second])
+  }
+
   @Test func sharedBodiesPointIntoTheInputsStorage() throws {
     let (first, second, document, boundary) = try largeDocument()
     let framed = Data(repeating: 0xAB, count: 4096) + document
