@@ -36,9 +36,10 @@ extension MIMEDocument {
   ///   is not UTF-8 gives no headers.
   ///
   /// Memory and time are proportional to `data.count`: boundaries and header ends are found with a
-  /// search over the raw bytes, each body is one copy of its bytes, and malformed input (truncated documents, missing
-  /// closing delimiters, boundaries inside headers, huge header blocks) yields fewer parts or `nil`,
-  /// never a crash.
+  /// search over the raw bytes, each body is one copy of its bytes, indexed from 0, and malformed
+  /// input (truncated documents, missing closing delimiters, boundaries inside headers, huge header
+  /// blocks) yields fewer parts or `nil`, never a crash. To parse without copying the bodies, see
+  /// ``parts(boundary:data:sharingInput:)``.
   ///
   /// ```swift
   /// let (data, boundary) = try document.generateData()
@@ -47,6 +48,50 @@ extension MIMEDocument {
   /// }
   /// ```
   public static func parts(boundary: String, data: Data) -> [Part]? {
+    parts(boundary: boundary, data: data, sharingInput: false)
+  }
+
+  /// Splits a multipart document into its parts, by the rules of ``parts(boundary:data:)``, with
+  /// bodies that are either copies or slices of `data`.
+  ///
+  /// With `sharingInput: false` the result is exactly that of ``parts(boundary:data:)``: each body
+  /// is a copy of its bytes, indexed from 0.
+  ///
+  /// With `sharingInput: true` each body is a slice of `data` (`data[range]`), which shares the
+  /// input's storage instead of copying it: a large document parses in about its own size and at
+  /// the speed of the boundary search. The headers are the same either way. Two things differ from
+  /// the copies:
+  ///
+  /// - A body keeps the input's indices: `body.startIndex` is its offset in `data` (plus
+  ///   `data.startIndex`), not 0. Index it from `body.startIndex`, read it with `withUnsafeBytes`,
+  ///   or rebase it with `Data(body)` (a copy).
+  /// - The input's storage stays alive while any part holds a body of it, so keeping one small part
+  ///   of a large document keeps the whole document in memory; copy that body with `Data(body)` to
+  ///   let the rest go.
+  ///
+  /// A body is still a value of its own: `Data` slices copy on write, so changing a part's body
+  /// copies its bytes first and never changes `data` or the other parts. One exception comes from
+  /// Foundation: a `Data` that maps a file read-only (`.alwaysMapped`) is changed in place when
+  /// nothing else holds its storage, which crashes, whether it is `data` itself or a slice of it.
+  /// So once such an input and the other parts are gone, copy a body (`Data(body)`) before
+  /// changing it.
+  ///
+  /// ```swift
+  /// import MIMEDocument
+  ///
+  /// let document = MIMEDocument()
+  /// document.appendPart(headers: ["Content-Type": "text/plain"], body: Data("Hello".utf8))
+  /// let (data, boundary) = try document.generateData()
+  /// if let parts = MIMEDocument.parts(boundary: boundary, data: data, sharingInput: true) {
+  ///   let body = parts[0].body
+  ///   print(body.startIndex > 0)  // true: the body's offset in `data`
+  ///   print(body[body.startIndex])  // 72, the "H"
+  ///   print(String(decoding: body, as: UTF8.self))  // "Hello"
+  ///   let rebased = Data(body)  // a copy indexed from 0
+  ///   print(rebased[0])  // 72
+  /// }
+  /// ```
+  public static func parts(boundary: String, data: Data, sharingInput: Bool) -> [Part]? {
     let boundaryBytes = Array(boundary.utf8)
     return data.withUnsafeBytes { document -> [Part]? in
       let offsets = ByteSearch.offsets(of: boundaryBytes, in: document)
@@ -56,8 +101,12 @@ extension MIMEDocument {
         let start = previous + boundaryBytes.count + 2
         let end = current - 4
         guard end - start >= 2 else { continue }
-        let (headers, body) = split(UnsafeRawBufferPointer(rebasing: document[start..<end]))
-        parts.append(Part(headers: headers, body: Data(body)))
+        let (headers, bodyRange) = split(document, start..<end)
+        let body =
+          sharingInput
+          ? data[(data.startIndex + bodyRange.lowerBound)..<(data.startIndex + bodyRange.upperBound)]
+          : Data(UnsafeRawBufferPointer(rebasing: document[bodyRange]))
+        parts.append(Part(headers: headers, body: body))
       }
       return parts.isEmpty ? nil : parts
     }
@@ -65,16 +114,20 @@ extension MIMEDocument {
 
   private static let headerTerminator: [UInt8] = Array("\r\n\r\n".utf8)
 
-  /// Splits one part's bytes (at least two) into its headers and its body's bytes.
-  private static func split(_ bytes: UnsafeRawBufferPointer) -> ([String: String], UnsafeRawBufferPointer) {
+  /// Splits one part's bytes, `document[part]` (at least two), into its headers and its body's
+  /// offsets in `document`.
+  private static func split(
+    _ document: UnsafeRawBufferPointer, _ part: Range<Int>
+  ) -> ([String: String], Range<Int>) {
+    let bytes = UnsafeRawBufferPointer(rebasing: document[part])
     if bytes[0] == UInt8(ascii: "\r") && bytes[1] == UInt8(ascii: "\n") {
-      return ([:], UnsafeRawBufferPointer(rebasing: bytes[2...]))
+      return ([:], (part.lowerBound + 2)..<part.upperBound)
     }
     let separator = headerTerminator.withUnsafeBytes { ByteSearch.firstOffset(of: $0, in: bytes) }
-    guard let separator else { return ([:], UnsafeRawBufferPointer(rebasing: bytes[0..<0])) }
+    guard let separator else { return ([:], part.lowerBound..<part.lowerBound) }
     return (
       HeaderScanner.headers(in: UnsafeRawBufferPointer(rebasing: bytes[..<separator])),
-      UnsafeRawBufferPointer(rebasing: bytes[(separator + 4)...])
+      (part.lowerBound + separator + 4)..<part.upperBound
     )
   }
 }

@@ -364,6 +364,8 @@ struct Driver {
               label: "generateInputStream(), read to end", kind: .child(["mime", "generate-stream"])),
             BenchCase(label: "generateData()", kind: .child(["mime", "generate-data"])),
             BenchCase(label: "parts(boundary:data:)", kind: .child(["mime", "parse"])),
+            BenchCase(
+              label: "parts(boundary:data:sharingInput: true)", kind: .child(["mime", "parse-shared"])),
           ]))
     }
     return result

@@ -54,7 +54,7 @@ struct Options {
                              raw-upload-mime|fetcher-upload-file|fetcher-upload-file-chunked|fetcher-upload-mime|
                              ahc-upload-file)
            fetcher-bench child memory (service|ahc)
-           fetcher-bench child mime (generate-stream|generate-data|parse)
+           fetcher-bench child mime (generate-stream|generate-data|parse|parse-shared)
     """
 
   init(arguments: [String]) throws {

@@ -1,9 +1,11 @@
 // libFuzzer target for MIMEDocument's parser and generator.
 //
 // Each input is used three ways:
-// 1. parsed as a document with the boundary "END_OF_PART";
+// 1. parsed as a document with the boundary "END_OF_PART", with copied bodies and with bodies that
+//    share the input;
 // 2. when it starts with a line of 1–70 bytes, parsed with that line as the boundary and the rest
-//    as the document (so the fuzzer controls both);
+//    as the document (so the fuzzer controls both), both ways again, the shared bodies then slices
+//    of an input whose indices start past 0;
 // 3. split at 0xFF bytes into part bodies, generated into a document (seeded boundary search) both
 //    as Data and as a stream read in input-dependent chunk sizes, and parsed back: the parts must
 //    round-trip exactly.
@@ -30,10 +32,24 @@ private func check(_ condition: Bool, _ message: @autoclosure () -> String = "a 
   if !condition { fatalError(message()) }
 }
 
-/// Parsing never crashes, and what it returns is consistent with its input.
+/// Parsing never crashes, and what it returns is consistent with its input; parts that share the
+/// input (parsed from `data` itself, whose indices may start past 0) equal the copies, and each
+/// shared body is the slice of `data` at its own indices.
 private func checkParse(boundary: String, data: Data) {
-  guard let parts = MIMEDocument.parts(boundary: boundary, data: Data(data)) else { return }
+  let parts = MIMEDocument.parts(boundary: boundary, data: Data(data))
+  let shared = MIMEDocument.parts(boundary: boundary, data: data, sharingInput: true)
+  check(
+    shared?.map(\.headers) == parts?.map(\.headers) && shared?.map { Data($0.body) } == parts?.map(\.body),
+    "parts sharing the input differ from the copies")
+  for part in shared ?? [] where !part.body.isEmpty {
+    check(
+      data.indices.contains(part.body.startIndex) && data.indices.contains(part.body.endIndex - 1)
+        && data[part.body.indices] == part.body,
+      "a shared body is not the slice of the input at its indices")
+  }
+  guard let parts else { return }
   check(!parts.isEmpty, "parts(boundary:data:) returned an empty array instead of nil")
+  check(parts.allSatisfy { $0.body.startIndex == 0 }, "a copied body is not indexed from 0")
   let bodyBytes = parts.reduce(0) { $0 + $1.body.count }
   check(bodyBytes <= data.count, "parsed bodies are larger than the document")
 }
