@@ -90,21 +90,35 @@ package final class ByteRing {
     count = 0
   }
 
+  /// Moves the bytes held into a block of `target` bytes (at least ``count``) when that is smaller
+  /// than the block held: after a burst, the memory it took goes back.
+  package func shrink(toCapacity target: Int) {
+    let newCapacity = max(count, target)
+    guard newCapacity < capacity else { return }
+    guard newCapacity > 0 else { return removeAll() }
+    move(toCapacity: newCapacity)
+  }
+
   /// Moves the bytes held, oldest first, into a bigger block that holds `needed` bytes.
   private func grow(toHold needed: Int) {
-    let newCapacity = Self.capacity(toHold: needed, from: capacity)
-    let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: newCapacity, alignment: 16)
+    move(toCapacity: Self.capacity(toHold: needed, from: capacity))
+  }
+
+  /// Moves the bytes held, oldest first, to the start of a new block of `newCapacity` bytes (at
+  /// least ``count``).
+  private func move(toCapacity newCapacity: Int) {
+    let block = UnsafeMutableRawBufferPointer.allocate(byteCount: newCapacity, alignment: 16)
     var moved = 0
     var from = start
     while moved < count {
       let run = min(count - moved, capacity - from)
-      UnsafeMutableRawBufferPointer(rebasing: bigger[moved..<(moved + run)])
+      UnsafeMutableRawBufferPointer(rebasing: block[moved..<(moved + run)])
         .copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[from..<(from + run)]))
       moved += run
       from = (from + run) % capacity
     }
     storage.deallocate()
-    storage = bigger
+    storage = block
     start = 0
   }
 }

@@ -204,6 +204,10 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
     if let ring = state.ring, ring.count > 0 {
       let chunk = ring.take(upTo: Self.ringChunkLength)
       state.bufferedBytes -= chunk.count
+      // Drained after a burst far past the high-water mark (the engine's pause takes effect late):
+      // the ring gives back what it grew beyond twice the mark.
+      let kept = 2 * max(highWaterMark, ByteRing.minimumCapacity)
+      if ring.count <= lowWaterMark, ring.capacity > kept { ring.shrink(toCapacity: kept) }
       return .success(chunk)
     }
     if state.firstChunk < state.chunks.count {

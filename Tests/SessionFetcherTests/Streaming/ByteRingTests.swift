@@ -85,6 +85,27 @@ struct ByteRingTests {
     #expect([UInt8](ring.take(upTo: 10)) == [1, 2, 3])
   }
 
+  @Test("shrinking keeps the bytes in order and never drops below what is held")
+  func shrinkKeepsTheBytes() {
+    let ring = ByteRing()
+    ring.append(Data((0..<200_000).map { UInt8($0 % 251) }))
+    _ = ring.take(upTo: 150_000)
+    // Wrapped around: the tail of the old block and its start.
+    ring.append(Data((0..<40_000).map { UInt8(($0 + 7) % 251) }))
+    let grown = ring.capacity
+    ring.shrink(toCapacity: 64 * 1024)
+    #expect(ring.capacity == 90_000)
+    #expect(ring.capacity < grown)
+    ring.shrink(toCapacity: 1 << 30)
+    #expect(ring.capacity == 90_000)
+    let rest = [UInt8](ring.take(upTo: 1 << 20))
+    let older: [UInt8] = (150_000..<200_000).map { UInt8($0 % 251) }
+    let newer: [UInt8] = (0..<40_000).map { UInt8(($0 + 7) % 251) }
+    #expect(rest == older + newer)
+    ring.shrink(toCapacity: 0)
+    #expect(ring.capacity == 0)
+  }
+
   @Test(
     "the block doubles up to the growth step, then grows by steps",
     arguments: [
