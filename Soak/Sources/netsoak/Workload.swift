@@ -327,14 +327,20 @@ final class Workload: @unchecked Sendable {
       }
       running.with { $0 -= 1 }
       waitingChecks.with { $0 += 1 }
-      let past = now.timeIntervalSince(lastActivity) - timeout
+      // The idle timeout counts from the request's real start when the engine made it later
+      // (FoundationNetworking's shared work queue can hold task creation for seconds).
+      let requestStart = fetcher.timing.requestStartDate ?? lastActivity
+      let (since, sinceKind) =
+        requestStart > lastActivity
+        ? (requestStart, "request started by the engine") : (lastActivity, lastKind)
+      let past = now.timeIntervalSince(since) - timeout
       let events = accumulated.with { $0 }
       verification.async { [self] in
         check(
           fetcher: fetcher, record: record, data: kind == .eventStream ? events : data, error: error,
           expected: checks.expected, verify: checks.verify, destination: checks.destination,
           uploadTarget: checks.uploadTarget,
-          pastTimeout: past, lastKind: lastKind)
+          pastTimeout: past, lastKind: sinceKind)
         waitingChecks.with { $0 -= 1 }
         done?()
       }

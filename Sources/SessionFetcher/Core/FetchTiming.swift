@@ -5,6 +5,13 @@ import Foundation
 public struct FetchTiming: Sendable, Equatable, CustomStringConvertible {
   /// When the fetch began (``SessionFetcher/beginFetch(completionHandler:)`` was called).
   public var startDate: Date?
+  /// When the engine started the request of the fetch's latest exchange (an attempt's request or a
+  /// redirect's). On the libcurl engine that is when the fetcher handed it over; on the URLSession
+  /// engine, when FoundationNetworking's task was made and resumed, which waits behind the work of
+  /// every URLSession of the process on FoundationNetworking's shared work queue (see
+  /// <doc:LinuxNotes>). The idle timeout of ``SessionFetcher/request``'s `timeoutInterval` counts
+  /// from here, or from the exchange's latest activity after it.
+  public var requestStartDate: Date?
   /// When the first response head of the fetch arrived.
   public var firstResponseDate: Date?
   /// When the first body byte of the fetch arrived.

@@ -362,12 +362,14 @@ extension SessionFetcher {
     }
     let hop = storage.withLock { storage -> UInt64? in
       let hop = storage.hopCount + 1
+      let now = Date()
       let exchange = Exchange(
-        hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: Date())
+        hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: now)
       // The timeout runs from here: body preparation and the engine's making of the task count.
       if plan.testBlock == nil { exchange.pendingHop = hop }
       guard storage.lifecycle.hopStarted(exchange) == .send else { return nil }
       storage.hopCount = hop
+      storage.timing.requestStartDate = now
       if plan.testBlock == nil {
         armTimeout(&storage, after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }

@@ -7,7 +7,9 @@ extension SessionFetcher: SessionTaskHandler {
   package func taskDidStart(_ task: any EngineTask) {
     storage.withLock { storage in
       guard accepts(task, storage) else { return }
-      storage.lifecycle.current.lastActivity = Date()
+      let now = Date()
+      storage.lifecycle.current.lastActivity = now
+      storage.timing.requestStartDate = now
     }
   }
 

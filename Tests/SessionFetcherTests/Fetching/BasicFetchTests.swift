@@ -29,6 +29,11 @@ struct BasicFetchTests {
     #expect(timing.firstResponseDate != nil)
     #expect(timing.bytesReceived == 5000)
     #expect(timing.retryCount == 0)
+    // The request started after the fetch began and before its answer came.
+    let (began, requestStart, answered) = try (
+      #require(timing.startDate), #require(timing.requestStartDate), #require(timing.firstResponseDate)
+    )
+    #expect(began <= requestStart && requestStart <= answered, "\(began) \(requestStart) \(answered)")
   }
 
   @Test func completionRunsOnTheCallbackQueue() async throws {

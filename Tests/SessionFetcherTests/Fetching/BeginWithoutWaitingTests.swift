@@ -102,10 +102,16 @@ struct BeginWithoutWaitingTests {
     let result = Recorder<FetchResult>()
     fetcher.beginFetch { data, error in result.append(FetchResult(data: data, error: error)) }
     try await Task.sleep(nanoseconds: 3_000_000_000)
+    let releasedAt = Date()
     await offThePool { release() }
     #expect(await eventually(timeout: 30) { result.count == 1 }, "\(fetcher.diagnosticSummary)")
     #expect(result.values.first?.error == nil, "\(String(describing: result.values.first?.error))")
     #expect(server.requestCount(path: "/delay/2") == 1)
+    // The timing tells when the request really started: after the engine's queue let it go.
+    let timing = fetcher.timing
+    let requestStart = try #require(timing.requestStartDate)
+    #expect(requestStart >= releasedAt, "\(requestStart) \(releasedAt)")
+    #expect(requestStart.timeIntervalSince(try #require(timing.startDate)) >= 3)
   }
 
   /// A session invalidated with its tasks cancelled right after a fetch on it began (on the
