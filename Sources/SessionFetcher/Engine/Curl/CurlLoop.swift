@@ -329,7 +329,7 @@
         }
         // The bytes kept from the last records first; a suspended task completes once resumed.
         transfer.isListedAsKeeping = false
-        if task.deliverKeptBody() == .suspended {
+        if task.deliverKeptBody() == .suspended, !transfer.keptBody.isEmpty {
           transfer.endedWithCode = result
           continue
         }

@@ -259,7 +259,8 @@
     enum KeptBodyDelivery {
       /// Handed over (or there was nothing to hand).
       case delivered
-      /// Kept: the task is suspended; the bytes wait for it to be resumed.
+      /// The task is suspended (the bytes wait for it to be resumed), or the handler suspended it
+      /// while taking them: nothing more until it is resumed.
       case suspended
       /// Dropped: the task was cancelled.
       case cancelled
@@ -286,7 +287,10 @@
         transfer.keptBody = Data()
         guard let handler = count(data.count) else { return .cancelled }
         handler.task(self, didReceive: data)
-        return isCancelled ? .cancelled : .delivered
+        // Suspended from inside the handler: nothing more until resumed.
+        return state.withLock { state in
+          state.isCancelled ? .cancelled : state.isSuspended ? .suspended : .delivered
+        }
       }
     }
 
