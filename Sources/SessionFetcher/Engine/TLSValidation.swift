@@ -32,7 +32,44 @@ enum TLSValidation {
 
   /// ``pemBlocks(_:)`` on the file's bytes (PEM is ASCII; it runs at every fetch that names files,
   /// so it works on bytes, not on `Character`s).
+  ///
+  /// The verdict depends on the bytes alone, and every fetch that names a file checks it again when
+  /// it begins: verdicts are remembered by contents (``verdictCacheByteLimit`` bytes of contents at
+  /// most), so a fetch whose file still holds what an earlier one checked compares the bytes instead
+  /// of decoding them. A file whose contents changed is checked anew.
   static func pemBlocks(bytes: [UInt8]) -> [PEMKind]? {
+    if let known = verdicts.withLock({ $0.kinds[bytes] }) { return known.kinds }
+    let kinds = scanPEMBlocks(bytes: bytes)
+    if bytes.count <= verdictCacheByteLimit {
+      verdicts.withLock { cache in
+        if cache.bytes + bytes.count > verdictCacheByteLimit {
+          cache.kinds.removeAll()
+          cache.bytes = 0
+        }
+        if cache.kinds.updateValue(Verdict(kinds: kinds), forKey: bytes) == nil { cache.bytes += bytes.count }
+      }
+    }
+    return kinds
+  }
+
+  /// The most file contents whose verdicts ``pemBlocks(bytes:)`` remembers (1 MiB: a few bundles of
+  /// every public root); past it the verdicts are forgotten and gathered again.
+  static let verdictCacheByteLimit = 1024 * 1024
+
+  private struct Verdict {
+    var kinds: [PEMKind]?
+  }
+
+  private struct VerdictCache {
+    var kinds: [[UInt8]: Verdict] = [:]
+    /// The bytes of contents held as keys.
+    var bytes = 0
+  }
+
+  private static let verdicts = Locked(VerdictCache())
+
+  /// ``pemBlocks(bytes:)`` without the remembered verdicts.
+  static func scanPEMBlocks(bytes: [UInt8]) -> [PEMKind]? {
     var kinds: [PEMKind] = []
     var label: ArraySlice<UInt8>?
     var body: [UInt8] = []
@@ -236,18 +273,35 @@ enum TLSValidation {
     guard info.st_size <= maximumFileSize else {
       return .failure(ReadProblem(text: "is larger than \(maximumFileSize / 1024 / 1024) MiB"))
     }
+    // Read straight into a buffer of the size `fstat` gave (one byte more, to see the end without
+    // another read when the size held); it grows only if the file grew since.
+    var capacity = Int(info.st_size) + 1
     var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      guard count >= 0 else { return .failure(ReadProblem(text: "is unreadable")) }
-      if count == 0 { break }
-      bytes.append(contentsOf: chunk[0..<count])
+    var failed = false
+    while !failed {
+      let previous = bytes
+      var filled = previous.count
+      bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+        guard let base = buffer.baseAddress else { return }
+        if filled > 0 {
+          previous.withUnsafeBufferPointer { base.initialize(from: $0.baseAddress!, count: filled) }
+        }
+        while filled < capacity {
+          let count = read(descriptor, base + filled, capacity - filled)
+          if count < 0 && errno == EINTR { continue }
+          if count < 0 { failed = true }
+          if count <= 0 { break }
+          filled += count
+        }
+        initialized = filled
+      }
+      guard !failed else { return .failure(ReadProblem(text: "is unreadable")) }
       // The file may have grown since `fstat`.
       guard bytes.count <= maximumFileSize else {
         return .failure(ReadProblem(text: "is larger than \(maximumFileSize / 1024 / 1024) MiB"))
       }
+      if bytes.count < capacity { break }
+      capacity = min(capacity * 2, maximumFileSize + 1)
     }
     return .success(bytes)
   }

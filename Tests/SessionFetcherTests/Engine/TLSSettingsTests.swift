@@ -179,6 +179,61 @@ struct TLSSettingsTests {
     }
   }
 
+  /// Verdicts are remembered by contents: a file rewritten in place with other bytes of the same
+  /// length (a damaged certificate, then a key) is judged again at the next check, and the first
+  /// contents again when they come back.
+  @Test func aFileRewrittenInPlaceIsJudgedByItsNewContents() throws {
+    let good = Self.block("CERTIFICATE")
+    var damaged = Array(good.utf8)
+    // One base64 letter of the body changed: still base64, no longer the DER of a certificate.
+    let index = damaged.firstIndex(of: UInt8(ascii: "\n"))! + 1
+    damaged[index] = damaged[index] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+    let key = Self.block("PRIVATE KEY")
+    let folder = try Self.folder(["roots.pem": good])
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let roots = folder.appendingPathComponent("roots.pem")
+    var settings = TLSSettings()
+    settings.additionalTrustRoots = [roots]
+    func verdict() -> String? {
+      do {
+        try TLSValidation.check(settings)
+        return nil
+      } catch {
+        guard case .invalidTLSSettings(let text)? = error as? SessionFetcherError else { return "\(error)" }
+        return text
+      }
+    }
+    #expect(verdict() == nil)
+    try Data(damaged).write(to: roots)
+    #expect(verdict()?.contains("roots.pem is not PEM") == true)
+    try Data(key.utf8).write(to: roots)
+    #expect(verdict()?.contains("roots.pem holds no PEM certificate") == true)
+    try Data(good.utf8).write(to: roots)
+    #expect(verdict() == nil)
+  }
+
+  /// `readFile` returns the file's bytes whatever their length (it reads into a buffer of the size
+  /// `fstat` gives), and refuses a file past the limit.
+  @Test(arguments: [0, 1, 1_000, 65_535, 65_536, 65_537, 300_000])
+  func readFileReturnsEveryByte(length: Int) throws {
+    let folder = try Self.folder([:])
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("bytes.bin")
+    let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
+    try Data(bytes).write(to: file)
+    #expect(try TLSValidation.readFile(file).get() == bytes)
+  }
+
+  @Test func readFileRefusesAFilePastTheLimit() throws {
+    let folder = try Self.folder([:])
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("big.pem")
+    try Data(count: TLSValidation.maximumFileSize + 1).write(to: file)
+    #expect(throws: TLSValidation.ReadProblem.self) { try TLSValidation.readFile(file).get() }
+    try Data(count: TLSValidation.maximumFileSize).write(to: file)
+    #expect(try TLSValidation.readFile(file).get().count == TLSValidation.maximumFileSize)
+  }
+
   @Test func theDescriptionNeverShowsThePassword() {
     var settings = TLSSettings()
     settings.clientCertificate = URL(fileURLWithPath: "/etc/client.pem")
