@@ -72,15 +72,22 @@ public final class FetcherService: @unchecked Sendable {
 
   /// A fetcher for a GET of `url`, carrying the service's defaults.
   public func fetcher(url: URL) -> SessionFetcher {
+    // One lock for everything the service hands over. The User-Agent is added now, while the
+    // request is this call's alone: before each attempt it would be copied first (the fetcher
+    // keeps the request it began with). Not the request's own: a provider of the fetcher's
+    // replaces it, and with a provider of the service's it waits for the fetch.
+    let (agent, defaults, reuseSession) = state.withLock { state in
+      (state.userAgentProvider == nil ? state.agentForRequests : nil, state.defaults, state.reuseSession)
+    }
     var request = URLRequest(url: url)
-    // Added now, while the request is this call's alone: before each attempt it would be copied
-    // first (the fetcher keeps the request it began with). Not the request's own: a provider of the
-    // fetcher's replaces it, and with a provider of the service's it waits for the fetch.
-    guard state.withLock({ $0.userAgentProvider == nil }) else { return fetcher(request: request) }
-    addUserAgent(to: &request, hasNoHeaders: true)
-    let made = fetcher(request: request)
-    made.presetUserAgent = request.value(forHTTPHeaderField: "User-Agent")
-    return made
+    if let agent {
+      // As it is, even with a control character: the fetcher then refuses the request at begin,
+      // naming the header (see `addUserAgent(to:)`).
+      request.allHTTPHeaderFields = ["User-Agent": agent]
+    }
+    return configure(
+      SessionFetcher(request: request), defaults: defaults, reuseSession: reuseSession, presetUserAgent: agent
+    )
   }
 
   /// A fetcher for a GET of `urlString`, carrying the service's defaults. An invalid string still
@@ -111,7 +118,17 @@ public final class FetcherService: @unchecked Sendable {
 
   /// Hands the service's defaults to `fetcher`, just made, in one step.
   private func configure(_ fetcher: SessionFetcher) -> SessionFetcher {
-    var (config, reuseSession) = state.withLock { ($0.defaults, $0.reuseSession) }
+    let (defaults, reuseSession) = state.withLock { ($0.defaults, $0.reuseSession) }
+    return configure(fetcher, defaults: defaults, reuseSession: reuseSession, presetUserAgent: nil)
+  }
+
+  /// Hands `defaults` (read from the service's state) to `fetcher`, just made, in one step;
+  /// `presetUserAgent` is the User-Agent the service put on its request, if any.
+  private func configure(
+    _ fetcher: SessionFetcher, defaults: FetcherConfiguration, reuseSession: Bool, presetUserAgent: String?
+  ) -> SessionFetcher {
+    var config = defaults
+    config.presetUserAgent = presetUserAgent
     config.serviceHooks = self
     config.service = WeakFetcherService(self)
     if reuseSession {
@@ -549,9 +566,13 @@ public final class FetcherService: @unchecked Sendable {
   /// The throttle key of `url`: its lowercased host; nil (never throttled) without a host or for
   /// `data:` URLs.
   static func hostKey(for url: URL?) -> String? {
-    guard let url, url.scheme?.lowercased() != "data", let host = url.host?.lowercased(), !host.isEmpty
-    else { return nil }
-    return host
+    guard let url, let host = url.host, !host.isEmpty else { return nil }
+    if let scheme = url.scheme, scheme.utf8.count == 4, scheme.lowercased() == "data" { return nil }
+    // Most hosts are lowercase ASCII already: lowercasing would copy the string for every fetch.
+    let isLowercaseASCII = host.utf8.allSatisfy {
+      $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+    }
+    return isLowercaseASCII ? host : host.lowercased()
   }
 
   // MARK: - ETags
