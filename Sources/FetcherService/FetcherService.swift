@@ -76,8 +76,12 @@ public final class FetcherService: @unchecked Sendable {
     // request is this call's alone: before each attempt it would be copied first (the fetcher
     // keeps the request it began with). Not the request's own: a provider of the fetcher's
     // replaces it, and with a provider of the service's it waits for the fetch.
-    let (agent, defaults, reuseSession) = state.withLock { state in
-      (state.userAgentProvider == nil ? state.agentForRequests : nil, state.defaults, state.reuseSession)
+    var agent: String?
+    var reuseSession = true
+    var config = state.withLock { state in
+      agent = state.userAgentProvider == nil ? state.agentForRequests : nil
+      reuseSession = state.reuseSession
+      return state.defaults
     }
     var request = URLRequest(url: url)
     if let agent {
@@ -85,9 +89,11 @@ public final class FetcherService: @unchecked Sendable {
       // naming the header (see `addUserAgent(to:)`).
       request.allHTTPHeaderFields = ["User-Agent": agent]
     }
-    return configure(
-      SessionFetcher(request: request), defaults: defaults, reuseSession: reuseSession, presetUserAgent: agent
-    )
+    config.presetUserAgent = agent
+    let fetcher = SessionFetcher(request: request)
+    complete(&config, for: fetcher, reuseSession: reuseSession)
+    fetcher.adoptServiceConfiguration(config)
+    return fetcher
   }
 
   /// A fetcher for a GET of `urlString`, carrying the service's defaults. An invalid string still
@@ -118,17 +124,20 @@ public final class FetcherService: @unchecked Sendable {
 
   /// Hands the service's defaults to `fetcher`, just made, in one step.
   private func configure(_ fetcher: SessionFetcher) -> SessionFetcher {
-    let (defaults, reuseSession) = state.withLock { ($0.defaults, $0.reuseSession) }
-    return configure(fetcher, defaults: defaults, reuseSession: reuseSession, presetUserAgent: nil)
+    var reuseSession = true
+    // Built in place: the configuration is a large value, each copy retains dozens of references.
+    var config = state.withLock { state in
+      reuseSession = state.reuseSession
+      return state.defaults
+    }
+    complete(&config, for: fetcher, reuseSession: reuseSession)
+    fetcher.adoptServiceConfiguration(config)
+    return fetcher
   }
 
-  /// Hands `defaults` (read from the service's state) to `fetcher`, just made, in one step;
-  /// `presetUserAgent` is the User-Agent the service put on its request, if any.
-  private func configure(
-    _ fetcher: SessionFetcher, defaults: FetcherConfiguration, reuseSession: Bool, presetUserAgent: String?
-  ) -> SessionFetcher {
-    var config = defaults
-    config.presetUserAgent = presetUserAgent
+  /// Adds to `config`, the service's defaults, what ties `fetcher` to this service.
+  private func complete(_ config: inout FetcherConfiguration, for fetcher: SessionFetcher, reuseSession: Bool)
+  {
     config.serviceHooks = self
     config.service = WeakFetcherService(self)
     if reuseSession {
@@ -141,8 +150,6 @@ public final class FetcherService: @unchecked Sendable {
     } else if config.sessionConfiguration == nil {
       config.sessionConfiguration = FetcherSession.defaultConfiguration(for: config.engine)
     }
-    fetcher.adoptServiceConfiguration(config)
-    return fetcher
   }
 
   // MARK: - Defaults copied into fetchers
