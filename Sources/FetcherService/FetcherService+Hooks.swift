@@ -22,7 +22,7 @@ extension FetcherService: FetcherServiceHooks {
     return runsNow
   }
 
-  package func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest) {
+  package func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest) -> Bool {
     let usesMemory = fetcher.destinationFileURL == nil && fetcher.accumulateDataBlock == nil
     let id = ObjectIdentifier(fetcher)
     let tag: String? = state.withLock { state in
@@ -39,10 +39,10 @@ extension FetcherService: FetcherServiceHooks {
       state.pendingETags[id] = PendingETag(key: key, sentTag: tag)
       return tag
     }
-    addUserAgent(to: &request)
-    if let tag {
-      request.setValue(tag, forHTTPHeaderField: "If-None-Match")
-    }
+    let addedAgent = addUserAgent(to: &request)
+    guard let tag else { return addedAgent }
+    request.setValue(tag, forHTTPHeaderField: "If-None-Match")
+    return true
   }
 
   package func fetcher(
@@ -109,9 +109,11 @@ extension FetcherService: FetcherServiceHooks {
       state.unthrottled.remove(fetcher)
       state.pendingETags[id] = nil
       var earlyRetries: [SessionFetcher] = []
-      for key in Array(state.retryWaiters.keys) {
-        state.retryWaiters[key]?.remove(fetcher)
-        if state.retryWaiters[key]?.isEmpty == true { state.retryWaiters[key] = nil }
+      if !state.retryWaiters.isEmpty {
+        for key in Array(state.retryWaiters.keys) {
+          state.retryWaiters[key]?.remove(fetcher)
+          if state.retryWaiters[key]?.isEmpty == true { state.retryWaiters[key] = nil }
+        }
       }
       if succeeded, state.isEarlyRetryEnabled, let host, let waiters = state.retryWaiters[host] {
         earlyRetries = Array(waiters)
@@ -134,17 +136,12 @@ extension FetcherService: FetcherServiceHooks {
 
 extension FetcherService {
   /// Adds the service's User-Agent to `request`, unless the request has one or the service's
-  /// session configuration sets one. `hasNoHeaders` skips the lookup for a request just made.
-  func addUserAgent(to request: inout URLRequest, hasNoHeaders: Bool = false) {
-    guard hasNoHeaders || request.value(forHTTPHeaderField: "User-Agent") == nil else { return }
-    let agent = state.withLock { state -> String? in
-      let configured = state.defaults.sessionConfiguration?.httpAdditionalHeaders?.keys.contains {
-        ($0 as? String)?.lowercased() == "user-agent"
-      }
-      if configured == true { return nil }
-      return state.userAgent ?? FetcherService.standardUserAgent
-    }
-    guard let agent else { return }
+  /// session configuration sets one; returns whether it added it.
+  @discardableResult
+  func addUserAgent(to request: inout URLRequest) -> Bool {
+    guard request.value(forHTTPHeaderField: "User-Agent") == nil,
+      let agent = state.withLock({ $0.agentForRequests })
+    else { return false }
     // As it is, even with a control character: the fetcher then refuses the request, naming the
     // header (`RequestValidation`), rather than Foundation dropping the value without a word.
     // `setValue` would also check the value character by character through NSCharacterSet on
@@ -152,5 +149,19 @@ extension FetcherService {
     var fields = request.allHTTPHeaderFields ?? [:]
     fields["User-Agent"] = agent
     request.allHTTPHeaderFields = fields
+    return true
+  }
+}
+
+extension ServiceState {
+  /// The User-Agent the service adds to requests without one: nil when the session
+  /// configuration's `httpAdditionalHeaders` sets one, else ``FetcherService/userAgent`` or the
+  /// standard agent.
+  var agentForRequests: String? {
+    let configured = defaults.sessionConfiguration?.httpAdditionalHeaders?.keys.contains {
+      ($0 as? String)?.lowercased() == "user-agent"
+    }
+    if configured == true { return nil }
+    return userAgent ?? FetcherService.standardUserAgent
   }
 }

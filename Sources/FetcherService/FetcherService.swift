@@ -72,15 +72,28 @@ public final class FetcherService: @unchecked Sendable {
 
   /// A fetcher for a GET of `url`, carrying the service's defaults.
   public func fetcher(url: URL) -> SessionFetcher {
+    // One lock for everything the service hands over. The User-Agent is added now, while the
+    // request is this call's alone: before each attempt it would be copied first (the fetcher
+    // keeps the request it began with). Not the request's own: a provider of the fetcher's
+    // replaces it, and with a provider of the service's it waits for the fetch.
+    var agent: String?
+    var reuseSession = true
+    var config = state.withLock { state in
+      agent = state.userAgentProvider == nil ? state.agentForRequests : nil
+      reuseSession = state.reuseSession
+      return state.defaults
+    }
     var request = URLRequest(url: url)
-    // Added now, while the request is this call's alone: before each attempt it would be copied
-    // first (the fetcher keeps the request it began with). Not the request's own: a provider of the
-    // fetcher's replaces it, and with a provider of the service's it waits for the fetch.
-    guard state.withLock({ $0.userAgentProvider == nil }) else { return fetcher(request: request) }
-    addUserAgent(to: &request, hasNoHeaders: true)
-    let made = fetcher(request: request)
-    made.presetUserAgent = request.value(forHTTPHeaderField: "User-Agent")
-    return made
+    if let agent {
+      // As it is, even with a control character: the fetcher then refuses the request at begin,
+      // naming the header (see `addUserAgent(to:)`).
+      request.allHTTPHeaderFields = ["User-Agent": agent]
+    }
+    config.presetUserAgent = agent
+    let fetcher = SessionFetcher(request: request)
+    complete(&config, for: fetcher, reuseSession: reuseSession)
+    fetcher.adoptServiceConfiguration(config)
+    return fetcher
   }
 
   /// A fetcher for a GET of `urlString`, carrying the service's defaults. An invalid string still
@@ -111,7 +124,20 @@ public final class FetcherService: @unchecked Sendable {
 
   /// Hands the service's defaults to `fetcher`, just made, in one step.
   private func configure(_ fetcher: SessionFetcher) -> SessionFetcher {
-    var (config, reuseSession) = state.withLock { ($0.defaults, $0.reuseSession) }
+    var reuseSession = true
+    // Built in place: the configuration is a large value, each copy retains dozens of references.
+    var config = state.withLock { state in
+      reuseSession = state.reuseSession
+      return state.defaults
+    }
+    complete(&config, for: fetcher, reuseSession: reuseSession)
+    fetcher.adoptServiceConfiguration(config)
+    return fetcher
+  }
+
+  /// Adds to `config`, the service's defaults, what ties `fetcher` to this service.
+  private func complete(_ config: inout FetcherConfiguration, for fetcher: SessionFetcher, reuseSession: Bool)
+  {
     config.serviceHooks = self
     config.service = WeakFetcherService(self)
     if reuseSession {
@@ -124,8 +150,6 @@ public final class FetcherService: @unchecked Sendable {
     } else if config.sessionConfiguration == nil {
       config.sessionConfiguration = FetcherSession.defaultConfiguration(for: config.engine)
     }
-    fetcher.adoptServiceConfiguration(config)
-    return fetcher
   }
 
   // MARK: - Defaults copied into fetchers
@@ -549,9 +573,13 @@ public final class FetcherService: @unchecked Sendable {
   /// The throttle key of `url`: its lowercased host; nil (never throttled) without a host or for
   /// `data:` URLs.
   static func hostKey(for url: URL?) -> String? {
-    guard let url, url.scheme?.lowercased() != "data", let host = url.host?.lowercased(), !host.isEmpty
-    else { return nil }
-    return host
+    guard let url, let host = url.host, !host.isEmpty else { return nil }
+    if let scheme = url.scheme, scheme.utf8.count == 4, scheme.lowercased() == "data" { return nil }
+    // Most hosts are lowercase ASCII already: lowercasing would copy the string for every fetch.
+    let isLowercaseASCII = host.utf8.allSatisfy {
+      $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+    }
+    return isLowercaseASCII ? host : host.lowercased()
   }
 
   // MARK: - ETags

@@ -72,13 +72,18 @@ struct HostThrottle<Element: Hashable> {
   mutating func remove(_ element: Element) -> [Element] {
     guard let host = hostOfElement.removeValue(forKey: element) else { return [] }
     // Through indices: one hash of the host per dictionary, not one per access (once per fetch).
-    if let index = running.index(forKey: host) {
-      running.values[index].removeAll { $0 == element }
+    // An element is in one list at most, once (see `admit`): the search stops at it.
+    if let index = running.index(forKey: host),
+      let position = running.values[index].firstIndex(where: { $0 == element })
+    {
+      running.values[index].remove(at: position)
       if running.values[index].isEmpty { running.remove(at: index) }
+    } else if let index = waiting.index(forKey: host),
+      let position = waiting.values[index].firstIndex(where: { $0.element == element })
+    {
+      waiting.values[index].remove(at: position)
+      if waiting.values[index].isEmpty { waiting.remove(at: index) }
     }
-    guard let index = waiting.index(forKey: host) else { return [] }
-    waiting.values[index].removeAll { $0.element == element }
-    if waiting.values[index].isEmpty { waiting.remove(at: index) }
     return promote(host: host)
   }
 

@@ -100,7 +100,7 @@ struct ServiceState {
   /// `FetcherService.configure(_:)`). The session settings (`sessionConfiguration`,
   /// `configurationBlock`, `engine`, `engineSessions`) also make the shared session.
   var defaults = ServiceState.initialDefaults
-  /// The service's User-Agent (see `FetcherService.addUserAgent(to:hasNoHeaders:)`): added to
+  /// The service's User-Agent (see `FetcherService.addUserAgent(to:)`): added to
   /// requests, never a fetcher setting.
   var userAgent: String?
   /// Supplies the User-Agent of the service's fetches (see `FetcherService.userAgentProvider`); a

@@ -132,7 +132,7 @@ final class HoldingHooks: FetcherServiceHooks, @unchecked Sendable {
 
   var heldCount: Int { lock.withLock { held.count } }
 
-  func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest) {}
+  func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest) -> Bool { false }
   func fetcher(_ fetcher: SessionFetcher, finalResponse head: ResponseHead, data: Data?)
     -> (response: HTTPURLResponse, data: Data?)?
   { nil }

@@ -54,8 +54,9 @@ package protocol FetcherServiceHooks: AnyObject, Sendable {
   /// Whether the fetcher may start now. When false, the service must later call
   /// ``SessionFetcher/serviceDidGrantSlot()`` (or stop the fetcher).
   func fetcherShouldBeginNow(_ fetcher: SessionFetcher) -> Bool
-  /// Last changes to an attempt's request (User-Agent, If-None-Match).
-  func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest)
+  /// Last changes to an attempt's request (User-Agent, If-None-Match); returns whether it changed
+  /// it (a changed request is checked again before Started is posted).
+  func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest) -> Bool
   /// Sees every final HTTP response head; may replace its response (a 304 answered from the ETag
   /// cache). Reads the head, so that a response nobody asks for is never made.
   func fetcher(_ fetcher: SessionFetcher, finalResponse head: ResponseHead, data: Data?)

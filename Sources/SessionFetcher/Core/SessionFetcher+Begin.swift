@@ -320,11 +320,10 @@ extension SessionFetcher {
   /// - Parameter authorized: whether an authorizer made `authorizedRequest`.
   func launchAttempt(_ authorizedRequest: URLRequest, authorized: Bool) {
     var request = authorizedRequest
-    let hooks = serviceHooks
-    hooks?.fetcher(self, willSend: &request)
+    let changedByService = serviceHooks?.fetcher(self, willSend: &request) ?? false
     // An authorizer or a service may have added headers: refused before Started is posted, as a
-    // bad request of the caller's own is at begin.
-    if authorized || hooks != nil,
+    // bad request of the caller's own is at begin. A request neither changed was checked then.
+    if authorized || changedByService,
       let problem = RequestValidation.problem(in: request)
     {
       finish(data: nil, error: SessionFetcherError.invalidConfiguration(problem))

@@ -167,7 +167,9 @@ struct HostThrottleTests {
       ("https://example.com/a", "example.com"), ("https://Example.COM:8443/a", "example.com"),
       ("http://127.0.0.1:8080/", "127.0.0.1"), ("http://[::1]:80/", "::1"), ("data:text/plain,hi", nil),
       ("DATA://example.com/x", nil), ("file:///tmp/x", nil),
-      ("https://xn--bcher-kva.example/", "xn--bcher-kva.example"),
+      ("https://xn--bcher-kva.example/", "xn--bcher-kva.example"), ("http://AZ.example/", "az.example"),
+      ("http://az.example/", "az.example"), ("http://host-Z9.example/", "host-z9.example"),
+      ("Data://example.com/x", nil), ("http://a.example./", "a.example."),
     ] as [(String, String?)])
   func hostKey(url: String, expected: String?) {
     #expect(FetcherService.hostKey(for: URL(string: url)) == expected)

@@ -100,6 +100,32 @@ struct DefaultsTests {
     #expect(server.requests(path: "/headers").isEmpty)
   }
 
+  /// The agent the service adds before an attempt (a fetcher made from a request) is checked before
+  /// Started is posted: a bad one posts nothing and sends nothing; a good one is sent.
+  @Test func anAgentAddedBeforeTheAttemptIsCheckedBeforeStarted() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = makeService()
+    service.userAgent = "MyApp/2.0\r\nX-Injected: 1"
+    let refused = service.fetcher(request: URLRequest(url: server.url("/headers")))
+    let recorder = NotificationRecorder([refused])
+    let result = await refused.fetchResult()
+    guard case .invalidConfiguration(let text)? = result.error as? SessionFetcherError else {
+      Issue.record("not refused: \(String(describing: result.error))")
+      return
+    }
+    #expect(text.contains("\"User-Agent\""), "\(text)")
+    await drain(refused.callbackQueue)
+    #expect(recorder.started == 0)
+    #expect(recorder.stopped == 0)
+    #expect(server.requests(path: "/headers").isEmpty)
+
+    service.userAgent = "MyApp/2.1"
+    let sent = service.fetcher(request: URLRequest(url: server.url("/headers")))
+    #expect(await sent.fetchResult().error == nil)
+    #expect(server.requests(path: "/headers").map { $0.header("User-Agent") } == ["MyApp/2.1"])
+  }
+
   /// The original's testUserAgentFromRequest.
   @Test func theRequestsOwnUserAgentWins() async throws {
     let server = try TestServer()
