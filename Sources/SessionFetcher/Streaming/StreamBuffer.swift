@@ -206,7 +206,9 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
       state.bufferedBytes -= chunk.count
       // Drained after a burst far past the high-water mark (the engine's pause takes effect late):
       // the ring gives back what it grew beyond twice the mark.
-      let kept = 2 * max(highWaterMark, ByteRing.minimumCapacity)
+      let (doubled, overflow) = max(highWaterMark, ByteRing.minimumCapacity).multipliedReportingOverflow(
+        by: 2)
+      let kept = overflow ? Int.max : doubled
       if ring.count <= lowWaterMark, ring.capacity > kept { ring.shrink(toCapacity: kept) }
       return .success(chunk)
     }

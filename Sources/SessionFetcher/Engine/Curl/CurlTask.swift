@@ -245,7 +245,9 @@
         // Consumed even when the handler suspended meanwhile; cancelled is another matter.
         return self.isCancelled ? 0 : bytes.count
       }
-      if transfer.keptBody.isEmpty { transfer.keptBody.reserveCapacity(CurlTransfer.deliveryChunkSize) }
+      guard !bytes.isEmpty else { return 0 }
+      // No capacity reserved ahead: the `Data` handed over keeps its block, and a few hundred bytes
+      // of an event stream must not hold a block of the chunk size each while they wait.
       if !transfer.isListedAsKeeping {
         transfer.isListedAsKeeping = true
         loop.noteKeptBody(of: self)
