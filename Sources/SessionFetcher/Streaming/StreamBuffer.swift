@@ -206,9 +206,8 @@ final class StreamBuffer: FetcherStreamConsumer, @unchecked Sendable {
       state.bufferedBytes -= chunk.count
       // Drained after a burst far past the high-water mark (the engine's pause takes effect late):
       // the ring gives back what it grew beyond twice the mark.
-      let (doubled, overflow) = max(highWaterMark, ByteRing.minimumCapacity).multipliedReportingOverflow(
-        by: 2)
-      let kept = overflow ? Int.max : doubled
+      let mark = max(highWaterMark, ByteRing.minimumCapacity)
+      let kept = mark > Int.max / 2 ? Int.max : 2 * mark
       if ring.count <= lowWaterMark, ring.capacity > kept { ring.shrink(toCapacity: kept) }
       return .success(chunk)
     }
