@@ -36,11 +36,13 @@ enum TLSValidation {
   /// The verdict depends on the bytes alone, and every fetch that names a file checks it again when
   /// it begins: verdicts are remembered by contents (``verdictCacheByteLimit`` bytes of contents at
   /// most), so a fetch whose file still holds what an earlier one checked compares the bytes instead
-  /// of decoding them. A file whose contents changed is checked anew.
+  /// of decoding them. A file whose contents changed is checked anew. Only contents made of
+  /// certificates alone are remembered: a private key's bytes are never kept beyond the check.
   static func pemBlocks(bytes: [UInt8]) -> [PEMKind]? {
     if let known = verdicts.withLock({ $0.kinds[bytes] }) { return known.kinds }
     let kinds = scanPEMBlocks(bytes: bytes)
-    if bytes.count <= verdictCacheByteLimit {
+    let onlyCertificates = kinds.map { !$0.isEmpty && $0.allSatisfy { $0 == .certificate } } ?? false
+    if onlyCertificates, bytes.count <= verdictCacheByteLimit {
       verdicts.withLock { cache in
         if cache.bytes + bytes.count > verdictCacheByteLimit {
           cache.kinds.removeAll()
@@ -67,6 +69,11 @@ enum TLSValidation {
   }
 
   private static let verdicts = Locked(VerdictCache())
+
+  /// Whether the verdict on `bytes` is remembered (for tests).
+  static func remembersVerdict(on bytes: [UInt8]) -> Bool {
+    verdicts.withLock { $0.kinds[bytes] != nil }
+  }
 
   /// ``pemBlocks(bytes:)`` without the remembered verdicts.
   static func scanPEMBlocks(bytes: [UInt8]) -> [PEMKind]? {

@@ -74,6 +74,23 @@ struct TLSSettingsTests {
     #expect(TLSValidation.pemBlocks(text) == kinds)
   }
 
+  /// Verdicts are remembered for certificates only: the bytes of a file holding a private key (or
+  /// anything but certificates) are not kept in the process after its check.
+  @Test(
+    arguments: [
+      (block("CERTIFICATE") + "<!-- remembered -->\n", true),
+      (block("CERTIFICATE") + block("PRIVATE KEY") + "<!-- kept? -->\n", false),
+      (block("PRIVATE KEY") + "<!-- kept? -->\n", false),
+      (block("ENCRYPTED PRIVATE KEY") + "<!-- kept? -->\n", false),
+      (block("PUBLIC KEY") + "<!-- kept? -->\n", false),
+      ("-----BEGIN CERTIFICATE-----\n" + body + "\n<!-- damaged -->\n", false),
+    ])
+  func onlyCertificatesAreRemembered(text: String, remembered: Bool) {
+    let bytes = Array(text.utf8)
+    _ = TLSValidation.pemBlocks(bytes: bytes)
+    #expect(TLSValidation.remembersVerdict(on: bytes) == remembered)
+  }
+
   @Test(arguments: [
     "-----BEGIN CERTIFICATE-----\n" + body + "\n",  // no end line
     block("CERTIFICATE", body: "not base64 !!"),
