@@ -39,14 +39,9 @@ package final class ByteRing {
     guard length > 0 else { return }
     if capacity - count < length { grow(toHold: count + length) }
     data.withUnsafeBytes { source in
-      var copied = 0
-      var tail = (start + count) % capacity
-      while copied < length {
-        let run = min(length - copied, capacity - tail)
-        UnsafeMutableRawBufferPointer(rebasing: storage[tail..<(tail + run)])
-          .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[copied..<(copied + run)]))
-        copied += run
-        tail = (tail + run) % capacity
+      forEachRun(from: (start + count) % capacity, length: length) { ring, offset in
+        UnsafeMutableRawBufferPointer(rebasing: storage[ring])
+          .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<(offset + ring.count)]))
       }
     }
     count += length
@@ -57,13 +52,10 @@ package final class ByteRing {
     let length = min(count, max(0, limit))
     guard length > 0 else { return Data() }
     var taken = Data(capacity: length)
-    var remaining = length
-    while remaining > 0 {
-      let run = min(remaining, capacity - start)
-      taken.append(contentsOf: UnsafeRawBufferPointer(rebasing: storage[start..<(start + run)]))
-      start = (start + run) % capacity
-      remaining -= run
+    forEachRun(from: start, length: length) { ring, _ in
+      taken.append(contentsOf: UnsafeRawBufferPointer(rebasing: storage[ring]))
     }
+    start = (start + length) % capacity
     count -= length
     if count == 0 { start = 0 }
     return taken
@@ -108,17 +100,26 @@ package final class ByteRing {
   /// least ``count``).
   private func move(toCapacity newCapacity: Int) {
     let block = UnsafeMutableRawBufferPointer.allocate(byteCount: newCapacity, alignment: 16)
-    var moved = 0
-    var from = start
-    while moved < count {
-      let run = min(count - moved, capacity - from)
-      UnsafeMutableRawBufferPointer(rebasing: block[moved..<(moved + run)])
-        .copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[from..<(from + run)]))
-      moved += run
-      from = (from + run) % capacity
+    forEachRun(from: start, length: count) { ring, offset in
+      UnsafeMutableRawBufferPointer(rebasing: block[offset..<(offset + ring.count)])
+        .copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[ring]))
     }
     storage.deallocate()
     storage = block
     start = 0
+  }
+
+  /// Calls `body` with each contiguous range of the block that `length` bytes from ring position
+  /// `from` occupy (two when they wrap around), and the offset of that range within the `length`
+  /// bytes.
+  private func forEachRun(from: Int, length: Int, _ body: (Range<Int>, Int) -> Void) {
+    var done = 0
+    var position = from
+    while done < length {
+      let run = min(length - done, capacity - position)
+      body(position..<(position + run), done)
+      done += run
+      position = (position + run) % capacity
+    }
   }
 }
