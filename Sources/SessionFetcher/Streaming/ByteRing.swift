@@ -11,6 +11,10 @@ import Foundation
 /// chunk goes back to its arena at once; the ring grows to the most ever buffered and is reused,
 /// and what the consumer takes is a new block made on its own thread and freed there.
 ///
+/// The block grows with `realloc`, so a block glibc maps by itself (any above its mmap threshold)
+/// is remapped rather than copied: a ring of 25 MB grows by a step without holding 50 MB for the
+/// moment of a copy.
+///
 /// Not thread-safe: the stream buffer uses it under its lock only.
 package final class ByteRing {
   private var storage: UnsafeMutableRawBufferPointer
@@ -27,7 +31,7 @@ package final class ByteRing {
   }
 
   deinit {
-    storage.deallocate()
+    free(storage.baseAddress)
   }
 
   /// The bytes the ring can hold before it grows.
@@ -76,7 +80,7 @@ package final class ByteRing {
 
   /// Drops every byte held and gives the block back.
   package func removeAll() {
-    storage.deallocate()
+    free(storage.baseAddress)
     storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     start = 0
     count = 0
@@ -91,20 +95,41 @@ package final class ByteRing {
     move(toCapacity: newCapacity)
   }
 
-  /// Moves the bytes held, oldest first, into a bigger block that holds `needed` bytes.
+  /// Makes the block big enough to hold `needed` bytes, in place where `realloc` can. When the bytes
+  /// wrap around, the shorter way to make them contiguous again in the bigger block is taken: the
+  /// bytes at the block's start go after the old end, if they fit there and are the fewer, or the
+  /// oldest bytes move to the new end.
   private func grow(toHold needed: Int) {
-    move(toCapacity: Self.capacity(toHold: needed, from: capacity))
+    let oldCapacity = capacity
+    let newCapacity = Self.capacity(toHold: needed, from: oldCapacity)
+    guard let base = realloc(storage.baseAddress, newCapacity) else {
+      fatalError("ByteRing: cannot allocate \(newCapacity) bytes")
+    }
+    storage = UnsafeMutableRawBufferPointer(start: base, count: newCapacity)
+    let oldest = oldCapacity - start
+    let wrapped = count - oldest
+    guard wrapped > 0 else { return }
+    if wrapped <= newCapacity - oldCapacity && wrapped <= oldest {
+      (base + oldCapacity).copyMemory(from: base, byteCount: wrapped)
+    } else {
+      let newStart = newCapacity - oldest
+      memmove(base + newStart, base + start, oldest)
+      start = newStart
+    }
   }
 
   /// Moves the bytes held, oldest first, to the start of a new block of `newCapacity` bytes (at
   /// least ``count``).
   private func move(toCapacity newCapacity: Int) {
-    let block = UnsafeMutableRawBufferPointer.allocate(byteCount: newCapacity, alignment: 16)
+    guard let base = malloc(newCapacity) else {
+      fatalError("ByteRing: cannot allocate \(newCapacity) bytes")
+    }
+    let block = UnsafeMutableRawBufferPointer(start: base, count: newCapacity)
     forEachRun(from: start, length: count) { ring, offset in
       UnsafeMutableRawBufferPointer(rebasing: block[offset..<(offset + ring.count)])
         .copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[ring]))
     }
-    storage.deallocate()
+    free(storage.baseAddress)
     storage = block
     start = 0
   }

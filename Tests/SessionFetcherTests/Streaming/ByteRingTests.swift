@@ -29,6 +29,14 @@ struct ByteRingTests {
     [.append(60_000), .take(50_000), .append(5_000), .append(200_000), .take(300_000)],
     // Past the growth step, several times, with takes between.
     [.append(3_000_000), .take(1_000_000), .append(2_500_000), .take(65_536), .append(1), .take(10_000_000)],
+    // Grows while wrapped with few bytes at the block's start: they go after the old end.
+    [.append(1 << 20), .take(100), .append(50), .append(1_000), .take(1 << 21)],
+    // Grows while wrapped with more bytes at the start than the oldest: those move to the new end.
+    [.append(1 << 20), .take(1_000_000), .append(900_000), .append(200_000), .take(1 << 22)],
+    // The same when the oldest bytes are more than the block grows by: the move overlaps itself.
+    [.append(3 << 20), .take(1_887_437), .append(1_600_000), .append(300_000), .take(1 << 23)],
+    // Few bytes at the start, but more than the block grows by: the oldest move to the new end.
+    [.append(3 << 20), .take(1_645_728), .append(1_100_000), .append(600_000), .take(1 << 23)],
     // Many small chunks, as FoundationNetworking delivers them.
     Array(repeating: [Step.append(16_384), .append(7), .take(10_000)], count: 40).flatMap { $0 } + [
       .take(1 << 30)
