@@ -44,9 +44,41 @@ struct LoggingExitTests {
     let proxyNames: Set = [
       "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
     ]
-    let environment = ProcessInfo.processInfo.environment.filter { !proxyNames.contains($0.key) }
+    var environment = ProcessInfo.processInfo.environment.filter { !proxyNames.contains($0.key) }
+    var suppressions: URL?
+    defer { suppressions.map { try? FileManager.default.removeItem(at: $0) } }
+    if arguments.last == "exit" {
+      let leakOptions = try exitLeakOptions(environment["LSAN_OPTIONS"])
+      environment["LSAN_OPTIONS"] = leakOptions.options
+      suppressions = leakOptions.file
+    }
     let (exit, lines) = try await ChildProcess.runProbe(
       named: "logging-exit-probe", arguments: arguments, environment: environment, timeout: 60)
     return (exit.exitCode ?? 128 + (exit.signal ?? 0), lines.joined(separator: "\n"))
+  }
+
+  /// LeakSanitizer's options for the child that calls `exit(0)` from inside the completion (they
+  /// matter only under `--sanitize=address`): those given, and one suppression more, for the body
+  /// of the fetch. That body is alive when `exit` runs (the completion's `data` and the fetcher's
+  /// result hold it), but only through `Data` values, whose pointer to their storage carries the
+  /// enum's tag in its spare bits (`0x4000…` on x86_64): LeakSanitizer's scan does not take that
+  /// for a pointer, and reports the body as a direct leak, allocated by `Exchange.chunkReceived`.
+  /// It is not one: the "return" case runs the same fetch to a normal end, without this line, and
+  /// LeakSanitizer reports nothing. (The same report is hidden by `.ci/lsan.supp`'s libcurl.so or
+  /// FoundationNetworking line when the body is handed over from inside the engine's callback.)
+  /// Only that allocation is suppressed, in this child only; the rest of what it allocates is
+  /// checked. Returns the options and the suppressions file made for them, to delete.
+  static func exitLeakOptions(_ given: String?) throws -> (options: String, file: URL) {
+    var options = (given ?? "").split(separator: ":").map(String.init)
+    var lines = ""
+    if let index = options.firstIndex(where: { $0.hasPrefix("suppressions=") }) {
+      let path = options.remove(at: index).dropFirst("suppressions=".count)
+      lines = try String(contentsOfFile: String(path), encoding: .utf8) + "\n"
+    }
+    lines += "leak:14SessionFetcher8ExchangeC13chunkReceived_2at13inMemoryLimit\n"
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "logging-exit-lsan-\(UUID().uuidString).supp")
+    try lines.write(to: file, atomically: true, encoding: .utf8)
+    return ((options + ["suppressions=\(file.path)"]).joined(separator: ":"), file)
   }
 }

@@ -102,17 +102,26 @@ final class TLSFixtures: Sendable {
     /// - Parameters:
     ///   - extraArguments: for example `["-Verify", "1", "-CAfile", ca2]` to require a client
     ///     certificate, or `["-tls1_2"]` for a TLS 1.2-only server.
-    init(_ fixtures: TLSFixtures, certificate: String, extraArguments: [String] = []) throws {
+    ///   - servesFiles: answer `GET /name` with the fixtures folder's file `name` (`-WWW`, an
+    ///     HTTP/1.0 response ended by closing the connection) instead of the status page.
+    init(
+      _ fixtures: TLSFixtures, certificate: String, extraArguments: [String] = [], servesFiles: Bool = false
+    ) throws {
       var lastError: (any Error)?
       for _ in 0..<5 {
         let port = try Self.freePort()
-        let pid = try TLSFixtures.spawn(
+        let server =
           [
             TLSFixtures.opensslPath, "s_server", "-accept", "127.0.0.1:\(port)", "-cert",
             fixtures.file("\(certificate).pem").path, "-key", fixtures.file("\(certificate).key").path,
-            "-www",
+            servesFiles ? "-WWW" : "-www",
             "-quiet",
-          ] + extraArguments)
+          ] + extraArguments
+        // `-WWW` serves files relative to its working folder: the shell enters the fixtures' folder
+        // and becomes the server (same pid).
+        let pid = try TLSFixtures.spawn(
+          servesFiles
+            ? ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", fixtures.folder.path] + server : server)
         if Self.waitUntilListening(port: port, pid: pid) {
           self.port = port
           self.pid = pid
@@ -129,10 +138,11 @@ final class TLSFixtures: Sendable {
     /// A server started on a thread of its own (see ``TLSFixtures/make()``): it polls for the port
     /// for up to 10 s.
     static func start(
-      _ fixtures: TLSFixtures, certificate: String, extraArguments: [String] = []
+      _ fixtures: TLSFixtures, certificate: String, extraArguments: [String] = [], servesFiles: Bool = false
     ) async throws -> Server {
       try await TLSFixtures.offPool {
-        try Server(fixtures, certificate: certificate, extraArguments: extraArguments)
+        try Server(
+          fixtures, certificate: certificate, extraArguments: extraArguments, servesFiles: servesFiles)
       }
     }
 

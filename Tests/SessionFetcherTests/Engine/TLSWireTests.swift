@@ -181,3 +181,52 @@ struct TLSTrustRootChangeTests {
     #expect((await fetch().error as? URLError)?.code == .serverCertificateHasUnknownRoot)
   }
 }
+
+#if canImport(FoundationNetworking)
+  @Suite(
+    "TLS body delivery on the libcurl engine", .serialized,
+    .enabled(if: TLSFixtures.isAvailable && FetcherEngine.libcurl.isAvailable, "needs openssl and libcurl"))
+  struct TLSBodyDeliveryTests {
+    /// Over TLS each read brings one record (16 KiB at most): records that are already there when
+    /// the engine reads reach the handler together, in chunks of up to the receive buffer's 128 KiB,
+    /// not one record at a time; the body arrives whole and in order, across a suspension.
+    @Test func recordsReadBackToBackReachTheHandlerTogether() async throws {
+      let fixtures = try await TLSFixtures.make()
+      let length = 1_048_576
+      let expected = TestServer.patternBytes(count: length)
+      try expected.write(to: fixtures.file("body.bin"))
+      let server = try await TLSFixtures.Server.start(fixtures, certificate: "server", servesFiles: true)
+      defer { server.stop() }
+      let engine = try makeCurlEngine()
+      defer { engine.invalidateAndCancel() }
+      var tls = TLSSettings()
+      tls.additionalTrustRoots = [fixtures.file("ca.pem")]
+      let handler = CurlRecordingHandler()
+      let sizes = Locked<[Int]>([])
+      let suspended = DispatchSemaphore(value: 0)
+      handler.onData = { task, data in
+        let isFirst = sizes.withLock { sizes in
+          sizes.append(data.count)
+          return sizes.count == 1
+        }
+        guard isFirst else { return }
+        // Held while the server fills the socket buffers: the records wait to be read together.
+        task.suspend()
+        suspended.signal()
+      }
+      let task = try #require(
+        engine.makeTask(
+          request: URLRequest(url: server.url("/body.bin")), body: .none, tls: tls, handler: handler))
+      task.resume()
+      #expect(suspended.wait(timeout: .now() + 30) == .success)
+      try await Task.sleep(nanoseconds: 500_000_000)
+      task.resume()
+      #expect(handler.waitForCompletion())
+      #expect(handler.current.completions.first! == nil)
+      #expect(handler.current.body == expected)
+      let largest = sizes.withLock { $0.max() ?? 0 }
+      #expect(largest > 16_384, "largest chunk \(largest) bytes: one TLS record at a time")
+      #expect(largest <= 128 * 1024)
+    }
+  }
+#endif

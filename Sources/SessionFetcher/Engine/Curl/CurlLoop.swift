@@ -42,6 +42,9 @@
     private var attached: [UnsafeMutableRawPointer: CurlTask] = [:]
     /// `CURLMOPT_MAXCONNECTS` as last set (loop thread only).
     private var connectionCacheSize = 0
+    /// The tasks whose transfer keeps body bytes not yet handed over (loop thread only; see
+    /// `CurlTask.receiveBody`).
+    private var keepingBody: [CurlTask] = []
 
     /// The loop threads alive in the process, for tests that check none is leaked.
     static var liveLoopCount: Int { liveLoops.current }
@@ -140,7 +143,7 @@
           case .start(let task): start(task, multi: multi)
           case .cancel(let task): cancel(task, multi: multi)
           case .pause(let task): pause(task)
-          case .unpause(let task): unpause(task)
+          case .unpause(let task): unpause(task, multi: multi)
           case .resumeSending(let task): resumeSending(task)
           case .invalidate(let cancelling): cancelsAll = cancelsAll || cancelling
           }
@@ -158,10 +161,49 @@
         var running: Int32 = 0
         ccurl_multi_perform(multi, &running)
         collectFinishedTransfers(multi: multi)
+        guard deliverKeptBodies(multi: multi) else { continue }
         var descriptors: Int32 = 0
         ccurl_multi_poll(multi, CurlLoop.pollTimeoutMilliseconds, &descriptors)
       }
       ccurl_multi_cleanup(multi)
+    }
+
+    /// Lists `task` as keeping body bytes (called by its write callback, on the loop thread).
+    func noteKeptBody(of task: CurlTask) {
+      keepingBody.append(task)
+    }
+
+    /// Hands the body bytes that transfers keep to their handlers before the loop waits. A
+    /// transfer that kept bytes in this pass keeps them for the next one when a socket is ready now
+    /// (`curl_multi_poll` with no wait): the records that follow go in the same chunk. Bytes are
+    /// never kept across a wait, nor across a pass that brought the transfer nothing, so a slow
+    /// body is delivered as it comes.
+    ///
+    /// Returns whether the loop may wait now: false when bytes stay kept, or when any were handed
+    /// over (a handler may have queued commands, and the look with no wait may have taken the
+    /// wakeup meant for them).
+    private func deliverKeptBodies(multi: UnsafeMutableRawPointer) -> Bool {
+      guard !keepingBody.isEmpty else { return true }
+      var moreIsReady = false
+      if keepingBody.contains(where: { $0.transfer?.keptBodyThisPass == true }) {
+        var ready: Int32 = 0
+        ccurl_multi_poll(multi, 0, &ready)
+        moreIsReady = ready > 0
+      }
+      let tasks = keepingBody
+      keepingBody = []
+      for task in tasks {
+        guard let transfer = task.transfer, transfer.isListedAsKeeping else { continue }
+        if moreIsReady, transfer.keptBodyThisPass, !transfer.keptBody.isEmpty {
+          transfer.keptBodyThisPass = false
+          keepingBody.append(task)
+          continue
+        }
+        transfer.isListedAsKeeping = false
+        // Suspended: the bytes wait in the transfer for `unpause`.
+        task.deliverKeptBody()
+      }
+      return false
     }
 
     /// The multi handle could not be made: every queued task fails, and the loop is over.
@@ -243,13 +285,21 @@
     }
 
     private func pause(_ task: CurlTask) {
-      guard let transfer = task.transfer, !transfer.isPaused else { return }
+      guard let transfer = task.transfer, !transfer.isPaused, transfer.endedWithCode == nil else { return }
       transfer.isPaused = true
       ccurl_easy_pause(transfer.easy, transfer.pauseBits)
     }
 
-    private func unpause(_ task: CurlTask) {
-      guard let transfer = task.transfer, transfer.isPaused else { return }
+    private func unpause(_ task: CurlTask, multi: UnsafeMutableRawPointer) {
+      guard let transfer = task.transfer else { return }
+      // Bytes kept when the task was suspended go first, then the end of a transfer that ended
+      // meanwhile, or what libcurl kept.
+      if !transfer.keptBody.isEmpty, task.deliverKeptBody() == .suspended { return }
+      if let code = transfer.endedWithCode {
+        finish(task, transfer: transfer, code: code, multi: multi)
+        return
+      }
+      guard transfer.isPaused else { return }
       transfer.isPaused = false
       // May deliver what libcurl kept, from inside this call.
       ccurl_easy_pause(transfer.easy, transfer.pauseBits)
@@ -277,12 +327,23 @@
           attach(task, credential: credential, multi: multi)
           continue
         }
-        let metrics = TransferMetrics(curlEasyHandle: easy)
-        let error = task.error(curlCode: result, transfer: transfer)
-        let code = result
-        detach(task, multi: multi)
-        task.complete(error: error, curlCode: code, metrics: metrics)
+        // The bytes kept from the last records first; a suspended task completes once resumed.
+        transfer.isListedAsKeeping = false
+        if task.deliverKeptBody() == .suspended, !transfer.keptBody.isEmpty {
+          transfer.endedWithCode = result
+          continue
+        }
+        finish(task, transfer: transfer, code: result, multi: multi)
       }
+    }
+
+    /// Ends the task of a transfer libcurl ended with `code`.
+    private func finish(_ task: CurlTask, transfer: CurlTransfer, code: Int32, multi: UnsafeMutableRawPointer)
+    {
+      let metrics = TransferMetrics(curlEasyHandle: transfer.easy)
+      let error = task.error(curlCode: code, transfer: transfer)
+      detach(task, multi: multi)
+      task.complete(error: error, curlCode: code, metrics: metrics)
     }
   }
 #endif

@@ -211,26 +211,99 @@
 
     /// Bytes of the body. Returns `count` when taken, `CCURL_WRITEFUNC_PAUSE` to have libcurl keep
     /// them until unpaused, anything else to abort.
+    ///
+    /// Bytes less than half of ``CurlTransfer/deliveryChunkSize`` are kept in the transfer and handed
+    /// over together with those that follow at once (``deliverKeptBody()``, called by the loop before
+    /// it waits, when the transfer ends, and when the kept bytes would pass the chunk size): over TLS
+    /// each call brings one record, and every chunk the handler takes costs a `Data`, its lock and
+    /// progress work, and a `write` when the body goes to a file.
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
       guard let transfer else { return 0 }
       // A challenge answered with a credential: its body is not the response.
       if transfer.resend != nil { return bytes.count }
-      let (handler, isSuspended) = state.withLock { state -> ((any SessionTaskHandler)?, Bool) in
-        guard !state.isCancelled else { return (nil, false) }
-        if state.isSuspended { return (state.handler, true) }
-        state.bytesReceived += Int64(bytes.count)
-        return (state.handler, false)
-      }
-      guard let handler else { return 0 }
+      let (isCancelled, isSuspended) = state.withLock { ($0.isCancelled, $0.isSuspended) }
+      guard !isCancelled else { return 0 }
       if isSuspended {
         // Suspended since the last chunk (often from inside that chunk's callback): libcurl keeps
         // this one, undelivered, and stops reading until resumed.
         transfer.isPaused = true
         return Int(CCURL_WRITEFUNC_PAUSE)
       }
-      handler.task(self, didReceive: Data(bytes))
-      // Consumed even when the handler suspended meanwhile; cancelled is another matter.
-      return isCancelled ? 0 : bytes.count
+      if transfer.keptBody.count + bytes.count > CurlTransfer.deliveryChunkSize {
+        switch deliverKeptBody() {
+        case .cancelled: return 0
+        case .suspended:
+          transfer.isPaused = true
+          return Int(CCURL_WRITEFUNC_PAUSE)
+        case .delivered: break
+        }
+      }
+      if transfer.keptBody.isEmpty && bytes.count >= CurlTransfer.deliveryChunkSize / 2 {
+        // Large enough as it is (plain http reads up to the buffer's size at once).
+        guard let handler = count(bytes.count) else { return 0 }
+        handler.task(self, didReceive: Data(bytes))
+        // Consumed even when the handler suspended meanwhile; cancelled is another matter.
+        return self.isCancelled ? 0 : bytes.count
+      }
+      guard !bytes.isEmpty else { return 0 }
+      // No capacity reserved ahead: the `Data` handed over keeps its block, and a few hundred bytes
+      // of an event stream must not hold a block of the chunk size each while they wait.
+      if !transfer.isListedAsKeeping {
+        transfer.isListedAsKeeping = true
+        loop.noteKeptBody(of: self)
+      }
+      transfer.keptBody.append(bytes.bindMemory(to: UInt8.self))
+      transfer.keptBodyThisPass = true
+      return bytes.count
+    }
+
+    /// What ``deliverKeptBody()`` did.
+    enum KeptBodyDelivery {
+      /// Handed over (or there was nothing to hand).
+      case delivered
+      /// The task is suspended (the bytes wait for it to be resumed), or the handler suspended it
+      /// while taking them: nothing more until it is resumed.
+      case suspended
+      /// Dropped: the task was cancelled.
+      case cancelled
+    }
+
+    /// Hands the bytes ``receiveBody(_:)`` kept to the handler, unless the task is suspended (they
+    /// wait for `resume`) or cancelled (dropped).
+    @discardableResult
+    func deliverKeptBody() -> KeptBodyDelivery {
+      guard let transfer else { return .delivered }
+      transfer.keptBodyThisPass = false
+      guard !transfer.keptBody.isEmpty else { return .delivered }
+      let status = state.withLock { state -> KeptBodyDelivery in
+        state.isCancelled ? .cancelled : state.isSuspended ? .suspended : .delivered
+      }
+      switch status {
+      case .suspended:
+        return .suspended
+      case .cancelled:
+        transfer.keptBody = Data()
+        return .cancelled
+      case .delivered:
+        let data = transfer.keptBody
+        transfer.keptBody = Data()
+        guard let handler = count(data.count) else { return .cancelled }
+        handler.task(self, didReceive: data)
+        // Suspended from inside the handler: nothing more until resumed.
+        return state.withLock { state in
+          state.isCancelled ? .cancelled : state.isSuspended ? .suspended : .delivered
+        }
+      }
+    }
+
+    /// Counts `byteCount` received bytes about to be handed over; the handler, or nil when the task
+    /// was cancelled.
+    private func count(_ byteCount: Int) -> (any SessionTaskHandler)? {
+      state.withLock { state -> (any SessionTaskHandler)? in
+        guard !state.isCancelled else { return nil }
+        state.bytesReceived += Int64(byteCount)
+        return state.handler
+      }
     }
 
     /// Fills `buffer` with the next bytes of the request body.

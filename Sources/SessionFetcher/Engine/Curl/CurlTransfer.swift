@@ -38,6 +38,17 @@
     var pauseBits: Int32 {
       (isPaused ? Int32(CCURLPAUSE_RECV) : 0) | (isSendPaused ? Int32(CCURLPAUSE_SEND) : 0)
     }
+    /// Body bytes taken from libcurl and not yet handed to the handler (see
+    /// `CurlTask.receiveBody`): over TLS each write callback brings one record (16 KiB at most), and
+    /// the bytes of records that arrive back to back go to the handler together.
+    var keptBody = Data()
+    /// Whether the write callback kept bytes since the loop last looked (see `CurlLoop`).
+    var keptBodyThisPass = false
+    /// Whether the loop's list of transfers with kept bytes holds this one.
+    var isListedAsKeeping = false
+    /// libcurl's result, for a transfer that ended while its last bytes wait for the task to be
+    /// resumed: the task completes once they are delivered.
+    var endedWithCode: Int32?
     private var isClosed = false
 
     /// Makes and sets up the easy handle for `request`.
@@ -166,6 +177,10 @@
 
     /// 128 KiB: fewer callbacks for large bodies, and the bound on what one write callback brings.
     static let receiveBufferSize = 128 * 1024
+    /// The most body bytes handed to the handler at once when the write callback brings less at a
+    /// time (TLS records): the receive buffer's size, so that a chunk is never larger than before.
+    static let deliveryChunkSize = receiveBufferSize
+
     /// 512 KiB (libcurl's largest upload buffer): fewer read callbacks and writes for uploads.
     static let sendBufferSize = 512 * 1024
 
