@@ -75,6 +75,41 @@ struct InteropTLSTests {
     #expect(Set(lines.suffix(16).map { $0[4] }).count == 1)
   }
 
+  #if canImport(FoundationNetworking)
+    /// The libcurl engine queues a host's exchanges past its connection limit while the host
+    /// speaks HTTP/1.x or is not known yet; an HTTP/2 host multiplexes them over one connection, so
+    /// its first response lets every waiting one go. With a limit of 1, 16 at once: the first runs
+    /// alone, the other 15 then run together on its connection.
+    @Test func http2ExchangesAreNotHeldToTheConnectionLimit() throws {
+      let configuration = URLSessionConfiguration.ephemeral
+      configuration.httpMaximumConnectionsPerHost = 1
+      let engine = try CurlEngine(configuration: configuration)
+      defer { engine.invalidateAndCancel() }
+      // nginx logs the path without the query; the suite is serialized, so the new lines are ours.
+      let linesBefore = InteropTLS.accessLog(uriPrefix: "/1k.bin").count
+      let tag = UUID().uuidString
+      let handlers = (0..<16).map { _ in CompletionRecorder() }
+      for (index, handler) in handlers.enumerated() {
+        let request = URLRequest(url: InteropTLS.url("/1k.bin?\(tag)-limit-\(index)"))
+        let task = try #require(
+          engine.makeTask(request: request, body: .none, tls: InteropTLS.settings, handler: handler))
+        task.resume()
+      }
+      for handler in handlers {
+        #expect(handler.waitForCompletion())
+        let (error, bytes, version) = handler.result
+        #expect(error == nil)
+        #expect(bytes == 1024)
+        #expect(version == "HTTP/2")
+      }
+      #expect(engine.mostTransfersAtOnce > 1, "HTTP/2 exchanges were held to one at a time")
+      let lines = InteropTLS.accessLog(uriPrefix: "/1k.bin").dropFirst(linesBefore)
+      #expect(lines.count == 16)
+      #expect(lines.allSatisfy { $0[3] == "HTTP/2.0" })
+      #expect(Set(lines.map { $0[4] }).count == 1, "\(lines)")
+    }
+  #endif
+
   /// The URLSession engine cannot trust the private CA on Linux (FoundationNetworking has no TLS
   /// configuration, and the test never installs into the machine's store): the failure arrives with
   /// Apple's code and libcurl's text.
@@ -172,3 +207,36 @@ struct InteropLargeTransferTestsOverTLS {
     #expect(try await Interop.sha256(stored) == Interop.sha256(source))
   }
 }
+
+#if canImport(FoundationNetworking)
+  /// Records how an engine task ended: its error, the body's size and the response's version.
+  ///
+  /// `@unchecked Sendable`: `state` is behind its `Locked` wrapper.
+  final class CompletionRecorder: SessionTaskHandler, @unchecked Sendable {
+    private let state = Locked<(error: (any Error)?, bytes: Int, version: String?)>((nil, 0, nil))
+    private let done = DispatchSemaphore(value: 0)
+
+    var result: (error: (any Error)?, bytes: Int, version: String?) { state.current }
+
+    func waitForCompletion() -> Bool { done.wait(timeout: .now() + 30) == .success }
+
+    func task(_ task: any EngineTask, didReceiveHead head: ResponseHead) {}
+    func task(_ task: any EngineTask, didReceive data: Data) { state.withLock { $0.bytes += data.count } }
+    func task(
+      _ task: any EngineTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+      totalBytesExpectedToSend: Int64
+    ) {}
+    func task(_ task: any EngineTask, willRedirect response: HTTPURLResponse, to request: URLRequest)
+      -> URLRequest?
+    { nil }
+    func task(_ task: any EngineTask, didReceive challenge: URLAuthenticationChallenge)
+      -> (URLSession.AuthChallengeDisposition, URLCredential?)
+    { (.cancelAuthenticationChallenge, nil) }
+    func taskNeedsNewBodyStream(_ task: any EngineTask) -> InputStream? { nil }
+    func task(_ task: any EngineTask, didCompleteWithError error: (any Error)?) {
+      let version = (task as? CurlTask)?.transferMetrics?.httpVersion
+      state.withLock { $0 = (error, $0.bytes, version) }
+      done.signal()
+    }
+  }
+#endif

@@ -58,8 +58,11 @@ import Foundation
     /// Whether the engine takes no more tasks.
     package var isInvalidated: Bool { loop.isInvalidated }
 
-    /// The transfers (easy handles) currently on libcurl, for leak tests.
-    package var runningTransferCount: Int { loop.attachedCount }
+    /// The tasks started and not over, on libcurl or waiting for their host, for leak tests.
+    package var runningTransferCount: Int { loop.heldCount }
+
+    /// The most transfers that were on libcurl at once, for tests of the per-host queue.
+    package var mostTransfersAtOnce: Int { loop.mostAttached }
 
     /// The engines' loop threads alive in the process, for leak tests.
     package static var liveLoopCount: Int { CurlLoop.liveLoopCount }

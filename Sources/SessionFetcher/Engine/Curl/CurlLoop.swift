@@ -9,8 +9,11 @@
   /// Every `curl_easy_*` and `curl_multi_*` call happens on that thread. Other threads reach it only
   /// through ``send(_:)``: a command queued under `control`'s lock, then `curl_multi_wakeup`.
   ///
-  /// `@unchecked Sendable`: `control` is behind its `Locked` wrapper; `multi` and `attached` are
-  /// confined to the loop thread.
+  /// Exchanges to an origin past its connection limit wait in the loop's ``HostQueue`` and start in
+  /// the order they came, not on libcurl's pending list.
+  ///
+  /// `@unchecked Sendable`: `control` is behind its `Locked` wrapper; `multi`, `attached` and the
+  /// host queue are confined to the loop thread.
   final class CurlLoop: @unchecked Sendable {
     enum Command {
       case start(CurlTask)
@@ -27,13 +30,26 @@
       case notStarted, running, exited
     }
 
+    /// Where the loop holds a task (``CurlTask/hold``, loop thread only).
+    enum Hold {
+      /// Not held: not started yet, or over.
+      case none
+      /// Started, waiting in the host queue for a slot (or just given one).
+      case waiting
+      /// Holding a slot to its origin, its transfer on the multi handle.
+      case attached
+    }
+
     private struct Control {
       var commands: [Command] = []
       var thread = ThreadState.notStarted
       /// The multi handle while the loop can be woken (set by the loop thread).
       var multi: UnsafeMutableRawPointer?
       var isInvalidated = false
-      var attachedCount = 0
+      /// The tasks the loop holds, attached or waiting.
+      var heldCount = 0
+      /// The most transfers that were on the multi handle at once.
+      var mostAttached = 0
     }
 
     let options: CurlEngineOptions
@@ -45,6 +61,11 @@
     /// The tasks whose transfer keeps body bytes not yet handed over (loop thread only; see
     /// `CurlTask.receiveBody`).
     private var keepingBody: [CurlTask] = []
+    /// Exchanges past their origin's connection limit, waiting their turn (loop thread only).
+    private var hostQueue: HostQueue<CurlTask>
+    /// Tasks the host queue let go while libcurl was calling back, to attach once it returns
+    /// (loop thread only; each holds a slot).
+    private var readyToRun: [CurlTask] = []
 
     /// The loop threads alive in the process, for tests that check none is leaked.
     static var liveLoopCount: Int { liveLoops.current }
@@ -56,10 +77,14 @@
 
     init(options: CurlEngineOptions) {
       self.options = options
+      hostQueue = HostQueue(limit: options.maximumConnectionsPerHost)
     }
 
     var isInvalidated: Bool { control.withLock { $0.isInvalidated } }
-    var attachedCount: Int { control.withLock { $0.attachedCount } }
+    /// The tasks started and not over yet, attached to libcurl or waiting for their origin.
+    var heldCount: Int { control.withLock { $0.heldCount } }
+    /// The most transfers that were on libcurl at once since the loop began.
+    var mostAttached: Int { control.withLock { $0.mostAttached } }
 
     /// A task for `request`, or nil once the loop is invalidated.
     func makeTask(
@@ -150,9 +175,13 @@
         }
         if cancelsAll {
           for task in attached.values { task.cancel() }
+          for task in hostQueue.removeAllWaiting() where task.hold == .waiting { task.cancel() }
         }
         let exits = control.withLock { control -> Bool in
-          guard control.isInvalidated, control.commands.isEmpty, attached.isEmpty else { return false }
+          guard control.isInvalidated, control.commands.isEmpty, control.heldCount == 0, attached.isEmpty
+          else {
+            return false
+          }
           control.thread = .exited
           control.multi = nil
           return true
@@ -161,6 +190,7 @@
         var running: Int32 = 0
         ccurl_multi_perform(multi, &running)
         collectFinishedTransfers(multi: multi)
+        runReadyTasks(multi: multi)
         guard deliverKeptBodies(multi: multi) else { continue }
         var descriptors: Int32 = 0
         ccurl_multi_poll(multi, CurlLoop.pollTimeoutMilliseconds, &descriptors)
@@ -224,10 +254,75 @@
         task.complete(error: URLError(.cancelled, userInfo: task.failingURLInfo), curlCode: nil, metrics: nil)
         return
       }
-      attach(task, credential: nil, multi: multi)
+      task.hold = .waiting
+      control.withLock { $0.heldCount += 1 }
+      if hostQueue.start(task, to: task.origin), !run(task, multi: multi) {
+        startNextWaiting(for: task.origin, multi: multi)
+      }
     }
 
-    /// Makes the task's transfer and adds it to the multi handle.
+    /// Attaches `task`, which holds a slot to its origin now. Returns false when the slot is free
+    /// again: the task was over already (cancelled while it waited), or ends here (cancelled, or
+    /// its transfer could not be made).
+    private func run(_ task: CurlTask, multi: UnsafeMutableRawPointer) -> Bool {
+      guard task.hold == .waiting else { return false }
+      let error: (any Error)? =
+        task.isCancelled
+        ? URLError(.cancelled, userInfo: task.failingURLInfo)
+        : attach(task, credential: nil, multi: multi)
+      if let error {
+        task.hold = .none
+        control.withLock { $0.heldCount -= 1 }
+        task.complete(error: error, curlCode: nil, metrics: nil)
+        return false
+      }
+      task.hold = .attached
+      let attachedCount = attached.count
+      control.withLock { $0.mostAttached = max($0.mostAttached, attachedCount) }
+      // Suspended while it waited: the pause asked then found no transfer.
+      if task.isSuspended { pause(task) }
+      return true
+    }
+
+    /// A slot to `origin` is free: the tasks waiting for it start in the order they came, until one
+    /// runs or none waits.
+    private func startNextWaiting(for origin: HostQueue<CurlTask>.Origin, multi: UnsafeMutableRawPointer) {
+      while let next = hostQueue.finished(origin) {
+        if run(next, multi: multi) { return }
+      }
+    }
+
+    /// Attaches the tasks the host queue let go from inside a libcurl callback.
+    private func runReadyTasks(multi: UnsafeMutableRawPointer) {
+      while !readyToRun.isEmpty {
+        let ready = readyToRun
+        readyToRun = []
+        for task in ready where !run(task, multi: multi) {
+          startNextWaiting(for: task.origin, multi: multi)
+        }
+      }
+    }
+
+    /// A response of `task` came in `httpVersion` (called from its header callback): an origin that
+    /// multiplexes lets its waiting tasks go, attached once libcurl returns.
+    func learned(httpVersion: String, from task: CurlTask) {
+      readyToRun += hostQueue.learned(httpVersion: httpVersion, of: task.origin)
+    }
+
+    /// Ends a task the loop may hold: its slot goes to the next task waiting for its origin, then
+    /// its handler hears of the end.
+    private func end(
+      _ task: CurlTask, error: (any Error)?, curlCode: Int32?, metrics: TransferMetrics?,
+      multi: UnsafeMutableRawPointer
+    ) {
+      let hold = task.hold
+      task.hold = .none
+      if hold != .none { control.withLock { $0.heldCount -= 1 } }
+      if hold == .attached { startNextWaiting(for: task.origin, multi: multi) }
+      task.complete(error: error, curlCode: curlCode, metrics: metrics)
+    }
+
+    /// Makes the task's transfer and adds it to the multi handle; the error that kept it from it.
     ///
     /// Ownership: the task is retained here, once, as `Unmanaged.passRetained(task)`; that pointer
     /// is the `CURLOPT_PRIVATE` value and the userdata of every libcurl callback of the transfer,
@@ -236,7 +331,7 @@
     /// the release.
     private func attach(
       _ task: CurlTask, credential: CurlTransfer.Credential?, multi: UnsafeMutableRawPointer
-    ) {
+    ) -> (any Error)? {
       let retained = Unmanaged.passRetained(task)
       let transfer: CurlTransfer
       do {
@@ -245,25 +340,23 @@
       } catch {
         retained.release()
         task.transfer = nil
-        task.complete(error: error, curlCode: nil, metrics: nil)
-        return
+        return error
       }
       task.transfer = transfer
       guard ccurl_multi_add_handle(multi, transfer.easy) == CCURLM_OK else {
         transfer.close()
         task.transfer = nil
         retained.release()
-        task.complete(error: URLError(.cannotLoadFromNetwork), curlCode: nil, metrics: nil)
-        return
+        return URLError(.cannotLoadFromNetwork)
       }
       attached[transfer.easy] = task
-      control.withLock { $0.attachedCount += 1 }
       if let larger = CurlEngineOptions.connectionCacheSize(
         current: connectionCacheSize, transfers: attached.count)
       {
         connectionCacheSize = larger
         ccurl_multi_setopt_long(multi, CCURLMOPT_MAXCONNECTS, larger)
       }
+      return nil
     }
 
     /// Takes the task's transfer off the multi handle, frees it and releases the task's retain.
@@ -272,7 +365,6 @@
       ccurl_multi_remove_handle(multi, transfer.easy)
       task.transfer = nil
       transfer.close()
-      control.withLock { $0.attachedCount -= 1 }
       // The one release of attach's passRetained.
       Unmanaged.passUnretained(task).release()
     }
@@ -280,8 +372,9 @@
     private func cancel(_ task: CurlTask, multi: UnsafeMutableRawPointer) {
       let metrics = task.transfer.map { TransferMetrics(curlEasyHandle: $0.easy) }
       detach(task, multi: multi)
-      task.complete(
-        error: URLError(.cancelled, userInfo: task.failingURLInfo), curlCode: nil, metrics: metrics)
+      end(
+        task, error: URLError(.cancelled, userInfo: task.failingURLInfo), curlCode: nil, metrics: metrics,
+        multi: multi)
     }
 
     private func pause(_ task: CurlTask) {
@@ -324,7 +417,9 @@
         }
         if let credential = task.takeResend() {
           detach(task, multi: multi)
-          attach(task, credential: credential, multi: multi)
+          if let error = attach(task, credential: credential, multi: multi) {
+            end(task, error: error, curlCode: nil, metrics: nil, multi: multi)
+          }
           continue
         }
         // The bytes kept from the last records first; a suspended task completes once resumed.
@@ -343,7 +438,7 @@
       let metrics = TransferMetrics(curlEasyHandle: transfer.easy)
       let error = task.error(curlCode: code, transfer: transfer)
       detach(task, multi: multi)
-      task.complete(error: error, curlCode: code, metrics: metrics)
+      end(task, error: error, curlCode: code, metrics: metrics, multi: multi)
     }
   }
 #endif

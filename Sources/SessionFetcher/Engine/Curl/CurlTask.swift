@@ -31,6 +31,26 @@
     var transfer: CurlTransfer?
     /// How many times the request was sent again with a credential.
     private var challengeResends = 0
+    /// Where the loop holds the task.
+    var hold = CurlLoop.Hold.none
+    /// The origin whose connection limit the task counts against: scheme, host and port of its URL,
+    /// and its route.
+    private(set) lazy var origin: HostQueue<CurlTask>.Origin = {
+      let url = originalRequest.url
+      let scheme = url?.scheme?.lowercased() ?? ""
+      let route: String? =
+        if let socket = self.route.unixSocketPath {
+          "unix " + socket
+        } else if let proxy = self.route.proxy {
+          "proxy " + (proxy.url?.absoluteString ?? "direct")
+        } else {
+          nil
+        }
+      return HostQueue.Origin(
+        scheme: scheme, host: url?.host?.lowercased() ?? "",
+        port: url?.port ?? (scheme == "https" ? 443 : 80),
+        route: route)
+    }()
 
     init(
       request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(),
@@ -87,6 +107,7 @@
     // MARK: Loop thread
 
     var isCancelled: Bool { state.withLock { $0.isCancelled } }
+    var isSuspended: Bool { state.withLock { $0.isSuspended } }
 
     /// The source of a stream body: `stream` for the first request, a fresh one from the handler
     /// for a resend after a challenge.
@@ -204,6 +225,7 @@
         if isCancelled { return 0 }
       }
       transfer.deliveredFinalHead = true
+      loop.learned(httpVersion: head.httpVersion, from: self)
       state.withLock { $0.response = response }
       handler.task(self, didReceiveHead: response)
       return isCancelled ? 0 : bytes.count
