@@ -149,6 +149,27 @@
       #expect(await eventually { engine.runningTransferCount == 0 })
     }
 
+    /// An exchange cancelled while it waits is let go at once, not kept in the queue (with its
+    /// request and body) until a slot frees.
+    @Test func aCancelledWaitingExchangeIsLetGo() async throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let engine = try makeCurlEngine(perHost: 1)
+      let (running, runningHandler) = try started(engine, server, "/hang")
+      #expect(await eventually { server.requestCount(path: "/hang") == 1 })
+      weak var released: CurlTask?
+      do {
+        let (waiting, handler) = try started(engine, server, "/bytes/10")
+        released = waiting
+        #expect(await eventually { engine.runningTransferCount == 2 })
+        waiting.cancel()
+        #expect(handler.waitForCompletion())
+      }
+      #expect(await eventually { released == nil }, "the cancelled task is still held")
+      running.cancel()
+      #expect(runningHandler.waitForCompletion())
+    }
+
     /// Suspended while it waits: it starts suspended when its turn comes, and delivers once resumed.
     @Test func suspendedWhileWaitingStartsSuspended() async throws {
       let server = try TestServer()

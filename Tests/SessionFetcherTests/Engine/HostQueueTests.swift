@@ -7,6 +7,7 @@ struct HostQueueTests {
   static let a = Origin(scheme: "http", host: "a", port: 80)
   static let b = Origin(scheme: "http", host: "b", port: 80)
   static let aByProxy = Origin(scheme: "http", host: "a", port: 80, route: "proxy http://p:3128")
+  static let s = Origin(scheme: "https", host: "s", port: 443)
 
   /// One step of a script: what is done, and what the queue must answer.
   enum Step {
@@ -18,6 +19,8 @@ struct HostQueueTests {
     case learn(String, Origin, ready: [Int])
     /// Every waiting element is taken off.
     case removeAll([Int])
+    /// Waiting element `id` to `origin` is taken off (given up on); whether it was waiting.
+    case remove(Int, Origin, found: Bool)
   }
 
   static let scripts: [(name: String, limit: Int, steps: [Step], running: [(Origin, Int)])] = [
@@ -77,8 +80,28 @@ struct HostQueueTests {
       ], [(a, 0), (b, 1)]
     ),
     (
-      "a learned version of an origin with nothing running is not kept", 1,
-      [.learn("HTTP/2", a, ready: []), .start(1, a, runs: true), .start(2, a, runs: false)], [(a, 1)]
+      "a learned version is kept while the origin has nothing running", 1,
+      [
+        .learn("HTTP/2", a, ready: []), .start(1, a, runs: true), .finish(a, next: nil),
+        .start(2, a, runs: true), .start(3, a, runs: true),
+      ], [(a, 2)]
+    ),
+    (
+      "an https origin not known yet is not held; HTTP/1.1 from it holds the next", 1,
+      [
+        .start(1, s, runs: true), .start(2, s, runs: true), .learn("HTTP/1.1", s, ready: []),
+        .start(3, s, runs: false), .finish(s, next: nil), .finish(s, next: 3), .finish(s, next: nil),
+        .start(4, s, runs: true), .start(5, s, runs: false),
+      ], [(s, 1)]
+    ),
+    (
+      "an element given up on leaves the queue; the rest keep their order", 1,
+      [
+        .start(1, a, runs: true), .start(2, a, runs: false), .start(3, a, runs: false),
+        .start(4, a, runs: false), .remove(3, a, found: true), .remove(3, a, found: false),
+        .remove(1, a, found: false), .remove(2, b, found: false), .finish(a, next: 2), .finish(a, next: 4),
+        .finish(a, next: nil),
+      ], [(a, 0)]
     ),
   ]
 
@@ -98,6 +121,9 @@ struct HostQueueTests {
       case .learn(let version, let origin, let ready):
         let released = queue.learned(httpVersion: version, of: origin)
         #expect(released == ready, context)
+      case .remove(let id, let origin, let found):
+        let removed = queue.removeWaiting(to: origin) { $0 == id }
+        #expect(removed == found, context)
       case .removeAll(let expected):
         let removed = queue.removeAllWaiting().sorted()
         #expect(removed == expected, context)

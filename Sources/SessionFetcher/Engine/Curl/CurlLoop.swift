@@ -38,6 +38,9 @@
       case waiting
       /// Holding a slot to its origin, its transfer on the multi handle.
       case attached
+      /// Its transfer over while it was suspended with body bytes kept: the slot is given back,
+      /// and the task ends once resumed (or cancelled).
+      case ended
     }
 
     private struct Control {
@@ -309,8 +312,8 @@
       readyToRun += hostQueue.learned(httpVersion: httpVersion, of: task.origin)
     }
 
-    /// Ends a task the loop may hold: its slot goes to the next task waiting for its origin, then
-    /// its handler hears of the end.
+    /// Ends a task the loop may hold: its slot goes to the next task waiting for its origin (a
+    /// waiting task leaves the queue), then its handler hears of the end.
     private func end(
       _ task: CurlTask, error: (any Error)?, curlCode: Int32?, metrics: TransferMetrics?,
       multi: UnsafeMutableRawPointer
@@ -318,7 +321,11 @@
       let hold = task.hold
       task.hold = .none
       if hold != .none { control.withLock { $0.heldCount -= 1 } }
-      if hold == .attached { startNextWaiting(for: task.origin, multi: multi) }
+      switch hold {
+      case .attached: startNextWaiting(for: task.origin, multi: multi)
+      case .waiting: hostQueue.removeWaiting(to: task.origin) { $0 === task }
+      case .none, .ended: break
+      }
       task.complete(error: error, curlCode: curlCode, metrics: metrics)
     }
 
@@ -426,6 +433,11 @@
         transfer.isListedAsKeeping = false
         if task.deliverKeptBody() == .suspended, !transfer.keptBody.isEmpty {
           transfer.endedWithCode = result
+          // Its connection is free, and so is its slot.
+          if task.hold == .attached {
+            task.hold = .ended
+            startNextWaiting(for: task.origin, multi: multi)
+          }
           continue
         }
         finish(task, transfer: transfer, code: result, multi: multi)

@@ -4,17 +4,21 @@
 /// past the cap on a pending list, but a transfer added while others wait can take a connection as
 /// it frees, ahead of them: with 256 exchanges kept in flight to one HTTP/1.1 host over 16
 /// connections, half waited under 2 ms and some over 130 ms while hundreds started after them went
-/// through. So the engine keeps its own queue: to an origin whose responses come in HTTP/1.x (or
-/// whose version is not known yet), at most `limit` exchanges run at once and the rest start in
-/// the order they came. An origin that answers in HTTP/2 or HTTP/3 multiplexes its exchanges over a
-/// connection: its queue is let go, and none waits here for it (libcurl's stream limits apply).
+/// through. So the engine keeps its own queue for the origins that take one exchange per
+/// connection: at most `limit` of their exchanges run at once, and the rest start in the order they
+/// came.
+///
+/// An origin takes one exchange per connection when its last response came in HTTP/1.x, or, before
+/// any response, when it is plain `http` (libcurl speaks HTTP/1.1 there). An `https` origin not
+/// known yet is not held: libcurl negotiates HTTP/2 by ALPN and waits for it before opening more
+/// connections (`CURLOPT_PIPEWAIT`), so its exchanges share one. One that answers in HTTP/2 or
+/// HTTP/3 lets its waiting exchanges go, and none waits here for it after that (libcurl's stream
+/// limits apply). What each origin's last response said is kept for ``versionMemoryLimit`` origins.
 ///
 /// A value with no I/O: every call says which waiting elements may start now, each having taken a
-/// slot, which the caller gives back with ``finished(_:)`` when that exchange is over. Elements the
-/// caller has given up on while they waited (cancelled) stay queued; when one comes out, the caller
-/// gives its slot straight back.
+/// slot, which the caller gives back with ``finished(_:)`` when that exchange is over.
 package struct HostQueue<Element> {
-  /// An origin: what libcurl's per-host cap counts connections by, and the route to it.
+  /// An origin: scheme, host and port, and the route to it.
   package struct Origin: Hashable, Sendable {
     package var scheme: String
     package var host: String
@@ -35,11 +39,23 @@ package struct HostQueue<Element> {
     var waiting: [Element] = []
     /// The first element of `waiting` still queued (the ones before it have started).
     var head = 0
-    var multiplexes = false
 
     var waitingCount: Int { waiting.count - head }
+    var isIdle: Bool { running == 0 && waitingCount == 0 }
 
-    mutating func takeNext() -> Element {
+    /// Takes a slot now when `limit` (nil: none) allows and nothing waits; else queues `element`.
+    mutating func start(_ element: Element, limit: Int?) -> Bool {
+      if let limit, running >= limit || waitingCount > 0 {
+        waiting.append(element)
+        return false
+      }
+      running += 1
+      return true
+    }
+
+    /// The next waiting element, which takes a slot, if `limit` (nil: none) allows one.
+    mutating func takeNext(limit: Int?) -> Element? {
+      guard waitingCount > 0, limit.map({ running < $0 }) ?? true else { return nil }
       let element = waiting[head]
       head += 1
       if head == waiting.count {
@@ -52,68 +68,92 @@ package struct HostQueue<Element> {
       running += 1
       return element
     }
+
+    mutating func remove(where matches: (Element) -> Bool) -> Bool {
+      guard let index = waiting[head...].firstIndex(where: matches) else { return false }
+      waiting.remove(at: index)
+      return true
+    }
   }
 
-  /// The most exchanges that run at once to an origin not known to multiplex; 0 or less: no limit.
+  /// The most exchanges that run at once to an origin that takes one per connection; 0 or less:
+  /// no limit.
   package let limit: Int
   private var hosts: [Origin: Host] = [:]
+  /// Whether each origin's last response came in HTTP/2 or HTTP/3.
+  private var multiplexes: [Origin: Bool] = [:]
+
+  /// The most origins whose last response's version is kept; past it they are forgotten (and
+  /// learned again from their next response).
+  package static var versionMemoryLimit: Int { 1024 }
 
   package init(limit: Int) {
     self.limit = limit
   }
 
-  /// How many elements wait, across origins (cancelled ones still queued included).
+  /// How many elements wait, across origins.
   package var waitingCount: Int { hosts.values.reduce(0) { $0 + $1.waitingCount } }
 
   /// How many exchanges hold a slot to `origin`.
   package func runningCount(_ origin: Origin) -> Int { hosts[origin]?.running ?? 0 }
 
+  /// The limit that holds for `origin` now, or nil when none does.
+  private func limit(for origin: Origin) -> Int? {
+    guard limit > 0 else { return nil }
+    let held = multiplexes[origin].map { !$0 } ?? (origin.scheme != "https")
+    return held ? limit : nil
+  }
+
   /// Whether `element`, an exchange to `origin`, may start now (it then holds a slot); otherwise it
   /// waits behind those queued before it.
   package mutating func start(_ element: Element, to origin: Origin) -> Bool {
-    var host = hosts[origin] ?? Host()
-    defer { hosts[origin] = host }
-    if limit <= 0 || host.multiplexes || (host.running < limit && host.waitingCount == 0) {
-      host.running += 1
-      return true
-    }
-    host.waiting.append(element)
-    return false
+    let limit = limit(for: origin)
+    return hosts[origin, default: Host()].start(element, limit: limit)
   }
 
   /// An exchange to `origin` that held a slot is over: the next waiting one, which takes its slot,
-  /// or nil. An origin with nothing running and nothing waiting is forgotten.
+  /// or nil. An origin with nothing running and nothing waiting is let go.
   package mutating func finished(_ origin: Origin) -> Element? {
-    guard var host = hosts[origin] else { return nil }
-    host.running -= 1
-    var next: Element?
-    if host.waitingCount > 0, host.multiplexes || host.running < limit {
-      next = host.takeNext()
-    }
-    hosts[origin] = host.running == 0 && host.waitingCount == 0 ? nil : host
+    guard hosts[origin] != nil else { return nil }
+    let limit = limit(for: origin)
+    hosts[origin]!.running -= 1
+    let next = hosts[origin]!.takeNext(limit: limit)
+    if hosts[origin]!.isIdle { hosts[origin] = nil }
     return next
   }
 
-  /// A response from `origin` came in `httpVersion` (`"HTTP/1.1"`, `"HTTP/2"`…): whether it
-  /// multiplexes. Returns the waiting elements that may start now (every one, when it does), each
-  /// holding a slot.
+  /// A response from `origin` came in `httpVersion` (`"HTTP/1.1"`, `"HTTP/2"`…). Returns the
+  /// waiting elements that may start now (every one, when the origin multiplexes), each holding a
+  /// slot.
   package mutating func learned(httpVersion: String, of origin: Origin) -> [Element] {
-    guard var host = hosts[origin] else { return [] }
-    host.multiplexes = Self.multiplexes(httpVersion: httpVersion)
-    var ready: [Element] = []
-    while host.waitingCount > 0, host.multiplexes || host.running < limit {
-      ready.append(host.takeNext())
+    let multiplexing = Self.multiplexes(httpVersion: httpVersion)
+    if multiplexes[origin] != multiplexing {
+      if multiplexes.count >= Self.versionMemoryLimit, multiplexes[origin] == nil { multiplexes.removeAll() }
+      multiplexes[origin] = multiplexing
     }
-    hosts[origin] = host
+    guard hosts[origin] != nil else { return [] }
+    let limit = limit(for: origin)
+    var ready: [Element] = []
+    while let next = hosts[origin]!.takeNext(limit: limit) { ready.append(next) }
     return ready
+  }
+
+  /// Takes the first waiting element to `origin` that `matches` off the queue (one given up on
+  /// while it waited); whether there was one.
+  @discardableResult
+  package mutating func removeWaiting(to origin: Origin, where matches: (Element) -> Bool) -> Bool {
+    guard hosts[origin]?.remove(where: matches) == true else { return false }
+    if hosts[origin]!.isIdle { hosts[origin] = nil }
+    return true
   }
 
   /// Every waiting element, taken off the queues (an engine ending with its transfers cancelled).
   package mutating func removeAllWaiting() -> [Element] {
     var all: [Element] = []
-    for (origin, host) in hosts {
+    for origin in Array(hosts.keys) {
+      let host = hosts[origin]!
       all += host.waiting[host.head...]
-      hosts[origin] = host.running == 0 ? nil : Host(running: host.running, multiplexes: host.multiplexes)
+      hosts[origin] = host.running == 0 ? nil : Host(running: host.running)
     }
     return all
   }
