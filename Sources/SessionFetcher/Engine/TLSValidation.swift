@@ -210,14 +210,17 @@ enum TLSValidation {
   static func check(_ settings: TLSSettings) throws {
     func fail(_ text: String) -> SessionFetcherError { .invalidTLSSettings(text) }
     func blocks(_ url: URL, _ role: String) throws -> [PEMKind] {
+      if let known = rememberedVerdict(on: url) { return known }
       let bytes: [UInt8]
-      switch readFile(url) {
-      case .success(let read): bytes = read
+      let stamp: FileStamp?
+      switch readStampedFile(url) {
+      case .success(let read): (bytes, stamp) = read
       case .failure(let problem): throw fail("\(role) \(url.path) \(problem.text)")
       }
       guard let kinds = pemBlocks(bytes: bytes), !kinds.isEmpty else {
         throw fail("\(role) \(url.path) is not PEM (or holds a damaged certificate or key)")
       }
+      if let stamp { remember(kinds, of: url, stamp: stamp) }
       return kinds
     }
     if !settings.trustsSystemRoots && settings.additionalTrustRoots.isEmpty {
@@ -254,6 +257,34 @@ enum TLSValidation {
     }
   }
 
+  /// The verdicts on files by path, with the stamp each file had when read: a fetch whose file still
+  /// has that stamp, settled, takes the verdict without opening the file (a `stat` instead of an
+  /// open, reads and a pass over the bytes). Verdicts alone are kept, never a file's bytes, so a
+  /// key file's verdict is remembered too. At most ``fileVerdictLimit`` paths.
+  private static let fileVerdicts = Locked([String: (stamp: FileStamp, kinds: [PEMKind])]())
+
+  /// The most paths whose verdicts are remembered; past it they are forgotten and gathered again.
+  static let fileVerdictLimit = 64
+
+  /// The verdict remembered for the file at `url`, if the file still has the stamp it had then,
+  /// settled.
+  static func rememberedVerdict(on url: URL) -> [PEMKind]? {
+    guard url.isFileURL else { return nil }
+    let path = url.path
+    guard let known = fileVerdicts.withLock({ $0[path] }), let stamp = FileStamp(path: path),
+      stamp == known.stamp, stamp.isSettled
+    else { return nil }
+    return known.kinds
+  }
+
+  private static func remember(_ kinds: [PEMKind], of url: URL, stamp: FileStamp) {
+    guard stamp.isSettled else { return }
+    fileVerdicts.withLock { verdicts in
+      if verdicts.count >= fileVerdictLimit, verdicts[url.path] == nil { verdicts.removeAll() }
+      verdicts[url.path] = (stamp, kinds)
+    }
+  }
+
   /// Why a TLS file could not be read.
   struct ReadProblem: Error, Equatable {
     /// What is wrong, to follow the file's path in a message ("is a directory").
@@ -264,6 +295,12 @@ enum TLSValidation {
   /// blocking, and its type checked on the open descriptor: a FIFO, a device or a directory is
   /// refused without a read (a FIFO would block a plain open or read until a writer came).
   static func readFile(_ url: URL) -> Result<[UInt8], ReadProblem> {
+    readStampedFile(url).map(\.bytes)
+  }
+
+  /// ``readFile(_:)``, with the file's stamp as the open descriptor gave it (nil when it cannot be
+  /// taken).
+  static func readStampedFile(_ url: URL) -> Result<(bytes: [UInt8], stamp: FileStamp?), ReadProblem> {
     guard url.isFileURL else { return .failure(ReadProblem(text: "is not a file URL")) }
     let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
     guard descriptor >= 0 else {
@@ -310,6 +347,6 @@ enum TLSValidation {
       if bytes.count < capacity { break }
       capacity = min(capacity * 2, maximumFileSize + 1)
     }
-    return .success(bytes)
+    return .success((bytes, FileStamp(info)))
   }
 }

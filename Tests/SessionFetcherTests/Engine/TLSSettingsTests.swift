@@ -229,6 +229,35 @@ struct TLSSettingsTests {
     #expect(verdict() == nil)
   }
 
+  /// A file unchanged for a while is judged by its stamp (its verdict remembered without its
+  /// bytes, a key file's too); a fresh file is read at every check; a file rewritten in place, to
+  /// the same length, has another stamp and is judged again.
+  @Test func aSettledFileIsJudgedByItsStampUntilItChanges() async throws {
+    let good = Self.block("CERTIFICATE")
+    var damaged = Array(good.utf8)
+    let index = damaged.firstIndex(of: UInt8(ascii: "\n"))! + 1
+    damaged[index] = damaged[index] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+    let folder = try Self.folder([
+      "roots.pem": good, "client.pem": Self.block("CERTIFICATE") + Self.block("PRIVATE KEY"),
+    ])
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let roots = folder.appendingPathComponent("roots.pem")
+    let client = folder.appendingPathComponent("client.pem")
+    var settings = TLSSettings()
+    settings.additionalTrustRoots = [roots]
+    settings.clientCertificate = client
+    try TLSValidation.check(settings)
+    #expect(FileStamp(path: roots.path)?.isSettled == false)
+    #expect(TLSValidation.rememberedVerdict(on: roots) == nil)
+    #expect(await eventually(timeout: 10) { FileStamp(path: roots.path)?.isSettled == true })
+    try TLSValidation.check(settings)
+    #expect(TLSValidation.rememberedVerdict(on: roots) == [.certificate])
+    #expect(TLSValidation.rememberedVerdict(on: client) == [.certificate, .privateKey(encrypted: false)])
+    try Data(damaged).write(to: roots)
+    #expect(TLSValidation.rememberedVerdict(on: roots) == nil)
+    #expect(throws: SessionFetcherError.self) { try TLSValidation.check(settings) }
+  }
+
   /// `readFile` returns the file's bytes whatever their length (it reads into a buffer of the size
   /// `fstat` gives), and refuses a file past the limit.
   @Test(arguments: [0, 1, 1_000, 65_535, 65_536, 65_537, 300_000])

@@ -1,7 +1,8 @@
 import FetcherTesting
 import Foundation
-import SessionFetcher
 import Testing
+
+@testable import SessionFetcher
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -177,6 +178,34 @@ struct TLSTrustRootChangeTests {
     try Data(contentsOf: fixtures.file("ca.pem")).write(to: roots)
     let after = await fetch()
     #expect(after.error == nil, "\(String(describing: after.error))")
+    try Data(contentsOf: fixtures.file("other-ca.pem")).write(to: roots)
+    #expect((await fetch().error as? URLError)?.code == .serverCertificateHasUnknownRoot)
+  }
+
+  /// Once the roots file has not changed for a while, fetches take the bundle made from it by the
+  /// file's stamp, without reading it; rewritten in place, it has another stamp, and the next fetch
+  /// trusts the new contents.
+  @Test func aSettledRootsFileIsTakenByItsStampUntilItChanges() async throws {
+    let fixtures = try await TLSFixtures.make()
+    let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
+    defer { server.stop() }
+    let roots = fixtures.file("settled-roots.pem")
+    func fetch() async -> FetchResult {
+      let fetcher = SessionFetcher.fetcher(url: server.url())
+      fetcher.engine = .libcurl
+      fetcher.callbackQueue = DispatchQueue(label: "test.tls.settled")
+      fetcher.allowLocalhostRequest = true
+      fetcher.tlsSettings.trustsSystemRoots = false
+      fetcher.tlsSettings.additionalTrustRoots = [roots]
+      return await fetcher.fetchResult(timeout: 30)
+    }
+    try Data(contentsOf: fixtures.file("ca.pem")).write(to: roots)
+    #expect(await eventually(timeout: 10) { FileStamp(path: roots.path)?.isSettled == true })
+    for _ in 0..<3 {
+      let result = await fetch()
+      #expect(result.error == nil, "\(String(describing: result.error))")
+    }
+    #expect(TLSValidation.rememberedVerdict(on: roots) == [.certificate])
     try Data(contentsOf: fixtures.file("other-ca.pem")).write(to: roots)
     #expect((await fetch().error as? URLError)?.code == .serverCertificateHasUnknownRoot)
   }

@@ -21,12 +21,26 @@
       var additional: [Data]
     }
 
+    /// A set of roots by its files' paths and stamps, all settled when taken.
+    private struct StampedRoots: Hashable {
+      var system: Bool
+      var paths: [String]
+      var stamps: [FileStamp]
+    }
+
     private struct State {
       var systemBundle: Data?
       var defaultCAFile: String?
       var folder: String?
       var files: [Roots: String] = [:]
+      /// The bundle of each set of roots whose files have not changed since they were read: a
+      /// transfer whose files still have these stamps takes the bundle without reading them (at
+      /// most ``stampedLimit`` sets).
+      var stamped: [StampedRoots: String] = [:]
     }
+
+    /// The most sets of roots remembered by their files' stamps.
+    private static let stampedLimit = 64
 
     private static let state = Locked(State())
 
@@ -35,19 +49,26 @@
     /// (the caller then hands libcurl the bytes).
     static func bundleFile(for tls: TLSSettings, easy: UnsafeMutableRawPointer) -> (path: String?, pem: Data)
     {
+      // Stamps taken before the files are read: should a file change between the two, its stamp
+      // changes too, and the bundle made here is never found under a stamp the file has.
+      let stamped = stampedRoots(of: tls)
+      if let stamped, let known = state.withLock({ $0.stamped[stamped] }) { return (known, Data()) }
       // Read as at begin (no FIFO can block here, nothing past the size limit).
       let additional = tls.additionalTrustRoots.map { url -> Data in
         guard case .success(let bytes) = TLSValidation.readFile(url) else { return Data() }
         return Data(bytes)
       }
       let roots = Roots(system: tls.trustsSystemRoots, additional: additional)
-      if let known = state.withLock({ $0.files[roots] }) { return (known, Data()) }
+      if let known = state.withLock({ $0.files[roots] }) {
+        remember(known, as: stamped)
+        return (known, Data())
+      }
       var pem = tls.trustsSystemRoots ? systemBundle(of: easy) : Data()
       for contents in additional {
         pem.append(contents)
         pem.append(0x0A)
       }
-      return state.withLock { state in
+      let made = state.withLock { state -> (path: String?, pem: Data) in
         if let known = state.files[roots] { return (known, Data()) }
         guard let folder = folder(&state) else { return (nil, pem) }
         let path = "\(folder)/roots-\(state.files.count).pem"
@@ -56,6 +77,29 @@
         else { return (nil, pem) }
         state.files[roots] = path
         return (path, pem)
+      }
+      if let path = made.path { remember(path, as: stamped) }
+      return made
+    }
+
+    /// The roots of `tls` by their files' stamps; nil when a file has none (missing, not a
+    /// regular file) or changed less than ``FileStamp/settleInterval`` ago.
+    private static func stampedRoots(of tls: TLSSettings) -> StampedRoots? {
+      var stamps: [FileStamp] = []
+      stamps.reserveCapacity(tls.additionalTrustRoots.count)
+      for url in tls.additionalTrustRoots {
+        guard url.isFileURL, let stamp = FileStamp(path: url.path), stamp.isSettled else { return nil }
+        stamps.append(stamp)
+      }
+      return StampedRoots(
+        system: tls.trustsSystemRoots, paths: tls.additionalTrustRoots.map(\.path), stamps: stamps)
+    }
+
+    private static func remember(_ path: String, as stamped: StampedRoots?) {
+      guard let stamped else { return }
+      state.withLock { state in
+        if state.stamped.count >= stampedLimit, state.stamped[stamped] == nil { state.stamped.removeAll() }
+        state.stamped[stamped] = path
       }
     }
 
