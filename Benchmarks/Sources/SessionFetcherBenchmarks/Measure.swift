@@ -10,6 +10,20 @@ enum Measure {
   /// Nanoseconds on the monotonic clock.
   static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
+  /// CPU nanoseconds the calling thread has used.
+  static func threadCPUNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+  }
+
+  /// The calling thread's voluntary and involuntary context switches so far (`RUSAGE_THREAD`).
+  static func threadContextSwitches() -> (voluntary: Int, involuntary: Int) {
+    var usage = rusage()
+    getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (not imported into Swift)
+    return (usage.ru_nvcsw, usage.ru_nivcsw)
+  }
+
   /// User plus system CPU seconds this process has used.
   static func cpuSeconds() -> Double {
     var usage = rusage()

@@ -8,7 +8,9 @@ import SessionFetcher
 /// waits for them all. Reported as the small-GET runs are, except that `p50_us` and `p99_us` are the
 /// caller's time per start (`beginFetch`, AsyncHTTPClient's `execute`), `rps` the requests finished
 /// per second from the first start to the last completion, and `cpu_us_per_op` the process's CPU per
-/// request.
+/// request. `caller_cpu_p50_us` and `caller_cpu_p99_us` are the calling thread's own CPU time per
+/// start, `caller_waits` and `caller_preempted` its voluntary and involuntary context switches while
+/// starting (Benchmarks/README: where the URLSession engine's p99 goes).
 func runStartCost(client: String, options: Options) throws {
   let url = options.viaBase.appendingPathComponent("small.txt")
   let expected = options.smallLength
@@ -33,12 +35,24 @@ func runStartCost(client: String, options: Options) throws {
   let tally = StartTally(count: count)
   var callerMicros: [Double] = []
   callerMicros.reserveCapacity(count)
+  var callerCPUMicros: [Double] = []
+  callerCPUMicros.reserveCapacity(count)
   let cpuBefore = Measure.cpuSeconds()
   let start = Measure.now()
+  // The calling thread's context switches while it starts requests: voluntary ones are waits (a
+  // lock, a blocking call), involuntary ones preemption by other threads.
+  var voluntary = 0
+  var involuntary = 0
   for _ in 0..<count {
+    let switchesBefore = Measure.threadContextSwitches()
     let before = Measure.now()
+    let cpuBefore = Measure.threadCPUNanoseconds()
     issuer.issue { failure in tally.finished(failure) }
+    callerCPUMicros.append(Double(Measure.threadCPUNanoseconds() - cpuBefore) / 1000)
     callerMicros.append(Double(Measure.now() - before) / 1000)
+    let switchesAfter = Measure.threadContextSwitches()
+    voluntary += switchesAfter.voluntary - switchesBefore.voluntary
+    involuntary += switchesAfter.involuntary - switchesBefore.involuntary
   }
   guard tally.allFinished.wait(timeout: .now() + 240) == .success else {
     throw BenchmarkError("timed out after \(tally.outcome.finished) of \(count) requests")
@@ -46,6 +60,7 @@ func runStartCost(client: String, options: Options) throws {
   let seconds = Double(Measure.now() - start) / 1e9
   let cpu = Measure.cpuSeconds() - cpuBefore
   callerMicros.sort()
+  callerCPUMicros.sort()
   let (_, failed, failure) = tally.outcome
   Measure.report([
     "ok": "\(count - failed)", "errors": "\(failed)", "first_error": failure ?? "-",
@@ -54,6 +69,9 @@ func runStartCost(client: String, options: Options) throws {
     "p99_us": Measure.fixed(Measure.percentile(callerMicros, 99), 1),
     "cpu_us_per_op": Measure.fixed(cpu / Double(max(count, 1)) * 1e6, 1),
     "caller_s": Measure.fixed(callerMicros.reduce(0, +) / 1e6),
+    "caller_cpu_p50_us": Measure.fixed(Measure.percentile(callerCPUMicros, 50), 1),
+    "caller_cpu_p99_us": Measure.fixed(Measure.percentile(callerCPUMicros, 99), 1),
+    "caller_waits": "\(voluntary)", "caller_preempted": "\(involuntary)",
     "secs": Measure.fixed(seconds),
   ])
 }
