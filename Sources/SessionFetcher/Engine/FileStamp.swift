@@ -2,6 +2,8 @@ import Foundation
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Musl)
+  import Musl
 #elseif canImport(Darwin)
   import Darwin
 #endif
@@ -13,7 +15,9 @@ import Foundation
 ///
 /// A file written again within the resolution of its file system's timestamps, to the same size,
 /// keeps its stamp: a stamp is trusted only once the file is ``isSettled``, its last change at
-/// least ``settleInterval`` in the past (until then the file is read each time).
+/// least ``settleInterval`` in the past (until then the file is read each time). The times are the
+/// file system's: a network file system whose server's clock runs behind this machine's by more
+/// than that interval can show a file as settled while it is still being written.
 struct FileStamp: Hashable, Sendable {
   var device: UInt64
   var inode: UInt64
@@ -44,8 +48,8 @@ struct FileStamp: Hashable, Sendable {
 
   init?(_ info: stat) {
     guard info.st_mode & S_IFMT == S_IFREG else { return nil }
-    device = UInt64(info.st_dev)
-    inode = UInt64(info.st_ino)
+    device = UInt64(truncatingIfNeeded: info.st_dev)
+    inode = UInt64(truncatingIfNeeded: info.st_ino)
     size = Int64(info.st_size)
     #if canImport(Darwin)
       let (mtime, ctime) = (info.st_mtimespec, info.st_ctimespec)

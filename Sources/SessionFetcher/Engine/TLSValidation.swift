@@ -272,8 +272,13 @@ enum TLSValidation {
     guard url.isFileURL else { return nil }
     let path = url.path
     guard let known = fileVerdicts.withLock({ $0[path] }), let stamp = FileStamp(path: path),
-      stamp == known.stamp, stamp.isSettled
+      stamp == known.stamp
     else { return nil }
+    guard stamp.isSettled else {
+      // The clock went back since: the stamp no longer tells every change.
+      fileVerdicts.withLock { _ = $0.removeValue(forKey: path) }
+      return nil
+    }
     return known.kinds
   }
 

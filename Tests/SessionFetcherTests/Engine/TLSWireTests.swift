@@ -205,8 +205,17 @@ struct TLSTrustRootChangeTests {
       let result = await fetch()
       #expect(result.error == nil, "\(String(describing: result.error))")
     }
+    var settings = TLSSettings()
+    settings.trustsSystemRoots = false
+    settings.additionalTrustRoots = [roots]
     #expect(TLSValidation.rememberedVerdict(on: roots) == [.certificate])
+    #if canImport(FoundationNetworking)
+      #expect(CurlTrustStore.remembersBundle(for: settings))
+    #endif
     try Data(contentsOf: fixtures.file("other-ca.pem")).write(to: roots)
+    #if canImport(FoundationNetworking)
+      #expect(!CurlTrustStore.remembersBundle(for: settings))
+    #endif
     #expect((await fetch().error as? URLError)?.code == .serverCertificateHasUnknownRoot)
   }
 }

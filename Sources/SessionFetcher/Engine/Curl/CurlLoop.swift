@@ -198,6 +198,9 @@
         var descriptors: Int32 = 0
         ccurl_multi_poll(multi, CurlLoop.pollTimeoutMilliseconds, &descriptors)
       }
+      // Every task is over: let go of the ones still listed, so the loop object holds none.
+      keepingBody = []
+      readyToRun = []
       ccurl_multi_cleanup(multi)
     }
 

@@ -274,7 +274,8 @@
         transfer.isListedAsKeeping = true
         loop.noteKeptBody(of: self)
       }
-      transfer.keptBody.append(bytes.bindMemory(to: UInt8.self))
+      // libcurl's `char` bytes, read as the bytes they are.
+      transfer.keptBody.append(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: bytes.count)
       transfer.keptBodyThisPass = true
       return bytes.count
     }

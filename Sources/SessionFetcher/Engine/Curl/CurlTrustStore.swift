@@ -49,14 +49,19 @@
     /// (the caller then hands libcurl the bytes).
     static func bundleFile(for tls: TLSSettings, easy: UnsafeMutableRawPointer) -> (path: String?, pem: Data)
     {
-      // Stamps taken before the files are read: should a file change between the two, its stamp
-      // changes too, and the bundle made here is never found under a stamp the file has.
-      let stamped = stampedRoots(of: tls)
+      var stamped = stampedRoots(of: tls)
       if let stamped, let known = state.withLock({ $0.stamped[stamped] }) { return (known, Data()) }
-      // Read as at begin (no FIFO can block here, nothing past the size limit).
-      let additional = tls.additionalTrustRoots.map { url -> Data in
-        guard case .success(let bytes) = TLSValidation.readFile(url) else { return Data() }
-        return Data(bytes)
+      // Read as at begin (no FIFO can block here, nothing past the size limit). The bundle is
+      // remembered under the stamps taken before only if every file was read, and read from the
+      // file that had that stamp (its descriptor's stamp is the same): a path pointed at another
+      // file meanwhile, or a file that could not be read, is never remembered.
+      let additional = tls.additionalTrustRoots.enumerated().map { index, url -> Data in
+        guard case .success(let read) = TLSValidation.readStampedFile(url) else {
+          stamped = nil
+          return Data()
+        }
+        if let expected = stamped?.stamps[index], read.stamp != expected { stamped = nil }
+        return Data(read.bytes)
       }
       let roots = Roots(system: tls.trustsSystemRoots, additional: additional)
       if let known = state.withLock({ $0.files[roots] }) {
@@ -93,6 +98,13 @@
       }
       return StampedRoots(
         system: tls.trustsSystemRoots, paths: tls.additionalTrustRoots.map(\.path), stamps: stamps)
+    }
+
+    /// Whether a transfer with `tls` now takes its bundle by its files' stamps, without reading
+    /// them (for tests).
+    static func remembersBundle(for tls: TLSSettings) -> Bool {
+      guard let stamped = stampedRoots(of: tls) else { return false }
+      return state.withLock { $0.stamped[stamped] != nil }
     }
 
     private static func remember(_ path: String, as stamped: StampedRoots?) {
