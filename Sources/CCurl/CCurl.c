@@ -38,6 +38,7 @@ typedef int (*global_init_fn)(long flags);
 typedef struct ccurl_version_info_prefix *(*version_info_fn)(int age);
 typedef CURL *(*easy_init_fn)(void);
 typedef void (*easy_cleanup_fn)(CURL *);
+typedef void (*easy_reset_fn)(CURL *);
 typedef int (*easy_setopt_fn)(CURL *, int, ...);
 typedef int (*easy_getinfo_fn)(CURL *, int, ...);
 typedef int (*easy_pause_fn)(CURL *, int);
@@ -58,6 +59,7 @@ static struct {
   version_info_fn version_info;
   easy_init_fn easy_init;
   easy_cleanup_fn easy_cleanup;
+  easy_reset_fn easy_reset;
   easy_setopt_fn easy_setopt;
   easy_getinfo_fn easy_getinfo;
   easy_pause_fn easy_pause;
@@ -126,6 +128,7 @@ static void load(void) {
   RESOLVE(version_info, "curl_version_info")
   RESOLVE(easy_init, "curl_easy_init")
   RESOLVE(easy_cleanup, "curl_easy_cleanup")
+  RESOLVE(easy_reset, "curl_easy_reset")
   RESOLVE(easy_setopt, "curl_easy_setopt")
   RESOLVE(easy_getinfo, "curl_easy_getinfo")
   RESOLVE(easy_pause, "curl_easy_pause")
@@ -190,6 +193,7 @@ void ccurl_set_thread_name(const char *name) {
 
 CURL *ccurl_easy_init(void) { return curl.easy_init(); }
 void ccurl_easy_cleanup(CURL *easy) { curl.easy_cleanup(easy); }
+void ccurl_easy_reset(CURL *easy) { curl.easy_reset(easy); }
 int ccurl_easy_setopt_long(CURL *easy, int option, long value) { return curl.easy_setopt(easy, option, value); }
 int ccurl_easy_setopt_ptr(CURL *easy, int option, void *value) { return curl.easy_setopt(easy, option, value); }
 int ccurl_easy_setopt_off(CURL *easy, int option, ccurl_off_t value) {
@@ -279,6 +283,7 @@ void ccurl_set_thread_name(const char *name) { (void)name; }
 int ccurl_block_sigpipe_on_this_thread(void) { return 0; }
 CURL *ccurl_easy_init(void) { return 0; }
 void ccurl_easy_cleanup(CURL *easy) { (void)easy; }
+void ccurl_easy_reset(CURL *easy) { (void)easy; }
 int ccurl_easy_setopt_long(CURL *easy, int option, long value) { (void)easy; (void)option; (void)value; return CCURLE_NOT_BUILT_IN; }
 int ccurl_easy_setopt_ptr(CURL *easy, int option, void *value) { (void)easy; (void)option; (void)value; return CCURLE_NOT_BUILT_IN; }
 int ccurl_easy_setopt_blob(CURL *easy, int option, const void *data, size_t length) {

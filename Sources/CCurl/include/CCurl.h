@@ -267,6 +267,8 @@ int ccurl_block_sigpipe_on_this_thread(void);
 
 CURL *ccurl_easy_init(void);
 void ccurl_easy_cleanup(CURL *easy);
+/// `curl_easy_reset`: every option back to its default; the handle keeps its caches.
+void ccurl_easy_reset(CURL *easy);
 int ccurl_easy_setopt_long(CURL *easy, int option, long value);
 /// For options taking a pointer (strings are copied by libcurl; other pointers must outlive use).
 int ccurl_easy_setopt_ptr(CURL *easy, int option, void *value);

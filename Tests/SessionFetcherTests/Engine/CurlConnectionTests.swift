@@ -57,6 +57,42 @@
         "reopened \(secondConnections.subtracting(firstConnections).count)")
     }
 
+    /// The engine keeps easy handles between transfers (reset, then set up again): nothing of an
+    /// exchange reaches the next one — not its method, body, headers, HEAD's "no body", or its
+    /// credential — across enough exchanges in a row that every one after the first runs on a
+    /// handle used before.
+    @Test func aKeptHandleCarriesNothingToTheNextExchange() throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let engine = try makeCurlEngine(perHost: 1)
+      for round in 0..<3 {
+        var post = URLRequest(url: server.url("/echo?round=\(round)"))
+        post.httpMethod = "POST"
+        post.setValue("one", forHTTPHeaderField: "X-One")
+        post.setValue("Basic dXNlcjpwYXNz", forHTTPHeaderField: "Authorization")
+        let (posted, _) = try curlExchange(engine, post, body: .data(Data("first body".utf8)))
+        #expect(posted.completions.first! == nil)
+        var head = URLRequest(url: server.url("/bytes/10?round=\(round)"))
+        head.httpMethod = "HEAD"
+        let (headed, _) = try curlExchange(engine, head)
+        #expect(headed.completions.first! == nil)
+        #expect(headed.body.isEmpty)
+        let (got, _) = try curlExchange(engine, URLRequest(url: server.url("/bytes/10?round=\(round)&get")))
+        #expect(got.completions.first! == nil)
+        #expect(got.body.count == 10)
+      }
+      let requests = server.requests
+      #expect(requests.count == 9)
+      for request in requests where request.method != "POST" {
+        #expect(request.bodyLength == 0, "\(request.method) \(request.target)")
+        #expect(!request.headers.contains { $0.name.lowercased() == "x-one" }, "\(request.target)")
+        #expect(!request.headers.contains { $0.name.lowercased() == "authorization" }, "\(request.target)")
+      }
+      #expect(requests.filter { $0.method == "POST" }.allSatisfy { $0.bodyText == "first body" })
+      #expect(requests.filter { $0.method == "GET" }.count == 3)
+      #expect(requests.filter { $0.method == "HEAD" }.count == 3)
+    }
+
     @Test func perHostCapLimitsConnections() throws {
       let server = try TestServer()
       defer { server.stop() }

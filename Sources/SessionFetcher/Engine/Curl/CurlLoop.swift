@@ -66,6 +66,8 @@
     private var keepingBody: [CurlTask] = []
     /// Exchanges past their origin's connection limit, waiting their turn (loop thread only).
     private var hostQueue: HostQueue<CurlTask>
+    /// The easy handles kept between transfers (loop thread only).
+    private let easyPool = CurlEasyPool(capacity: 16)
     /// Tasks the host queue let go while libcurl was calling back, to attach once it returns
     /// (loop thread only; each holds a slot).
     private var readyToRun: [CurlTask] = []
@@ -201,6 +203,7 @@
       // Every task is over: let go of the ones still listed, so the loop object holds none.
       keepingBody = []
       readyToRun = []
+      easyPool.drain()
       ccurl_multi_cleanup(multi)
     }
 
@@ -346,7 +349,7 @@
       let transfer: CurlTransfer
       do {
         transfer = try task.makeTransfer(
-          options: options, credential: credential, userdata: retained.toOpaque())
+          options: options, credential: credential, pool: easyPool, userdata: retained.toOpaque())
       } catch {
         retained.release()
         task.transfer = nil

@@ -129,7 +129,8 @@
 
     /// Makes the transfer of the first request (or of a resend with `credential`).
     func makeTransfer(
-      options: CurlEngineOptions, credential: CurlTransfer.Credential?, userdata: UnsafeMutableRawPointer
+      options: CurlEngineOptions, credential: CurlTransfer.Credential?, pool: CurlEasyPool,
+      userdata: UnsafeMutableRawPointer
     ) throws(URLError) -> CurlTransfer {
       let source: CurlBodySource?
       switch body {
@@ -146,7 +147,7 @@
       }
       return try CurlTransfer(
         request: originalRequest, body: source, options: options, credential: credential, tls: tls,
-        route: route, userdata: userdata)
+        route: route, pool: pool, userdata: userdata)
     }
 
     /// Ends the task with `error` (the handler's last call), recording `curlCode` and `metrics` first.

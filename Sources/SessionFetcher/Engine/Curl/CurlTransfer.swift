@@ -17,6 +17,8 @@
     }
 
     let easy: UnsafeMutableRawPointer
+    /// Where the handle goes back when the transfer is closed.
+    private let pool: CurlEasyPool
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     let body: CurlBodySource?
@@ -51,14 +53,14 @@
     var endedWithCode: Int32?
     private var isClosed = false
 
-    /// Makes and sets up the easy handle for `request`.
+    /// Takes an easy handle from `pool` and sets it up for `request`.
     ///
     /// - Parameter userdata: the retained task pointer given to every callback and to
     ///   `CURLOPT_PRIVATE` (see ``CurlLoop``'s ownership rule).
     init(
       request: URLRequest, body: CurlBodySource?, options: CurlEngineOptions, credential: Credential?,
       tls: TLSSettings = TLSSettings(), route: TransportRoute = TransportRoute(),
-      userdata: UnsafeMutableRawPointer
+      pool: CurlEasyPool, userdata: UnsafeMutableRawPointer
     ) throws(URLError) {
       guard let url = request.url, let scheme = url.scheme?.lowercased(),
         scheme == "http" || scheme == "https"
@@ -75,11 +77,12 @@
         throw URLError(
           .badURL, userInfo: [NSLocalizedDescriptionKey: problem, NSURLErrorFailingURLErrorKey: url])
       }
-      guard let easy = ccurl_easy_init() else {
+      guard let easy = pool.take() else {
         body?.close()
         throw URLError(.cannotLoadFromNetwork)
       }
       self.easy = easy
+      self.pool = pool
       self.body = body
       errorBuffer = .allocate(capacity: Int(CCURL_ERROR_SIZE) + 1)
       errorBuffer.initialize(repeating: 0, count: Int(CCURL_ERROR_SIZE) + 1)
@@ -190,12 +193,12 @@
       return message.isEmpty ? CurlLibrary.describe(code: code) : message
     }
 
-    /// Frees the easy handle (already removed from the multi handle), its header list and buffer, and
-    /// closes the body. Idempotent.
+    /// Gives the easy handle (already removed from the multi handle) back to its pool, frees its
+    /// header list and buffer, and closes the body. Idempotent.
     func close() {
       guard !isClosed else { return }
       isClosed = true
-      ccurl_easy_cleanup(easy)
+      pool.give(easy)
       if let headerList { ccurl_slist_free_all(headerList) }
       headerList = nil
       errorBuffer.deallocate()
