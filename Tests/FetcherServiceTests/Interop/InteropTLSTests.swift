@@ -89,7 +89,7 @@ struct InteropTLSTests {
       let linesBefore = InteropTLS.accessLog(uriPrefix: "/1k.bin").count
       let tag = UUID().uuidString
       func round(_ count: Int) throws {
-        let handlers = (0..<count).map { _ in CompletionRecorder() }
+        let handlers = (0..<count).map { _ in EngineCompletionHandler() }
         for (index, handler) in handlers.enumerated() {
           let request = URLRequest(url: InteropTLS.url("/1k.bin?\(tag)-\(count)-\(index)"))
           let task = try #require(
@@ -98,10 +98,10 @@ struct InteropTLSTests {
         }
         for handler in handlers {
           #expect(handler.waitForCompletion())
-          let (error, bytes, version) = handler.result
-          #expect(error == nil)
-          #expect(bytes == 1024)
-          #expect(version == "HTTP/2")
+          let outcome = handler.outcome
+          #expect(outcome.error == nil)
+          #expect(outcome.bytes == 1024)
+          #expect(outcome.metrics?.httpVersion == "HTTP/2")
         }
       }
       try round(1)
@@ -212,36 +212,3 @@ struct InteropLargeTransferTestsOverTLS {
     #expect(try await Interop.sha256(stored) == Interop.sha256(source))
   }
 }
-
-#if canImport(FoundationNetworking)
-  /// Records how an engine task ended: its error, the body's size and the response's version.
-  ///
-  /// `@unchecked Sendable`: `state` is behind its `Locked` wrapper.
-  final class CompletionRecorder: SessionTaskHandler, @unchecked Sendable {
-    private let state = Locked<(error: (any Error)?, bytes: Int, version: String?)>((nil, 0, nil))
-    private let done = DispatchSemaphore(value: 0)
-
-    var result: (error: (any Error)?, bytes: Int, version: String?) { state.current }
-
-    func waitForCompletion() -> Bool { done.wait(timeout: .now() + 30) == .success }
-
-    func task(_ task: any EngineTask, didReceiveHead head: ResponseHead) {}
-    func task(_ task: any EngineTask, didReceive data: Data) { state.withLock { $0.bytes += data.count } }
-    func task(
-      _ task: any EngineTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
-      totalBytesExpectedToSend: Int64
-    ) {}
-    func task(_ task: any EngineTask, willRedirect response: HTTPURLResponse, to request: URLRequest)
-      -> URLRequest?
-    { nil }
-    func task(_ task: any EngineTask, didReceive challenge: URLAuthenticationChallenge)
-      -> (URLSession.AuthChallengeDisposition, URLCredential?)
-    { (.cancelAuthenticationChallenge, nil) }
-    func taskNeedsNewBodyStream(_ task: any EngineTask) -> InputStream? { nil }
-    func task(_ task: any EngineTask, didCompleteWithError error: (any Error)?) {
-      let version = (task as? CurlTask)?.transferMetrics?.httpVersion
-      state.withLock { $0 = (error, $0.bytes, version) }
-      done.signal()
-    }
-  }
-#endif

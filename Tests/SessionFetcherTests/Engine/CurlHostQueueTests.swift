@@ -11,12 +11,11 @@
     /// completion of one before it (a closed loop), and records the order they completed in.
     ///
     /// `@unchecked Sendable`: `state` is behind its `Locked` wrapper; `engine` and `urls` are set once.
-    final class ClosedLoop: SessionTaskHandler, @unchecked Sendable {
+    final class ClosedLoop: @unchecked Sendable {
       struct State {
         var started = 0
         var completionOrder: [Int] = []
         var failures: [String] = []
-        var tasks: [ObjectIdentifier: Int] = [:]
       }
 
       let engine: CurlEngine
@@ -44,14 +43,24 @@
           guard state.started < count else { return }
           let index = state.started
           state.started += 1
+          let handler = EngineCompletionHandler { [self] _, error in completed(index, error: error) }
           let url = urls[index % urls.count]
-          guard let task = engine.makeTask(request: URLRequest(url: url), body: .none, handler: self) else {
+          guard let task = engine.makeTask(request: URLRequest(url: url), body: .none, handler: handler)
+          else {
             state.failures.append("no task for \(index)")
             return
           }
-          state.tasks[ObjectIdentifier(task)] = index
           task.resume()
         }
+      }
+
+      private func completed(_ index: Int, error: (any Error)?) {
+        let finished = state.withLock { state -> Bool in
+          if let error { state.failures.append("\(index): \(error)") }
+          state.completionOrder.append(index)
+          return state.completionOrder.count == count
+        }
+        if finished { done.signal() } else { startNext() }
       }
 
       /// For each exchange, how many started after it completed before it; the largest.
@@ -65,30 +74,6 @@
           most = max(most, overtaken)
         }
         return most
-      }
-
-      func task(_ task: any EngineTask, didReceiveHead head: ResponseHead) {}
-      func task(_ task: any EngineTask, didReceive data: Data) {}
-      func task(
-        _ task: any EngineTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
-        totalBytesExpectedToSend: Int64
-      ) {}
-      func task(_ task: any EngineTask, willRedirect response: HTTPURLResponse, to request: URLRequest)
-        -> URLRequest?
-      { nil }
-      func task(_ task: any EngineTask, didReceive challenge: URLAuthenticationChallenge)
-        -> (URLSession.AuthChallengeDisposition, URLCredential?)
-      { (.cancelAuthenticationChallenge, nil) }
-      func taskNeedsNewBodyStream(_ task: any EngineTask) -> InputStream? { nil }
-
-      func task(_ task: any EngineTask, didCompleteWithError error: (any Error)?) {
-        let finished = state.withLock { state -> Bool in
-          let index = state.tasks.removeValue(forKey: ObjectIdentifier(task)) ?? -1
-          if let error { state.failures.append("\(index): \(error)") }
-          state.completionOrder.append(index)
-          return state.completionOrder.count == count
-        }
-        if finished { done.signal() } else { startNext() }
       }
     }
 
@@ -123,14 +108,23 @@
       return (task, handler)
     }
 
+    /// Takes the host's one slot with an exchange the server never answers, once it has reached
+    /// the server.
+    private func takeTheOnlySlot(_ engine: CurlEngine, _ server: TestServer) async throws -> (
+      CurlTask, CurlRecordingHandler
+    ) {
+      let taken = try started(engine, server, "/hang")
+      #expect(await eventually { server.requestCount(path: "/hang") == 1 })
+      return taken
+    }
+
     /// An exchange cancelled while it waits for the host's one connection ends at once, is never
     /// sent, and the next one still gets the slot when the running one ends.
     @Test func cancelWhileWaitingEndsAtOnceAndNeverSends() async throws {
       let server = try TestServer()
       defer { server.stop() }
       let engine = try makeCurlEngine(perHost: 1)
-      let (running, runningHandler) = try started(engine, server, "/hang")
-      #expect(await eventually { server.requestCount(path: "/hang") == 1 })
+      let (running, runningHandler) = try await takeTheOnlySlot(engine, server)
       let (waiting, waitingHandler) = try started(engine, server, "/bytes/10")
       #expect(await eventually { engine.runningTransferCount == 2 })
       waiting.cancel()
@@ -155,8 +149,7 @@
       let server = try TestServer()
       defer { server.stop() }
       let engine = try makeCurlEngine(perHost: 1)
-      let (running, runningHandler) = try started(engine, server, "/hang")
-      #expect(await eventually { server.requestCount(path: "/hang") == 1 })
+      let (running, runningHandler) = try await takeTheOnlySlot(engine, server)
       weak var released: CurlTask?
       do {
         let (waiting, handler) = try started(engine, server, "/bytes/10")
@@ -170,7 +163,8 @@
       #expect(runningHandler.waitForCompletion())
     }
 
-    /// Suspended while it waits: it starts suspended when its turn comes, and delivers once resumed.
+    /// Suspended while it waits: when its turn comes, no body reaches the handler until it is
+    /// resumed (the transfer's write callback pauses it, as for any suspended task).
     @Test func suspendedWhileWaitingStartsSuspended() async throws {
       let server = try TestServer()
       defer { server.stop() }
@@ -194,8 +188,7 @@
       let server = try TestServer()
       defer { server.stop() }
       let engine = try makeCurlEngine(perHost: 1)
-      let (_, runningHandler) = try started(engine, server, "/hang")
-      #expect(await eventually { server.requestCount(path: "/hang") == 1 })
+      let (_, runningHandler) = try await takeTheOnlySlot(engine, server)
       let waiting = try (0..<5).map { _ in try started(engine, server, "/bytes/10").1 }
       engine.invalidateAndCancel()
       for handler in [runningHandler] + waiting {

@@ -156,22 +156,25 @@ struct TLSWireTests {
   "TLS trust roots as they are now", .serialized,
   .enabled(if: TLSFixtures.isAvailable && FetcherEngine.libcurl.isAvailable, "needs openssl and libcurl"))
 struct TLSTrustRootChangeTests {
-  /// The roots file is read at each fetch: when its contents change, the next fetch trusts the
-  /// new contents (the engine's bundle files are keyed by contents, not by path).
+  /// One fetch from `server` on the libcurl engine, trusting only the roots in `roots`.
+  private static func fetch(_ server: TLSFixtures.Server, trusting roots: URL) async -> FetchResult {
+    let fetcher = SessionFetcher.fetcher(url: server.url())
+    fetcher.engine = .libcurl
+    fetcher.callbackQueue = DispatchQueue(label: "test.tls.roots")
+    fetcher.allowLocalhostRequest = true
+    fetcher.tlsSettings.trustsSystemRoots = false
+    fetcher.tlsSettings.additionalTrustRoots = [roots]
+    return await fetcher.fetchResult(timeout: 30)
+  }
+
+  /// A roots file that changed since the last fetch is read again: the next fetch trusts the new
+  /// contents (the engine's bundle files are keyed by contents, not by path).
   @Test func aChangedRootsFileIsReadAgain() async throws {
     let fixtures = try await TLSFixtures.make()
     let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
     defer { server.stop() }
     let roots = fixtures.file("rotating-roots.pem")
-    func fetch() async -> FetchResult {
-      let fetcher = SessionFetcher.fetcher(url: server.url())
-      fetcher.engine = .libcurl
-      fetcher.callbackQueue = DispatchQueue(label: "test.tls.rotating")
-      fetcher.allowLocalhostRequest = true
-      fetcher.tlsSettings.trustsSystemRoots = false
-      fetcher.tlsSettings.additionalTrustRoots = [roots]
-      return await fetcher.fetchResult(timeout: 30)
-    }
+    func fetch() async -> FetchResult { await Self.fetch(server, trusting: roots) }
     try Data(contentsOf: fixtures.file("other-ca.pem")).write(to: roots)
     let before = await fetch()
     #expect((before.error as? URLError)?.code == .serverCertificateHasUnknownRoot)
@@ -190,15 +193,7 @@ struct TLSTrustRootChangeTests {
     let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
     defer { server.stop() }
     let roots = fixtures.file("settled-roots.pem")
-    func fetch() async -> FetchResult {
-      let fetcher = SessionFetcher.fetcher(url: server.url())
-      fetcher.engine = .libcurl
-      fetcher.callbackQueue = DispatchQueue(label: "test.tls.settled")
-      fetcher.allowLocalhostRequest = true
-      fetcher.tlsSettings.trustsSystemRoots = false
-      fetcher.tlsSettings.additionalTrustRoots = [roots]
-      return await fetcher.fetchResult(timeout: 30)
-    }
+    func fetch() async -> FetchResult { await Self.fetch(server, trusting: roots) }
     try Data(contentsOf: fixtures.file("ca.pem")).write(to: roots)
     #expect(await eventually(timeout: 10) { FileStamp(path: roots.path)?.isSettled == true })
     for _ in 0..<3 {

@@ -62,7 +62,7 @@ import Foundation
     package var runningTransferCount: Int { loop.heldCount }
 
     /// The most transfers that were on libcurl at once, for tests of the per-host queue.
-    package var mostTransfersAtOnce: Int { loop.mostAttached }
+    package var mostTransfersAtOnce: Int { loop.mostTransfersAtOnce }
 
     /// The engines' loop threads alive in the process, for leak tests.
     package static var liveLoopCount: Int { CurlLoop.liveLoopCount }

@@ -66,8 +66,12 @@
     private var keepingBody: [CurlTask] = []
     /// Exchanges past their origin's connection limit, waiting their turn (loop thread only).
     private var hostQueue: HostQueue<CurlTask>
-    /// The easy handles kept between transfers (loop thread only).
-    private let easyPool = CurlEasyPool(capacity: 16)
+    /// The most transfers that were on the multi handle at once (loop thread only; `control`
+    /// has a copy for other threads).
+    private var mostAttached = 0
+    /// The easy handles kept between transfers (loop thread only): as many as the default
+    /// connections per host, so a burst to one host finds a handle for each of its transfers.
+    private let easyPool = CurlEasyPool(capacity: CurlEngineSession.defaultConnectionsPerHost)
     /// Tasks the host queue let go while libcurl was calling back, to attach once it returns
     /// (loop thread only; each holds a slot).
     private var readyToRun: [CurlTask] = []
@@ -89,7 +93,7 @@
     /// The tasks started and not over yet, attached to libcurl or waiting for their origin.
     var heldCount: Int { control.withLock { $0.heldCount } }
     /// The most transfers that were on libcurl at once since the loop began.
-    var mostAttached: Int { control.withLock { $0.mostAttached } }
+    var mostTransfersAtOnce: Int { control.withLock { $0.mostAttached } }
 
     /// A task for `request`, or nil once the loop is invalidated.
     func makeTask(
@@ -286,10 +290,11 @@
         return false
       }
       task.hold = .attached
-      let attachedCount = attached.count
-      control.withLock { $0.mostAttached = max($0.mostAttached, attachedCount) }
-      // Suspended while it waited: the pause asked then found no transfer.
-      if task.isSuspended { pause(task) }
+      if attached.count > mostAttached {
+        // A new high: told under the lock only then, not at every transfer.
+        mostAttached = attached.count
+        control.withLock { $0.mostAttached = attached.count }
+      }
       return true
     }
 

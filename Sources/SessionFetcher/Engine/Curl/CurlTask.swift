@@ -107,7 +107,6 @@
     // MARK: Loop thread
 
     var isCancelled: Bool { state.withLock { $0.isCancelled } }
-    var isSuspended: Bool { state.withLock { $0.isSuspended } }
 
     /// The source of a stream body: `stream` for the first request, a fresh one from the handler
     /// for a resend after a challenge.
