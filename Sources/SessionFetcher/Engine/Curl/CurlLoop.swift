@@ -329,15 +329,21 @@
       _ task: CurlTask, error: (any Error)?, curlCode: Int32?, metrics: TransferMetrics?,
       multi: UnsafeMutableRawPointer
     ) {
-      let hold = task.hold
-      task.hold = .none
-      if hold != .none { control.withLock { $0.heldCount -= 1 } }
+      let hold = releaseHold(of: task)
       switch hold {
       case .attached: startNextWaiting(for: task.origin, multi: multi)
       case .waiting: hostQueue.removeWaiting(to: task.origin) { $0 === task }
       case .none, .ended: break
       }
       task.complete(error: error, curlCode: curlCode, metrics: metrics)
+    }
+
+    /// Marks `task` as no longer held (counted as running until now) and returns how it was held.
+    private func releaseHold(of task: CurlTask) -> Hold {
+      let hold = task.hold
+      task.hold = .none
+      if hold != .none { control.withLock { $0.heldCount -= 1 } }
+      return hold
     }
 
     /// Makes the task's transfer and adds it to the multi handle; the error that kept it from it.
@@ -456,12 +462,20 @@
     }
 
     /// Ends the task of a transfer libcurl ended with `code`.
+    ///
+    /// The handler hears of the end first: the loop's own bookkeeping that follows (the easy handle
+    /// off the multi handle and back to the pool, the origin's slot to its next waiting exchange)
+    /// runs while the callback queue delivers the completion, not before it. A request the
+    /// completion starts is a command, taken after this pass: it finds the slot and the connection
+    /// free, and the exchanges already waiting for the origin still go first.
     private func finish(_ task: CurlTask, transfer: CurlTransfer, code: Int32, multi: UnsafeMutableRawPointer)
     {
       let metrics = TransferMetrics(curlEasyHandle: transfer.easy)
       let error = task.error(curlCode: code, transfer: transfer)
+      let hold = releaseHold(of: task)
+      task.complete(error: error, curlCode: code, metrics: metrics)
       detach(task, multi: multi)
-      end(task, error: error, curlCode: code, metrics: metrics, multi: multi)
+      if hold == .attached { startNextWaiting(for: task.origin, multi: multi) }
     }
   }
 #endif
