@@ -90,14 +90,19 @@
     /// The roots of `tls` by their files' stamps; nil when a file has none (missing, not a
     /// regular file) or changed less than ``FileStamp/settleInterval`` ago.
     private static func stampedRoots(of tls: TLSSettings) -> StampedRoots? {
+      var paths: [String] = []
       var stamps: [FileStamp] = []
+      paths.reserveCapacity(tls.additionalTrustRoots.count)
       stamps.reserveCapacity(tls.additionalTrustRoots.count)
       for url in tls.additionalTrustRoots {
-        guard url.isFileURL, let stamp = FileStamp(path: url.path), stamp.isSettled else { return nil }
+        // `URL.path` decodes the URL each time it is asked: once per root here.
+        guard url.isFileURL else { return nil }
+        let path = url.path
+        guard let stamp = FileStamp(path: path), stamp.isSettled else { return nil }
+        paths.append(path)
         stamps.append(stamp)
       }
-      return StampedRoots(
-        system: tls.trustsSystemRoots, paths: tls.additionalTrustRoots.map(\.path), stamps: stamps)
+      return StampedRoots(system: tls.trustsSystemRoots, paths: paths, stamps: stamps)
     }
 
     /// Whether a transfer with `tls` now takes its bundle by its files' stamps, without reading
