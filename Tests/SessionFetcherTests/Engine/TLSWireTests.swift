@@ -185,6 +185,36 @@ struct TLSTrustRootChangeTests {
     #expect((await fetch().error as? URLError)?.code == .serverCertificateHasUnknownRoot)
   }
 
+  #if canImport(FoundationNetworking)
+    /// Roots that keep changing do not fill the disk: past `CurlTrustStore.fileLimit` bundle files,
+    /// the least recently used ones that no transfer holds are deleted. Every fetch still trusts
+    /// what its own file holds, and roots whose bundle was deleted get a new one.
+    @Test func bundlesOfChangingRootsAreBounded() async throws {
+      let fixtures = try await TLSFixtures.make()
+      let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
+      defer { server.stop() }
+      let ca = try Data(contentsOf: fixtures.file("ca.pem"))
+      var files: [URL] = []
+      for index in 0..<(CurlTrustStore.fileLimit + 8) {
+        // The same certificate behind a different first line: other contents, another bundle.
+        var contents = Data("# roots \(index)\n".utf8)
+        contents.append(ca)
+        let file = fixtures.file("changing-roots-\(index).pem")
+        try contents.write(to: file)
+        files.append(file)
+      }
+      for file in files {
+        let result = await Self.fetch(server, trusting: file)
+        #expect(result.error == nil, "\(file.lastPathComponent): \(String(describing: result.error))")
+      }
+      #expect(CurlTrustStore.keptFileCount <= CurlTrustStore.fileLimit)
+      #expect(CurlTrustStore.filesOnDisk <= CurlTrustStore.fileLimit)
+      let again = await Self.fetch(server, trusting: files[0])
+      #expect(again.error == nil, "\(String(describing: again.error))")
+      #expect(CurlTrustStore.filesOnDisk <= CurlTrustStore.fileLimit)
+    }
+  #endif
+
   /// Once the roots file has not changed for a while, fetches take the bundle made from it by the
   /// file's stamp, without reading it; rewritten in place, it has another stamp, and the next fetch
   /// trusts the new contents.

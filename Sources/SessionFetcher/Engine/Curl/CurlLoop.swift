@@ -32,7 +32,8 @@
 
     /// Where the loop holds a task (``CurlTask/hold``, loop thread only).
     enum Hold {
-      /// Not held: not started yet, or over.
+      /// Not held: not started yet, or over (a finished task keeps its transfer until the loop
+      /// detaches it, right after its handler heard of the end).
       case none
       /// Started, waiting in the host queue for a slot (or just given one).
       case waiting
@@ -330,12 +331,18 @@
       multi: UnsafeMutableRawPointer
     ) {
       let hold = releaseHold(of: task)
+      giveBackPlace(of: task, heldAs: hold, multi: multi)
+      task.complete(error: error, curlCode: curlCode, metrics: metrics)
+    }
+
+    /// The place `task` held as `hold` is free: a slot goes to the next task waiting for its
+    /// origin, a waiting task leaves the queue.
+    private func giveBackPlace(of task: CurlTask, heldAs hold: Hold, multi: UnsafeMutableRawPointer) {
       switch hold {
       case .attached: startNextWaiting(for: task.origin, multi: multi)
       case .waiting: hostQueue.removeWaiting(to: task.origin) { $0 === task }
       case .none, .ended: break
       }
-      task.complete(error: error, curlCode: curlCode, metrics: metrics)
     }
 
     /// Marks `task` as no longer held (counted as running until now) and returns how it was held.
@@ -463,11 +470,13 @@
 
     /// Ends the task of a transfer libcurl ended with `code`.
     ///
-    /// The handler hears of the end first: the loop's own bookkeeping that follows (the easy handle
-    /// off the multi handle and back to the pool, the origin's slot to its next waiting exchange)
-    /// runs while the callback queue delivers the completion, not before it. A request the
-    /// completion starts is a command, taken after this pass: it finds the slot and the connection
-    /// free, and the exchanges already waiting for the origin still go first.
+    /// The handler hears of the end first: the loop's own bookkeeping (the easy handle off the
+    /// multi handle and back to the pool, the origin's slot to its next waiting exchange) runs once
+    /// the handler returns, while the callback queue delivers the completion, not before the
+    /// completion is queued. The handler's own work on this thread (a part file renamed, a redirect
+    /// or challenge set up) comes first. A request the completion starts is a command, taken after
+    /// this pass: the exchanges already waiting for the origin still go first. Until `detach`, the
+    /// task is still in `attached` with hold `.none` (no longer counted in `heldCount`).
     private func finish(_ task: CurlTask, transfer: CurlTransfer, code: Int32, multi: UnsafeMutableRawPointer)
     {
       let metrics = TransferMetrics(curlEasyHandle: transfer.easy)
@@ -475,7 +484,7 @@
       let hold = releaseHold(of: task)
       task.complete(error: error, curlCode: code, metrics: metrics)
       detach(task, multi: multi)
-      if hold == .attached { startNextWaiting(for: task.origin, multi: multi) }
+      giveBackPlace(of: task, heldAs: hold, multi: multi)
     }
   }
 #endif

@@ -51,6 +51,8 @@
     /// libcurl's result, for a transfer that ended while its last bytes wait for the task to be
     /// resumed: the task completes once they are delivered.
     var endedWithCode: Int32?
+    /// The trust bundle file this transfer uses (`CurlTrustStore`), given back when it closes.
+    private var trustFile: String?
     private var isClosed = false
 
     /// Takes an easy handle from `pool` and sets it up for `request`.
@@ -203,6 +205,8 @@
       headerList = nil
       errorBuffer.deallocate()
       body?.close()
+      if let trustFile { CurlTrustStore.release(trustFile) }
+      trustFile = nil
     }
 
     /// Sets `tls` on the handle (the fetcher checked its files when the fetch began).
@@ -214,6 +218,7 @@
     private func applyTLS(_ tls: TLSSettings) throws(URLError) {
       if !tls.additionalTrustRoots.isEmpty || !tls.trustsSystemRoots {
         let bundle = CurlTrustStore.bundleFile(for: tls, easy: easy)
+        trustFile = bundle.path
         let code: Int32
         if let path = bundle.path {
           code = path.withCString {

@@ -14,7 +14,9 @@
   /// it parses the whole bundle again for each connection (tens of milliseconds and more than a
   /// megabyte each with the system's roots), and compares the blob byte by byte with every cached
   /// connection's before reusing one. The files hold public certificates only, live in a private
-  /// folder made for the process, and are removed when it exits normally.
+  /// folder made for the process, and are removed when it exits normally. At most
+  /// ``fileLimit`` are kept once the others are no longer in use (see `TrustFileIndex`): roots that
+  /// change over a process's life do not fill the disk.
   enum CurlTrustStore {
     private struct Roots: Hashable {
       var system: Bool
@@ -32,7 +34,7 @@
       var systemBundle: Data?
       var defaultCAFile: String?
       var folder: String?
-      var files: [Roots: String] = [:]
+      var files = TrustFileIndex<Roots>(limit: fileLimit)
       /// The bundle of each set of roots whose files have not changed since they were read: a
       /// transfer whose files still have these stamps takes the bundle without reading them (at
       /// most ``stampedLimit`` sets).
@@ -41,16 +43,21 @@
 
     /// The most sets of roots remembered by their files' stamps.
     private static let stampedLimit = 64
+    /// The most bundle files kept once the others are no longer in use.
+    static let fileLimit = 32
 
     private static let state = Locked(State())
 
     /// The path of a PEM file holding the system's roots (when `tls.trustsSystemRoots`) and the
     /// contents of `tls.additionalTrustRoots` as they are now; nil when no file can be written here
-    /// (the caller then hands libcurl the bytes).
+    /// (the caller then hands libcurl the bytes). A path returned is in use until the caller gives
+    /// it back with ``release(_:)``.
     static func bundleFile(for tls: TLSSettings, easy: UnsafeMutableRawPointer) -> (path: String?, pem: Data)
     {
       var stamped = stampedRoots(of: tls)
-      if let stamped, let known = state.withLock({ $0.stamped[stamped] }) { return (known, Data()) }
+      if let stamped, let known = state.withLock({ takeStamped(stamped, from: &$0) }) {
+        return (known, Data())
+      }
       // Read as at begin (no FIFO can block here, nothing past the size limit). The bundle is
       // remembered under the stamps taken before only if every file was read, and read from the
       // file that had that stamp (its descriptor's stamp is the same): a path pointed at another
@@ -64,7 +71,7 @@
         return Data(read.bytes)
       }
       let roots = Roots(system: tls.trustsSystemRoots, additional: additional)
-      if let known = state.withLock({ $0.files[roots] }) {
+      if let known = state.withLock({ $0.files.use(roots) }) {
         remember(known, as: stamped)
         return (known, Data())
       }
@@ -74,17 +81,45 @@
         pem.append(0x0A)
       }
       let made = state.withLock { state -> (path: String?, pem: Data) in
-        if let known = state.files[roots] { return (known, Data()) }
+        if let known = state.files.use(roots) { return (known, Data()) }
         guard let folder = folder(&state) else { return (nil, pem) }
-        let path = "\(folder)/roots-\(state.files.count).pem"
+        let path = "\(folder)/\(state.files.nextFileName())"
         guard
           FileManager.default.createFile(atPath: path, contents: pem, attributes: [.posixPermissions: 0o600])
         else { return (nil, pem) }
-        state.files[roots] = path
+        remove(state.files.add(roots, path: path), from: &state)
         return (path, pem)
       }
       if let path = made.path { remember(path, as: stamped) }
       return made
+    }
+
+    /// The bundle remembered for `stamped`, now in use by one more transfer; nil when there is none.
+    private static func takeStamped(_ stamped: StampedRoots, from state: inout State) -> String? {
+      guard let path = state.stamped[stamped], state.files.use(path: path) != nil else { return nil }
+      return path
+    }
+
+    /// A transfer given `path` by ``bundleFile(for:easy:)`` is over.
+    static func release(_ path: String) {
+      state.withLock { state in remove(state.files.release(path), from: &state) }
+    }
+
+    /// The bundle files kept now (for tests).
+    static var keptFileCount: Int { state.withLock { $0.files.count } }
+
+    /// The files in the bundles' folder now, kept or not (for tests).
+    static var filesOnDisk: Int {
+      guard let folder = state.withLock({ $0.folder }) else { return 0 }
+      return (try? FileManager.default.contentsOfDirectory(atPath: folder).count) ?? 0
+    }
+
+    /// Deletes the files at `paths`, no longer kept, and forgets the stamps that led to them.
+    private static func remove(_ paths: [String], from state: inout State) {
+      guard !paths.isEmpty else { return }
+      let gone = Set(paths)
+      state.stamped = state.stamped.filter { !gone.contains($0.value) }
+      for path in paths { unlink(path) }
     }
 
     /// The roots of `tls` by their files' stamps; nil when a file has none (missing, not a
@@ -114,6 +149,7 @@
 
     private static func remember(_ path: String, as stamped: StampedRoots?) {
       guard let stamped else { return }
+      // `path` is in use by the caller's transfer: it cannot have been removed.
       state.withLock { state in
         if state.stamped.count >= stampedLimit, state.stamped[stamped] == nil { state.stamped.removeAll() }
         state.stamped[stamped] = path
