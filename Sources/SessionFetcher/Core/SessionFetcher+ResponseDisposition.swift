@@ -114,6 +114,10 @@ extension SessionFetcher {
         // the current task's any more, so it is never delivered.
         task = storage.lifecycle.detachTask().task
         metrics = exchangeEnded(&storage, error: nil)
+        // The fetcher ends the exchange itself: an end that comes in before `finish` below (a
+        // stubbed response's, which has no task to let go of) must not complete the fetch as a
+        // success once the gate is gone.
+        storage.lifecycle.current.cancelReason = .stopped
         return .some(storage.lifecycle.current.request?.url)
       }
       guard let url else { return }

@@ -185,7 +185,7 @@ struct ResponseDispositionTests {
       return .cancel
     }
     let result = await fetcher.fetchResult()
-    #expect((result.error as? URLError)?.code == .cancelled)
+    #expect((result.error as? URLError)?.code == .cancelled, "\(String(describing: result.error))")
     #expect(heads.values == [200])
   }
 
