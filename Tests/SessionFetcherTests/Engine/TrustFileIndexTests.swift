@@ -69,7 +69,7 @@ struct TrustFileIndexTests {
       case .use(let key, let gets):
         #expect(files.use(key) == gets, label)
       case .usePath(let path, let kept):
-        #expect((files.use(path: path) != nil) == kept, label)
+        #expect(files.use(path: path) == kept, label)
       case .release(let path, let deletes):
         #expect(files.release(path) == deletes, label)
       }

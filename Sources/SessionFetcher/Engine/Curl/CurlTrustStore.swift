@@ -96,7 +96,7 @@
 
     /// The bundle remembered for `stamped`, now in use by one more transfer; nil when there is none.
     private static func takeStamped(_ stamped: StampedRoots, from state: inout State) -> String? {
-      guard let path = state.stamped[stamped], state.files.use(path: path) != nil else { return nil }
+      guard let path = state.stamped[stamped], state.files.use(path: path) else { return nil }
       return path
     }
 

@@ -35,12 +35,12 @@ package struct TrustFileIndex<Key: Hashable> {
     return path
   }
 
-  /// The key of the file kept at `path`, now in use by one more transfer; nil when no file is kept
-  /// there (it was removed).
-  package mutating func use(path: String) -> Key? {
-    guard let key = keys[path] else { return nil }
+  /// Whether a file is kept at `path` (it was not removed); if so, it is now in use by one more
+  /// transfer.
+  package mutating func use(path: String) -> Bool {
+    guard keys[path] != nil else { return false }
     take(path)
-    return key
+    return true
   }
 
   /// The name of the next file, never given before (`roots-0.pem`, `roots-1.pem`…).
@@ -63,7 +63,7 @@ package struct TrustFileIndex<Key: Hashable> {
   package mutating func release(_ path: String) -> [String] {
     guard let count = users[path] else { return [] }
     users[path] = count > 1 ? count - 1 : nil
-    return entries.count > limit ? evict() : []
+    return evict()
   }
 
   private mutating func take(_ path: String) {
