@@ -209,8 +209,8 @@ enum TLSValidation {
   /// Throws ``SessionFetcherError/invalidTLSSettings(_:)`` for the first problem found.
   static func check(_ settings: TLSSettings) throws {
     func fail(_ text: String) -> SessionFetcherError { .invalidTLSSettings(text) }
-    func blocks(_ url: URL, _ role: String) throws -> [PEMKind] {
-      if let known = rememberedVerdict(on: url) { return known }
+    func blocks(_ url: URL, path: String?, _ role: String) throws -> [PEMKind] {
+      if let path, let known = rememberedVerdict(onFileAt: path) { return known }
       let bytes: [UInt8]
       let stamp: FileStamp?
       switch readStampedFile(url) {
@@ -220,26 +220,29 @@ enum TLSValidation {
       guard let kinds = pemBlocks(bytes: bytes), !kinds.isEmpty else {
         throw fail("\(role) \(url.path) is not PEM (or holds a damaged certificate or key)")
       }
-      if let stamp { remember(kinds, of: url, stamp: stamp) }
+      if let stamp, let path { remember(kinds, ofFileAt: path, stamp: stamp) }
       return kinds
     }
     if !settings.trustsSystemRoots && settings.additionalTrustRoots.isEmpty {
       throw fail("trustsSystemRoots is false and additionalTrustRoots is empty: nothing would be trusted")
     }
-    for root in settings.additionalTrustRoots
-    where !(try blocks(root, "additionalTrustRoots file")).contains(.certificate) {
+    for (root, path) in zip(settings.additionalTrustRoots, settings.additionalTrustRootPaths)
+    where !(try blocks(root, path: path, "additionalTrustRoots file")).contains(.certificate) {
       throw fail("additionalTrustRoots file \(root.path) holds no PEM certificate")
     }
     if settings.clientKey != nil && settings.clientCertificate == nil {
       throw fail("clientKey is set without clientCertificate")
     }
     if let certificate = settings.clientCertificate {
-      let certificateKinds = try blocks(certificate, "clientCertificate file")
+      let certificateKinds = try blocks(
+        certificate, path: TLSSettings.filePath(certificate), "clientCertificate file")
       guard certificateKinds.contains(.certificate) else {
         throw fail("clientCertificate file \(certificate.path) holds no PEM certificate")
       }
       let keyURL = settings.clientKey ?? certificate
-      let keyKinds = settings.clientKey == nil ? certificateKinds : try blocks(keyURL, "clientKey file")
+      let keyKinds =
+        settings.clientKey == nil
+        ? certificateKinds : try blocks(keyURL, path: TLSSettings.filePath(keyURL), "clientKey file")
       let keys = keyKinds.compactMap { kind -> Bool? in
         if case .privateKey(let encrypted) = kind { return encrypted }
         return nil
@@ -266,11 +269,9 @@ enum TLSValidation {
   /// The most paths whose verdicts are remembered; past it they are forgotten and gathered again.
   static let fileVerdictLimit = 64
 
-  /// The verdict remembered for the file at `url`, if the file still has the stamp it had then,
+  /// The verdict remembered for the file at `path`, if the file still has the stamp it had then,
   /// settled.
-  static func rememberedVerdict(on url: URL) -> [PEMKind]? {
-    guard url.isFileURL else { return nil }
-    let path = url.path
+  static func rememberedVerdict(onFileAt path: String) -> [PEMKind]? {
     guard let known = fileVerdicts.withLock({ $0[path] }), let stamp = FileStamp(path: path),
       stamp == known.stamp
     else { return nil }
@@ -282,11 +283,11 @@ enum TLSValidation {
     return known.kinds
   }
 
-  private static func remember(_ kinds: [PEMKind], of url: URL, stamp: FileStamp) {
+  private static func remember(_ kinds: [PEMKind], ofFileAt path: String, stamp: FileStamp) {
     guard stamp.isSettled else { return }
     fileVerdicts.withLock { verdicts in
-      if verdicts.count >= fileVerdictLimit, verdicts[url.path] == nil { verdicts.removeAll() }
-      verdicts[url.path] = (stamp, kinds)
+      if verdicts.count >= fileVerdictLimit, verdicts[path] == nil { verdicts.removeAll() }
+      verdicts[path] = (stamp, kinds)
     }
   }
 

@@ -249,14 +249,14 @@ struct TLSSettingsTests {
     try TLSValidation.check(settings)
     // Still fresh after the check (so it was when the check ended): nothing remembered.
     if FileStamp(path: roots.path)?.isSettled == false {
-      #expect(TLSValidation.rememberedVerdict(on: roots) == nil)
+      #expect(TLSValidation.rememberedVerdict(onFileAt: roots.path) == nil)
     }
     #expect(await eventually(timeout: 10) { FileStamp(path: roots.path)?.isSettled == true })
     try TLSValidation.check(settings)
-    #expect(TLSValidation.rememberedVerdict(on: roots) == [.certificate])
-    #expect(TLSValidation.rememberedVerdict(on: client) == [.certificate, .privateKey(encrypted: false)])
+    #expect(TLSValidation.rememberedVerdict(onFileAt: roots.path) == [.certificate])
+    #expect(TLSValidation.rememberedVerdict(onFileAt: client.path) == [.certificate, .privateKey(encrypted: false)])
     try Data(damaged).write(to: roots)
-    #expect(TLSValidation.rememberedVerdict(on: roots) == nil)
+    #expect(TLSValidation.rememberedVerdict(onFileAt: roots.path) == nil)
     #expect(throws: SessionFetcherError.self) { try TLSValidation.check(settings) }
   }
 
@@ -280,6 +280,27 @@ struct TLSSettingsTests {
     #expect(throws: TLSValidation.ReadProblem.self) { try TLSValidation.readFile(file).get() }
     try Data(count: TLSValidation.maximumFileSize).write(to: file)
     #expect(try TLSValidation.readFile(file).get().count == TLSValidation.maximumFileSize)
+  }
+
+  /// The roots' paths are decoded once, when the roots are set, and always match them: what
+  /// `URL.path` gives (percent escapes decoded), nil for a URL that is not a file URL.
+  @Test(arguments: [
+    ([] as [String], [] as [String?]),
+    (["file:///etc/ca.pem"], ["/etc/ca.pem"]),
+    (["file:///srv/my%20certs/ca%2Bold.pem"], ["/srv/my certs/ca+old.pem"]),
+    (["https://example.com/ca.pem", "file:///a.pem"], [nil, "/a.pem"]),
+  ])
+  func trustRootPathsFollowTheRoots(urls: [String], paths: [String?]) throws {
+    var settings = TLSSettings()
+    settings.additionalTrustRoots = [URL(fileURLWithPath: "/first.pem")]
+    #expect(settings.additionalTrustRootPaths == ["/first.pem"])
+    settings.additionalTrustRoots = try urls.map { try #require(URL(string: $0)) }
+    #expect(settings.additionalTrustRootPaths == paths)
+    var other = TLSSettings()
+    other.additionalTrustRoots = settings.additionalTrustRoots
+    #expect(other == settings)
+    settings.additionalTrustRoots.append(URL(fileURLWithPath: "/last.pem"))
+    #expect(settings.additionalTrustRootPaths == paths + ["/last.pem"])
   }
 
   @Test func theDescriptionNeverShowsThePassword() {

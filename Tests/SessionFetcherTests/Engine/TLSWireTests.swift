@@ -233,7 +233,7 @@ struct TLSTrustRootChangeTests {
     var settings = TLSSettings()
     settings.trustsSystemRoots = false
     settings.additionalTrustRoots = [roots]
-    #expect(TLSValidation.rememberedVerdict(on: roots) == [.certificate])
+    #expect(TLSValidation.rememberedVerdict(onFileAt: roots.path) == [.certificate])
     #if canImport(FoundationNetworking)
       #expect(CurlTrustStore.remembersBundle(for: settings))
     #endif

@@ -129,11 +129,8 @@
       var stamps: [FileStamp] = []
       paths.reserveCapacity(tls.additionalTrustRoots.count)
       stamps.reserveCapacity(tls.additionalTrustRoots.count)
-      for url in tls.additionalTrustRoots {
-        // `URL.path` decodes the URL each time it is asked: once per root here.
-        guard url.isFileURL else { return nil }
-        let path = url.path
-        guard let stamp = FileStamp(path: path), stamp.isSettled else { return nil }
+      for path in tls.additionalTrustRootPaths {
+        guard let path, let stamp = FileStamp(path: path), stamp.isSettled else { return nil }
         paths.append(path)
         stamps.append(stamp)
       }

@@ -6,18 +6,21 @@
 /// (libcurl reads the file when it makes a connection), and is never removed while in use. Paths
 /// are never given twice: libcurl matches connections and its certificate-store cache by the CA
 /// file's path, so a path must always mean the same roots.
+///
+/// Every transfer that trusts extra roots takes a path and gives it back, so both are one lookup
+/// by path; the key (the roots' contents, costly to hash) is looked up only to find a file.
 package struct TrustFileIndex<Key: Hashable> {
-  private struct Entry {
-    var path: String
+  private struct File {
+    var key: Key
     var lastUse: UInt64
+    /// Transfers using the file now.
+    var users: Int
   }
 
   /// The most files kept once the ones past it are no longer in use.
   package let limit: Int
-  private var entries: [Key: Entry] = [:]
-  private var keys: [String: Key] = [:]
-  /// Transfers using each path now.
-  private var users: [String: Int] = [:]
+  private var paths: [Key: String] = [:]
+  private var files: [String: File] = [:]
   private var clock: UInt64 = 0
   private var made = 0
 
@@ -26,20 +29,34 @@ package struct TrustFileIndex<Key: Hashable> {
   }
 
   /// The files kept.
-  package var count: Int { entries.count }
+  package var count: Int { files.count }
 
   /// The path kept for `key`, now in use by one more transfer; nil when there is none.
   package mutating func use(_ key: Key) -> String? {
-    guard let path = entries[key]?.path else { return nil }
-    take(path)
+    guard let path = paths[key] else { return nil }
+    _ = use(path: path)
     return path
   }
 
   /// Whether a file is kept at `path` (it was not removed); if so, it is now in use by one more
   /// transfer.
   package mutating func use(path: String) -> Bool {
-    guard keys[path] != nil else { return false }
-    take(path)
+    clock += 1
+    return Self.take(&files[path], at: clock)
+  }
+
+  /// One more user of `file` if it is kept (one lookup: the dictionary's element in place).
+  private static func take(_ file: inout File?, at now: UInt64) -> Bool {
+    guard file != nil else { return false }
+    file!.lastUse = now
+    file!.users += 1
+    return true
+  }
+
+  /// One user fewer of `file` if it is kept and in use.
+  private static func letGo(_ file: inout File?) -> Bool {
+    guard let users = file?.users, users > 0 else { return false }
+    file!.users = users - 1
     return true
   }
 
@@ -52,34 +69,27 @@ package struct TrustFileIndex<Key: Hashable> {
   /// Keeps `path` for `key`, in use by the transfer that made it, and returns the paths to delete:
   /// the least recently used files not in use, while more than ``limit`` are kept.
   package mutating func add(_ key: Key, path: String) -> [String] {
-    entries[key] = Entry(path: path, lastUse: 0)
-    keys[path] = key
-    take(path)
+    clock += 1
+    paths[key] = path
+    files[path] = File(key: key, lastUse: clock, users: 1)
     return evict()
   }
 
   /// One transfer using `path` is over; returns the paths to delete (files left past the limit
   /// while they were in use).
   package mutating func release(_ path: String) -> [String] {
-    guard let count = users[path] else { return [] }
-    users[path] = count > 1 ? count - 1 : nil
+    guard Self.letGo(&files[path]) else { return [] }
     return evict()
   }
 
-  private mutating func take(_ path: String) {
-    clock += 1
-    if let key = keys[path] { entries[key]?.lastUse = clock }
-    users[path, default: 0] += 1
-  }
-
   private mutating func evict() -> [String] {
-    guard entries.count > limit else { return [] }
-    let idle = entries.filter { users[$0.value.path] == nil }.sorted { $0.value.lastUse < $1.value.lastUse }
+    guard files.count > limit else { return [] }
+    let idle = files.filter { $0.value.users == 0 }.sorted { $0.value.lastUse < $1.value.lastUse }
     var removed: [String] = []
-    for (key, entry) in idle.prefix(entries.count - limit) {
-      entries[key] = nil
-      keys[entry.path] = nil
-      removed.append(entry.path)
+    for (path, file) in idle.prefix(files.count - limit) {
+      files[path] = nil
+      paths[file.key] = nil
+      removed.append(path)
     }
     return removed
   }
