@@ -254,7 +254,8 @@ struct TLSSettingsTests {
     #expect(await eventually(timeout: 10) { FileStamp(path: roots.path)?.isSettled == true })
     try TLSValidation.check(settings)
     #expect(TLSValidation.rememberedVerdict(onFileAt: roots.path) == [.certificate])
-    #expect(TLSValidation.rememberedVerdict(onFileAt: client.path) == [.certificate, .privateKey(encrypted: false)])
+    #expect(
+      TLSValidation.rememberedVerdict(onFileAt: client.path) == [.certificate, .privateKey(encrypted: false)])
     try Data(damaged).write(to: roots)
     #expect(TLSValidation.rememberedVerdict(onFileAt: roots.path) == nil)
     #expect(throws: SessionFetcherError.self) { try TLSValidation.check(settings) }
