@@ -88,7 +88,7 @@ package struct TrustFileIndex<Key: Hashable> {
     var removed: [String] = []
     for (path, file) in idle.prefix(files.count - limit) {
       files[path] = nil
-      paths[file.key] = nil
+      if paths[file.key] == path { paths[file.key] = nil }
       removed.append(path)
     }
     return removed
