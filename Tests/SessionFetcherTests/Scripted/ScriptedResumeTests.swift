@@ -56,9 +56,13 @@ struct ScriptedResumeTests {
     fetcher.keepsPartialDownloadForResume = true
     fetcher.stopFetchingTriggersCompletionHandler = true
     let outcome = Recorder<FetchResult>()
+    // Progress is reported once the chunk is on disk: a stop while a write is still in flight
+    // keeps no part file (how much of it landed is not known), so the stop waits for the report.
+    let written = Recorder<Int64>()
+    fetcher.receivedProgressBlock = { _, total in written.append(total) }
     fetcher.beginFetch { data, error in outcome.append(FetchResult(data: data, error: error)) }
     if interruption == .stop {
-      #expect(await eventually { fetcher.downloadedLength == 400 })
+      #expect(await eventually { written.values.last == 400 })
       fetcher.stopFetching()
     }
     #expect(await eventually { outcome.count == 1 })
