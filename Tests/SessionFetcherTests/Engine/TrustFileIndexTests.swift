@@ -52,6 +52,13 @@ struct TrustFileIndexTests {
       ], 1
     ),
     (
+      "a key made again keeps its new file when the old one goes", 1,
+      [
+        .add("a", path: "A", deletes: []), .release("A", deletes: []),
+        .add("a", path: "B", deletes: ["A"]), .use("a", gets: "B"), .release("B", deletes: []),
+      ], 1
+    ),
+    (
       "a path nobody holds is given back without harm", 1,
       [.release("X", deletes: []), .add("a", path: "A", deletes: []), .release("A", deletes: [])], 1
     ),

@@ -67,7 +67,8 @@ package struct TrustFileIndex<Key: Hashable> {
   }
 
   /// Keeps `path` for `key`, in use by the transfer that made it, and returns the paths to delete:
-  /// the least recently used files not in use, while more than ``limit`` are kept.
+  /// the least recently used files not in use, while more than ``limit`` are kept. A key kept
+  /// already now names `path`; its older file stays until it is idle and evicted.
   package mutating func add(_ key: Key, path: String) -> [String] {
     clock += 1
     paths[key] = path
