@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 let strictSettings: [SwiftSetting] = [
@@ -75,7 +75,9 @@ let package = Package(
       swiftSettings: strictSettings),
     .testTarget(
       name: "HTTPLoggingTests",
-      dependencies: ["HTTPLogging", "SessionFetcher", "FetcherTesting", "FetcherService", "MIMEDocument"],
+      dependencies: [
+        "HTTPLogging", "SessionFetcher", "FetcherTesting", "FetcherService", "MIMEDocument", "TestTraits",
+      ],
       swiftSettings: strictSettings),
     .testTarget(
       name: "SessionUploadFetcherTests",

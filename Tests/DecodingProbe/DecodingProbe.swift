@@ -61,7 +61,11 @@ enum DecodingProbe {
 
   private static func peakKiB() -> Int {
     var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
+    #if canImport(Glibc)
+      getrusage(RUSAGE_SELF.rawValue, &usage)
+    #else
+      getrusage(RUSAGE_SELF, &usage)
+    #endif
     return usage.ru_maxrss
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestTraits
 import Testing
 
 @testable import HTTPLogging
@@ -238,6 +239,7 @@ struct LogRedactorTests {
 
   @Test(
     "default logging directory",
+    .disabled(if: isMacOS, "macOS logs to ~/Desktop/SessionFetcherLogs, not to the XDG state folder"),
     arguments: [
       (["HOME": "/home/u", "XDG_STATE_HOME": "/state"], "/state/SessionFetcherLogs"),
       (["HOME": "/home/u", "XDG_STATE_HOME": "relative"], "/home/u/.local/state/SessionFetcherLogs"),
@@ -245,7 +247,7 @@ struct LogRedactorTests {
       ([:], "/tmpdir/SessionFetcherLogs"),
     ])
   func defaultDirectory(environment: [String: String], expected: String) {
-    #if os(Linux)
+    #if !os(macOS)
       let url = LoggingSettings.defaultDirectory(
         environment: environment, temporaryDirectory: URL(fileURLWithPath: "/tmpdir", isDirectory: true))
       #expect(url.path == expected)

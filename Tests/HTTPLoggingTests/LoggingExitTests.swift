@@ -1,5 +1,6 @@
 import FetcherTesting
 import Foundation
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,9 @@ import Testing
 /// that ends in that moment (a command-line tool's last fetch) must still find them in its files.
 /// The fetch runs in a child process, `logging-exit-probe` (built beside the tests), which ends right
 /// after its completion handler: by `exit(0)` in the handler, or by returning from `main`.
-@Suite("HTTPLogging flushes at the end of the process")
+@Suite(
+  "HTTPLogging flushes at the end of the process",
+  .linuxOnly("needs Linux: the fetch runs in logging-exit-probe, a child process"))
 struct LoggingExitTests {
   @Test("a fetch logged just before the process ends is in its files", arguments: ["exit", "return"])
   func lastFetchReachesTheFiles(ending: String) async throws {
@@ -52,9 +55,13 @@ struct LoggingExitTests {
       environment["LSAN_OPTIONS"] = leakOptions.options
       suppressions = leakOptions.file
     }
-    let (exit, lines) = try await ChildProcess.runProbe(
-      named: "logging-exit-probe", arguments: arguments, environment: environment, timeout: 60)
-    return (exit.exitCode ?? 128 + (exit.signal ?? 0), lines.joined(separator: "\n"))
+    #if os(Linux)
+      let (exit, lines) = try await ChildProcess.runProbe(
+        named: "logging-exit-probe", arguments: arguments, environment: environment, timeout: 60)
+      return (exit.exitCode ?? 128 + (exit.signal ?? 0), lines.joined(separator: "\n"))
+    #else
+      throw LinuxOnly(needs: "runs logging-exit-probe as a child process")
+    #endif
   }
 
   /// LeakSanitizer's options for the child that calls `exit(0)` from inside the completion (they

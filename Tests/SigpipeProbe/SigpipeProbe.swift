@@ -26,7 +26,11 @@ enum SigpipeProbe {
     }
     var current = sigaction()
     sigaction(SIGPIPE, nil, &current)
-    let isDefault = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 0
+    #if canImport(Glibc)
+      let isDefault = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 0
+    #else
+      let isDefault = unsafeBitCast(current.__sigaction_u.__sa_handler, to: Int.self) == 0
+    #endif
     var mask = sigset_t()
     pthread_sigmask(SIG_SETMASK, nil, &mask)
     print(
@@ -96,7 +100,12 @@ enum SigpipeProbe {
   /// closed raises it.
   static func control() -> Never {
     var ends: [Int32] = [0, 0]
-    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else { exit(4) }
+    #if canImport(Glibc)
+      let streamType = Int32(SOCK_STREAM.rawValue)
+    #else
+      let streamType = SOCK_STREAM
+    #endif
+    guard socketpair(AF_UNIX, streamType, 0, &ends) == 0 else { exit(4) }
     close(ends[1])
     let byte: [UInt8] = [0]
     _ = write(ends[0], byte, 1)

@@ -156,7 +156,7 @@ final class PartFile: @unchecked Sendable {
       try? handle.close()
       throw SessionFetcherError.downloadFailed(description: "\(url.path) is not a part file of its own")
     }
-    return (handle, (UInt64(status.st_dev), UInt64(status.st_ino)))
+    return (handle, (UInt64(truncatingIfNeeded: status.st_dev), UInt64(status.st_ino)))
   }
 
   /// What is at `url`, without following a symlink.
@@ -212,7 +212,8 @@ final class PartFile: @unchecked Sendable {
       try handle?.close()
       handle = nil
       var status = stat()
-      guard let identity, lstat(url.path, &status) == 0, UInt64(status.st_dev) == identity.device,
+      guard let identity, lstat(url.path, &status) == 0,
+        UInt64(truncatingIfNeeded: status.st_dev) == identity.device,
         UInt64(status.st_ino) == identity.inode
       else {
         throw SessionFetcherError.downloadFailed(description: "the part file \(url.path) was replaced")

@@ -19,16 +19,20 @@ enum InteropTLS {
   /// Whether this process may start a child in a mount namespace of its own and bind-mount
   /// there (root with CAP_SYS_ADMIN: a CI machine, not every container).
   static let canMakeMountNamespace: Bool = {
-    guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
-      FileManager.default.fileExists(atPath: systemBundle)
-    else { return false }
-    let attempt = try? ChildProcess.spawn(
-      [
-        "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
-        "mount --bind \"$1\" \"$1\"", "sh", systemBundle,
-      ], environment: ProcessInfo.processInfo.environment, output: URL(fileURLWithPath: "/dev/null"))
-    guard let attempt else { return false }
-    return ChildProcess.wait(attempt, timeout: 30).exitCode == 0
+    #if !os(Linux)
+      return false
+    #else
+      guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
+        FileManager.default.fileExists(atPath: systemBundle)
+      else { return false }
+      let attempt = try? ChildProcess.spawn(
+        [
+          "/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+          "mount --bind \"$1\" \"$1\"", "sh", systemBundle,
+        ], environment: ProcessInfo.processInfo.environment, output: URL(fileURLWithPath: "/dev/null"))
+      guard let attempt else { return false }
+      return ChildProcess.wait(attempt, timeout: 30).exitCode == 0
+    #endif
   }()
 
   static var settings: TLSSettings {
@@ -138,7 +142,7 @@ struct InteropTLSTests {
   @Test(
     .enabled(
       if: InteropTLS.canMakeMountNamespace,
-      "needs a private mount namespace (root, unshare(1), mount) and the system's CA bundle"),
+      "needs Linux and a private mount namespace (root, unshare(1), mount) and the system's CA bundle"),
     arguments: [FetcherEngine.urlSession, .libcurl])
   func theSystemsRootsAreTrustedByDefault(engine: FetcherEngine) async throws {
     guard let probe = Interop.probe() else { return }

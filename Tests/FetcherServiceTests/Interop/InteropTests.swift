@@ -29,8 +29,12 @@ enum Interop {
   static func run(_ command: [String], environment: [String: String]) async throws -> (
     status: Int32, lines: [String]
   ) {
-    let (exit, lines) = try await ChildProcess.run(command, environment: environment, timeout: 600)
-    return (exit.exitCode ?? 128 + (exit.signal ?? 0), lines)
+    #if os(Linux)
+      let (exit, lines) = try await ChildProcess.run(command, environment: environment, timeout: 600)
+      return (exit.exitCode ?? 128 + (exit.signal ?? 0), lines)
+    #else
+      throw LinuxOnly(needs: "runs \(command.first ?? "a command") as a child process")
+    #endif
   }
 
   static let skipMessage: Comment =
@@ -77,8 +81,12 @@ enum Interop {
 
   /// `sha256sum` of a file.
   static func sha256(_ url: URL) async throws -> String {
-    let (_, lines) = try await ChildProcess.run(["/usr/bin/sha256sum", url.path], timeout: 600)
-    return lines.first?.split(separator: " ").first.map(String.init) ?? ""
+    #if os(Linux)
+      let (_, lines) = try await ChildProcess.run(["/usr/bin/sha256sum", url.path], timeout: 600)
+      return lines.first?.split(separator: " ").first.map(String.init) ?? ""
+    #else
+      throw LinuxOnly(needs: "runs sha256sum as a child process")
+    #endif
   }
 }
 

@@ -10,6 +10,7 @@ import Testing
 /// only: a chunked body reaches its handler empty. Skipped where `python3` is not installed.
 @Suite(
   "Multipart bodies to Python's http.server",
+  .linuxOnly("needs Linux: the server runs as a child process (ChildProcess)"),
   .enabled(if: PythonEchoServer.python != nil, "python3 is not installed"), .ownThreads)
 struct PythonHTTPServerTests {
   @Test func aMultipartDocumentArrivesWhole() async throws {
@@ -77,33 +78,39 @@ final class PythonEchoServer {
   /// `posix_spawn`ed child (`ChildProcess`), not Foundation's `Process`, whose `run()` can crash
   /// reading /proc/self/fd while other threads open and close descriptors.
   init() throws {
-    let output = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "python-echo-\(UUID().uuidString).out")
-    let pid = try ChildProcess.spawn(
-      [Self.python ?? "/usr/bin/python3", "-c", Self.script],
-      environment: ProcessInfo.processInfo.environment, output: output)
-    let deadline = Date().addingTimeInterval(30)
-    var port: Int?
-    var status: Int32 = 0
-    while port == nil, Date() < deadline, waitpid(pid, &status, WNOHANG) == 0 {
-      let text = ChildProcess.readGrowingFile(output)
-      if let end = text.firstIndex(of: "\n") { port = Int(text[..<end]) } else { usleep(10_000) }
-    }
-    guard let port else {
-      _ = ChildProcess.wait(pid, timeout: 0)
-      try? FileManager.default.removeItem(at: output)
-      throw PythonServerUnavailable(description: "python3 printed no port")
-    }
-    self.pid = pid
-    self.output = output
-    url = URL(string: "http://127.0.0.1:\(port)/upload")!
+    #if !os(Linux)
+      throw PythonServerUnavailable(description: "the server runs as a child process, on Linux only")
+    #else
+      let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "python-echo-\(UUID().uuidString).out")
+      let pid = try ChildProcess.spawn(
+        [Self.python ?? "/usr/bin/python3", "-c", Self.script],
+        environment: ProcessInfo.processInfo.environment, output: output)
+      let deadline = Date().addingTimeInterval(30)
+      var port: Int?
+      var status: Int32 = 0
+      while port == nil, Date() < deadline, waitpid(pid, &status, WNOHANG) == 0 {
+        let text = ChildProcess.readGrowingFile(output)
+        if let end = text.firstIndex(of: "\n") { port = Int(text[..<end]) } else { usleep(10_000) }
+      }
+      guard let port else {
+        _ = ChildProcess.wait(pid, timeout: 0)
+        try? FileManager.default.removeItem(at: output)
+        throw PythonServerUnavailable(description: "python3 printed no port")
+      }
+      self.pid = pid
+      self.output = output
+      url = URL(string: "http://127.0.0.1:\(port)/upload")!
+    #endif
   }
 
   /// Kills the server: SIGKILL, since the test process may hand its children a mask that blocks
   /// SIGTERM.
   func stop() {
     kill(pid, SIGKILL)
-    _ = ChildProcess.wait(pid, timeout: 10)
+    #if os(Linux)
+      _ = ChildProcess.wait(pid, timeout: 10)
+    #endif
     try? FileManager.default.removeItem(at: output)
   }
 }

@@ -3,7 +3,14 @@ import Foundation
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Darwin)
+  import Darwin
 #endif
+
+/// `kill(2)`, named apart from the fixtures' own `kill` methods.
+private func signalProcess(_ pid: pid_t, _ signal: Int32) -> Int32 {
+  kill(pid, signal)
+}
 
 /// Certificates made with the `openssl` command when a test needs them (nothing secret is
 /// committed), and `openssl s_server` processes that serve them on 127.0.0.1.
@@ -151,7 +158,7 @@ final class TLSFixtures: Sendable {
     /// Stops the server process (SIGSTOP): the kernel still accepts connections and takes the
     /// client's bytes, but no handshake answer comes. ``stop()`` kills it all the same.
     func freeze() {
-      _ = Glibc.kill(pid, SIGSTOP)
+      _ = signalProcess(pid, SIGSTOP)
     }
 
     func stop() {
@@ -162,7 +169,7 @@ final class TLSFixtures: Sendable {
 
     /// SIGKILL (s_server ignores SIGTERM), then reaps it.
     private static func kill(_ pid: pid_t) {
-      _ = Glibc.kill(pid, SIGKILL)
+      _ = signalProcess(pid, SIGKILL)
       var status: Int32 = 0
       while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
@@ -179,7 +186,11 @@ final class TLSFixtures: Sendable {
       for _ in 0..<200 {
         var status: Int32 = 0
         if waitpid(pid, &status, WNOHANG) == pid { return false }
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #if canImport(Glibc)
+          let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+          let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

@@ -31,7 +31,8 @@ struct BeginWithoutWaitingTests {
   /// FoundationNetworking's work queue on the URLSession engine), and both fetches end well once
   /// the read is released. The hold stops every URLSession of the process, so it is made in a
   /// child process, `timeout-probe begin-while-held`, on the engine the tests run on.
-  @Test func beginFetchReturnsWhileTheEngineIsBusy() async throws {
+  @Test(.linuxOnly("needs Linux: runs timeout-probe as a child process"))
+  func beginFetchReturnsWhileTheEngineIsBusy() async throws {
     #if os(Linux)
       let (exit, lines) = try await ChildProcess.runProbe(
         named: "timeout-probe", arguments: ["begin-while-held"])

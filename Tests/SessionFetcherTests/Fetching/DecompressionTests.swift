@@ -1,6 +1,7 @@
 import FetcherTesting
 import Foundation
 import SessionFetcher
+import TestTraits
 import Testing
 
 /// Records every piece of body the fetcher hands over (to its monitors), and the largest.
@@ -168,7 +169,9 @@ struct DecompressionTests {
   /// other test's memory counts: a 1 GiB bomb with a 16 MiB limit. libcurl driven directly inflates
   /// only as the fetcher takes the bytes; FoundationNetworking hands them over asynchronously, so
   /// what it inflated before the cancellation reached it (about 20 MiB here) comes on top.
-  @Test(arguments: [false, true])
+  @Test(
+    .linuxOnly("needs Linux: measures peak memory in decoding-probe, a child process"),
+    arguments: [false, true])
   func aBombsPeakMemoryStaysNearTheLimit(_ chunked: Bool) async throws {
     #if os(Linux)
       let limit = 16 << 20

@@ -100,7 +100,8 @@ struct TimeoutTests {
   /// queue, which `cancel()` waits for (the libcurl engine reads such a body on a thread of its
   /// own). That hold stops every URLSession of the process, so it is made in a child process,
   /// `timeout-probe` (built beside the tests), on the engine the tests run on.
-  @Test func aTimeoutEndsTheFetchWhileTheEngineCannotCancel() async throws {
+  @Test(.linuxOnly("needs Linux: runs timeout-probe as a child process"))
+  func aTimeoutEndsTheFetchWhileTheEngineCannotCancel() async throws {
     #if os(Linux)
       let (exit, lines) = try await ChildProcess.runProbe(named: "timeout-probe")
       #expect(exit.exitCode == 0, "\(exit): \(lines)")
@@ -112,7 +113,8 @@ struct TimeoutTests {
   /// process in FoundationNetworking (`RedirectAnswerGate`). `timeout-probe redirect-cancel` holds
   /// the session's delegate queue while a redirected fetch times out and its task is cancelled, then
   /// lets the answer through; in a child process, on the URLSession engine whatever the tests run on.
-  @Test func aRedirectAnswerNeverReachesACancelledTask() async throws {
+  @Test(.linuxOnly("needs Linux: runs timeout-probe as a child process"))
+  func aRedirectAnswerNeverReachesACancelledTask() async throws {
     #if os(Linux)
       let (exit, lines) = try await ChildProcess.runProbe(
         named: "timeout-probe", arguments: ["redirect-cancel"])

@@ -9,7 +9,8 @@ import Testing
 @Suite(.ownThreads) struct WaitForCompletionTests {
   /// A command-line tool's top-level code before its first `await`: the wait runs the main run loop,
   /// so the completion (on the main queue, the default) runs and the wait returns true.
-  @Test func onTheMainThreadTheMainQueueRuns() async throws {
+  @Test(.linuxOnly("needs Linux: runs wait-probe as a child process"))
+  func onTheMainThreadTheMainQueueRuns() async throws {
     #if os(Linux)
       let (exit, lines) = try await ChildProcess.runProbe(named: "wait-probe", arguments: ["main-thread"])
       #expect(exit.exitCode == 0, "\(exit): \(lines)")
@@ -20,7 +21,9 @@ import Testing
   /// Top-level code after an `await`, and a main-queue block on the main thread, run on the main
   /// queue, which must run the completion: the wait says so on standard error and returns false (at
   /// once off the main thread, at its timeout on it), and the completion runs once the queue is free.
-  @Test(arguments: ["after-await", "main-queue-block"])
+  @Test(
+    .linuxOnly("needs Linux: runs wait-probe as a child process"),
+    arguments: ["after-await", "main-queue-block"])
   func onTheMainQueueTheWaitSaysWhyItCannotComplete(_ mode: String) async throws {
     #if os(Linux)
       let (exit, lines) = try await ChildProcess.runProbe(named: "wait-probe", arguments: [mode])

@@ -58,7 +58,8 @@ struct StreamChunkCopyTests {
   /// bytes kept to go out together (TLS records, small pieces of a stream) must not each keep a
   /// block of the engine's chunk size (128 KiB) while they wait, as a slow reader's buffer or an
   /// accumulate block's queue holds thousands of them.
-  @Test func smallChunksHoldBlocksOfTheirOwnSize() async throws {
+  @Test(.linuxOnly("needs glibc: reads block sizes with malloc_usable_size"))
+  func smallChunksHoldBlocksOfTheirOwnSize() async throws {
     #if canImport(Glibc)
       typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
       guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_usable_size") else { return }

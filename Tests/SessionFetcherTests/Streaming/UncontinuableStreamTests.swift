@@ -1,5 +1,6 @@
 import FetcherTesting
 import Foundation
+import TestTraits
 import Testing
 
 @testable import SessionFetcher
@@ -19,6 +20,7 @@ import Testing
 /// tests miss their timeouts before their requests were sent.
 @Suite(
   "Streams that cannot be continued",
+  .linuxOnly("needs Linux: each case runs timeout-probe as a child process"),
   .enabled(if: ProcessInfo.processInfo.environment["SESSIONFETCHER_STREAM_PAUSE_TESTS"] == "1"))
 struct UncontinuableStreamTests {
   struct ProbeLine {
@@ -44,12 +46,14 @@ struct UncontinuableStreamTests {
     }
   }
 
-  static func probe(timeout: Int, sleep: Int) async throws -> (ChildProcess.Exit, ProbeLine, String) {
-    let (exit, lines) = try await ChildProcess.runProbe(
-      named: "timeout-probe", arguments: ["stream-pause", "\(timeout)", "\(sleep)"], timeout: 150)
-    let line = lines.last ?? ""
-    return (exit, ProbeLine(line), line)
-  }
+  #if os(Linux)
+    static func probe(timeout: Int, sleep: Int) async throws -> (ChildProcess.Exit, ProbeLine, String) {
+      let (exit, lines) = try await ChildProcess.runProbe(
+        named: "timeout-probe", arguments: ["stream-pause", "\(timeout)", "\(sleep)"], timeout: 150)
+      let line = lines.last ?? ""
+      return (exit, ProbeLine(line), line)
+    }
+  #endif
 
   /// The consumer stops reading: the server's bytes stop growing (TCP makes it wait) far below the
   /// 2 GiB it would send, with one request; once the consumer reads again, the stream goes on

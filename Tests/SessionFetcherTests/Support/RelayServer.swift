@@ -6,6 +6,16 @@ import Foundation
   import Darwin
 #endif
 
+/// `send(2)` that never raises SIGPIPE: per call on Linux; Darwin has no such flag (the test
+/// process ignores SIGPIPE there, as `TestServer` makes it).
+private func sendWithoutSignal(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+  #if canImport(Glibc)
+    send(fd, bytes, count, Int32(MSG_NOSIGNAL))
+  #else
+    send(fd, bytes, count, 0)
+  #endif
+}
+
 /// A small in-process relay for transport tests, on raw sockets: an HTTP forward proxy
 /// (absolute-form requests and CONNECT, optionally demanding Basic `Proxy-Authorization`), a SOCKS5
 /// server (optionally demanding a username and password), or a Unix-socket listener forwarding to a
@@ -196,7 +206,7 @@ final class RelayServer: @unchecked Sendable {
       data.withUnsafeBytes { raw in
         var offset = 0
         while offset < raw.count {
-          let sent = Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+          let sent = sendWithoutSignal(fd, raw.baseAddress! + offset, raw.count - offset)
           guard sent > 0 else { return }
           offset += sent
         }
