@@ -3,7 +3,8 @@ import Foundation
 /// The errors a ``SessionFetcher`` reports itself.
 ///
 /// Transport failures are not wrapped: they arrive as `URLError` exactly as URLSession reported
-/// them (and a fetch that exceeds its timeout arrives as `URLError(.timedOut)`).
+/// them (and a fetch that exceeds its timeout arrives as `URLError(.timedOut)`), and an error of an
+/// authorizer, a decorator or a user-agent provider arrives as it was thrown.
 ///
 /// ## As an NSError
 ///
@@ -64,7 +65,12 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   /// header value with a control character (see ``RequestValidation``; the text names the field,
   /// never the value). Reported before any byte is sent.
   case invalidConfiguration(String)
-  /// The ``FetcherAuthorizer`` failed to authorize the request.
+  /// The fetch's ``FetcherAuthorizer`` could not be used: it implements neither form of
+  /// ``FetcherAuthorizer/authorizeRequest(_:)`` (the text says which to write).
+  ///
+  /// An error the authorizer throws itself is not wrapped in this case: it ends the fetch as it is,
+  /// so `catch let error as MyTokenError` sees it. (Until this library's GTM-migrant release, every
+  /// authorizer error arrived here, as text.)
   case authorizationFailed(description: String)
   /// A streamed body could not go on after some of it was delivered (a paused transfer whose
   /// server no longer answers the Range request with the same resource), or a download in Range
