@@ -138,4 +138,22 @@ struct AuthTests {
     #expect(authorizer.calls.count == 0)
     #expect(server.requests.map { $0.header("Authorization") } == ["Bearer mine"])
   }
+
+  /// Adds a stale token and has no `primeForRefresh` of its own.
+  struct StaleTokenAuthorizer: FetcherAuthorizer {
+    func authorizeRequest(_ request: URLRequest) async throws -> URLRequest {
+      var request = request
+      request.setValue("Bearer stale", forHTTPHeaderField: "Authorization")
+      return request
+    }
+  }
+
+  @Test func authorizerWithoutPrimeForRefreshGets401WithoutRetry() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/bearer/fresh")
+    fetcher.authorizer = StaleTokenAuthorizer()
+    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 401)
+    #expect(server.requests.map { $0.header("Authorization") } == ["Bearer stale"])
+  }
 }

@@ -8,13 +8,13 @@ import Testing
 #endif
 
 /// A token error of the caller's own, as an authorizer such as GTMAppAuth's throws it.
-struct TokenError: Error, Equatable {
+private struct TokenError: Error, Equatable {
   var reason: String
 }
 
 /// Closed until ``open()``; ``wait()`` suspends (without holding a thread) until then, or until its
 /// task is cancelled (then it throws `CancellationError` unless `ignoringCancellation`).
-final class AuthorizerLatch: Sendable {
+private final class AuthorizerLatch: Sendable {
   private struct State {
     var isOpen = false
     var waiters: [CheckedContinuation<Void, Never>] = []
@@ -56,7 +56,7 @@ final class AuthorizerLatch: Sendable {
 }
 
 /// A value behind a lock, for test doubles.
-final class LockedValue<Value>: @unchecked Sendable {
+private final class LockedValue<Value>: @unchecked Sendable {
   // `@unchecked Sendable`: `value` is only touched under `lock`.
   private let lock = NSLock()
   private var value: Value
@@ -69,7 +69,7 @@ final class LockedValue<Value>: @unchecked Sendable {
 }
 
 /// An authorizer whose every answer the test chooses, recording what the fetcher asked of it.
-final class RecordingAuthorizer: FetcherAuthorizer {
+private final class RecordingAuthorizer: FetcherAuthorizer {
   enum Answer: Sendable {
     /// Adds `Authorization: Bearer <token>`.
     case token(String)
@@ -281,7 +281,7 @@ struct ScriptedAuthorizerTests {
   }
 
   /// GTM's form only: the completion handler gives the request or the error.
-  final class CompletionFormAuthorizer: FetcherAuthorizer {
+  fileprivate final class CompletionFormAuthorizer: FetcherAuthorizer {
     let error: TokenError?
     init(error: TokenError? = nil) { self.error = error }
     func authorizeRequest(
