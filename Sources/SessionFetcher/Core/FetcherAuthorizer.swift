@@ -84,9 +84,10 @@ public protocol FetcherAuthorizer: Sendable {
 
   /// The service this authorizer was given to, to make its own fetches (a token refresh) with.
   ///
-  /// A ``FetcherServiceProtocol`` sets it when it is given the authorizer (`service.authorizer =
-  /// authorizer`) and clears it when it is given another one. Keep it weak, as GTM does (the
-  /// service holds the authorizer): in a class, `weak var fetcherService: (any
+  /// A `FetcherService` sets it to itself when it is given the authorizer (`service.authorizer =
+  /// authorizer`, after the service's lock is released) and back to nil when it is given another
+  /// one; a fetcher's own ``SessionFetcher/authorizer`` sets nothing. Keep it weak, as GTM does
+  /// (the service holds the authorizer): in a class, `weak var fetcherService: (any
   /// FetcherServiceProtocol)?` behind a lock. The default keeps nothing: it is always nil.
   var fetcherService: (any FetcherServiceProtocol)? { get nonmutating set }
 }
