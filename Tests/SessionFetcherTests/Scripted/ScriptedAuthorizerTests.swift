@@ -339,6 +339,29 @@ struct ScriptedAuthorizerTests {
     #expect(viaAsync.value(forHTTPHeaderField: "Authorization") == "Bearer from-handler")
   }
 
+  /// GTM's form, keeping its handler without calling it (a token request still out).
+  final class SilentCompletionFormAuthorizer: FetcherAuthorizer {
+    let handlers = Recorder<@Sendable (Result<URLRequest, any Error>) -> Void>()
+    func authorizeRequest(
+      _ request: URLRequest, completionHandler: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) {
+      handlers.append(completionHandler)
+    }
+  }
+
+  /// Cancelling the `async` form's caller (what a stopped fetch does) ends the wait on a handler
+  /// that was not called; calling it later changes nothing.
+  @Test func cancellationEndsTheWaitOnTheCompletionForm() async {
+    let authorizer = SilentCompletionFormAuthorizer()
+    let request = URLRequest(url: URL(string: "https://example.com/")!)
+    let waiting = Task { try await authorizer.authorizeRequest(request) }
+    #expect(await eventually { authorizer.handlers.count == 1 })
+    waiting.cancel()
+    let result = await waiting.result
+    #expect(throws: CancellationError.self) { try result.get() }
+    authorizer.handlers.values.first?(.success(request))
+  }
+
   /// Implements neither form: a clear error that names both, no endless recursion, nothing sent.
   struct FormlessAuthorizer: FetcherAuthorizer {}
 
