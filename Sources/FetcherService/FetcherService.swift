@@ -268,9 +268,21 @@ public final class FetcherService: @unchecked Sendable {
   }
 
   /// Authorizes the fetchers' requests; see `SessionFetcher.authorizer`.
+  ///
+  /// Setting it sets the authorizer's `FetcherAuthorizer.fetcherService` to this service (for the
+  /// authorizer's own fetches, a token refresh), and clears that of the authorizer it replaces if
+  /// it was this service, as GTMSessionFetcherService does. Both are the authorizer's own code, so
+  /// they run after the service's lock is released.
   public var authorizer: (any FetcherAuthorizer)? {
     get { self[defaults: \.authorizer] }
-    set { self[defaults: \.authorizer] = newValue }
+    set {
+      let replaced = state.withLock { state in
+        defer { state.defaults.authorizer = newValue }
+        return state.defaults.authorizer
+      }
+      if let replaced, replaced.fetcherService === self { replaced.fetcherService = nil }
+      newValue?.fetcherService = self
+    }
   }
 
   /// The Range window of the fetchers' downloads to a file; see

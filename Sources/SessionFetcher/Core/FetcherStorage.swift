@@ -297,6 +297,8 @@ final class FetchPlan: @unchecked Sendable {
   /// The user-agent provider and decorators of every attempt (nil when there are none), set once
   /// before the first attempt.
   var preparation: AttemptPreparation?
+  /// The calls of the fetch's authorizer (nil without one), set once before the first attempt.
+  var authorization: AuthorizerCalls?
 
   init(
     baseRequest: URLRequest, body: BodySource, bodyLength: Int64?, exactStreamLength: Int64? = nil,

@@ -66,6 +66,7 @@ extension SessionFetcher {
     do {
       let plan = try makePlan(monitors: monitors)
       plan.preparation = AttemptPreparation.make(for: self)
+      plan.authorization = storage.withLock { $0.config.authorizer }.map(AuthorizerCalls.init)
       storage.withLock { storage in
         storage.plan = plan
         StreamWindows.beginDownload(&storage)
@@ -304,16 +305,14 @@ extension SessionFetcher {
 
   /// Starts the next attempt: user agent and decorators (see `AttemptPreparation`), authorize, send.
   func startAttempt() {
-    let (plan, authorizer, didRefresh) = storage.withLock {
-      ($0.plan, $0.config.authorizer, $0.didRefreshAuthorization)
-    }
+    let (plan, didRefresh) = storage.withLock { ($0.plan, $0.didRefreshAuthorization) }
     guard let plan else { return }
     var request = plan.baseRequest
-    if authorizer != nil, didRefresh { request.setValue(nil, forHTTPHeaderField: "Authorization") }
-    if plan.preparation == nil, authorizer == nil {
+    if plan.authorization != nil, didRefresh { request.setValue(nil, forHTTPHeaderField: "Authorization") }
+    if plan.preparation == nil, plan.authorization == nil {
       launchAttempt(request, authorized: false)
     } else {
-      prepareAndLaunch(request, preparation: plan.preparation, authorizer: authorizer)
+      prepareAndLaunch(request, preparation: plan.preparation, authorization: plan.authorization)
     }
   }
 

@@ -311,7 +311,7 @@ extension SessionFetcher {
         return (
           (plan.baseRequest.httpMethod ?? "GET").uppercased(),
           storage.lifecycle.exchange?.receivedPartialBody ?? false,
-          storage.config.isRetryEnabled, storage.config.authorizer, storage.didRefreshAuthorization,
+          storage.config.isRetryEnabled, plan.authorization?.authorizer, storage.didRefreshAuthorization,
           plan.callbackQueue, storage.config.retryBlock,
           Date().timeIntervalSince(storage.timing.startDate ?? Date()), storage.backoff!,
           !StreamWindows.allowsRetry(after: failure.error, storage: storage),
@@ -537,7 +537,9 @@ extension SessionFetcher {
     for continuation in stopping.progress { continuation.finish() }
     guard let transition = stopping.transition else { return }
     let (queue, completion) = (stopping.queue, stopping.completion)
-    storage.withLock { $0.plan?.preparation }?.cancel()
+    let (preparation, authorization) = storage.withLock { ($0.plan?.preparation, $0.plan?.authorization) }
+    preparation?.cancel()
+    authorization?.stop()
     Self.letGo(transition.task, invalidating: stopping.ownSession)
     if let spool = stopping.spool { try? FileManager.default.removeItem(at: spool) }
     stopping.partFiles.perform()

@@ -3,7 +3,42 @@ import Foundation
 /// The errors a ``SessionFetcher`` reports itself.
 ///
 /// Transport failures are not wrapped: they arrive as `URLError` exactly as URLSession reported
-/// them (and a fetch that exceeds its timeout arrives as `URLError(.timedOut)`).
+/// them (and a fetch that exceeds its timeout arrives as `URLError(.timedOut)`), and an error of an
+/// authorizer, a decorator or a user-agent provider arrives as it was thrown.
+///
+/// ## As an NSError
+///
+/// `error as NSError` reads as GTMSessionFetcher's errors did (`CustomNSError`): a final HTTP
+/// status has the domain ``statusDomain`` (`"com.google.HTTPStatus"`, GTM's
+/// `kGTMSessionFetcherStatusDomain`), the status as its code, and the body under
+/// ``statusDataKey`` (`"data"`) when there is one. Every case has that one domain, because
+/// Foundation on Linux takes an error type's domain from its type, not from the value; the
+/// library's own errors have negative codes, so no status is taken for one of them (and
+/// `.cancelled` and `.insecureRequest` have GTM's codes for them). Every `userInfo` also holds the
+/// ``description`` under `NSLocalizedDescriptionKey`.
+///
+/// | case | code | `userInfo` besides the description |
+/// |---|---|---|
+/// | ``status(code:data:)`` | the status (300 or more) | `"data"`: the body, when not empty |
+/// | ``downloadFailed(description:)`` | -1 | |
+/// | ``insecureRequest(_:)`` | -5 | `NSURLErrorFailingURLErrorKey`: the URL |
+/// | ``cancelled`` | -7 | |
+/// | ``invalidURL(_:)`` | -100 | |
+/// | ``bodyUnavailable(description:)`` | -101 | |
+/// | ``invalidConfiguration(_:)`` | -102 | |
+/// | ``authorizationFailed(description:)`` | -103 | |
+/// | ``streamInterrupted(description:)`` | -104 | |
+/// | ``responseTooLarge(limit:)`` | -105 | |
+/// | ``engineUnavailable(_:)`` | -106 | |
+/// | ``unsupportedByEngine(_:)`` | -107 | |
+/// | ``invalidTLSSettings(_:)`` | -108 | |
+///
+/// GTM's `"data_content_type"` (``statusDataContentTypeKey``) is not in the `userInfo`: the case
+/// carries no response headers. Read the content type from the fetcher's
+/// ``SessionFetcher/responseHeaders``. A `URLError` stays in `NSURLErrorDomain` with its own code.
+/// Back from an `NSError`: `error as? SessionFetcherError` works on the error the fetch gave
+/// (bridged to `NSError` and back on Apple platforms; Foundation on Linux makes a new `NSError`
+/// that does not convert back).
 public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The final response had an HTTP status outside 200–299.
   ///
@@ -30,7 +65,12 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   /// header value with a control character (see ``RequestValidation``; the text names the field,
   /// never the value). Reported before any byte is sent.
   case invalidConfiguration(String)
-  /// The ``FetcherAuthorizer`` failed to authorize the request.
+  /// The fetch's ``FetcherAuthorizer`` could not be used: it implements neither form of
+  /// ``FetcherAuthorizer/authorizeRequest(_:)`` (the text says which to write).
+  ///
+  /// An error the authorizer throws itself is not wrapped in this case: it ends the fetch as it is,
+  /// so `catch let error as MyTokenError` sees it. (Until this library's GTM-migrant release, every
+  /// authorizer error arrived here, as text.)
   case authorizationFailed(description: String)
   /// A streamed body could not go on after some of it was delivered (a paused transfer whose
   /// server no longer answers the Range request with the same resource), or a download in Range

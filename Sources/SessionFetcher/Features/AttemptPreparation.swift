@@ -101,13 +101,13 @@ final class AttemptPreparation: @unchecked Sendable {
 struct AttemptAbandoned: Error {}
 
 extension SessionFetcher {
-  /// Prepares the attempt (see ``AttemptPreparation``), authorizes it, then sends it, in a task.
+  /// Prepares the attempt (see ``AttemptPreparation``), authorizes it (see ``AuthorizerCalls``),
+  /// then sends it, in a task.
   ///
-  /// An error of a provider or decorator ends the fetch with that error, unchanged; one of the
-  /// authorizer with ``SessionFetcherError/authorizationFailed(description:)``. Nothing is sent
-  /// when the fetch stopped meanwhile.
+  /// An error of a provider, a decorator or the authorizer ends the fetch with that error,
+  /// unchanged. Nothing is sent when the fetch stopped meanwhile.
   func prepareAndLaunch(
-    _ request: URLRequest, preparation: AttemptPreparation?, authorizer: (any FetcherAuthorizer)?
+    _ request: URLRequest, preparation: AttemptPreparation?, authorization: AuthorizerCalls?
   ) {
     let task = Task {
       var request = request
@@ -122,19 +122,23 @@ extension SessionFetcher {
           return
         }
       }
-      guard let authorizer else {
+      guard let authorization else {
         self.launchAttempt(request, authorized: false)
         return
       }
       do {
-        let authorized = try await authorizer.authorizeRequest(request)
-        self.launchAttempt(authorized, authorized: true)
+        // A stop that came before the plan was kept reached no `AuthorizerCalls`: checked here.
+        try self.checkStillPreparing()
+        let authorized = try await authorization.authorize(request)
+        self.launchAttempt(authorized.request, authorized: authorized.changed)
+      } catch is AttemptAbandoned {
+        return
       } catch {
-        self.finish(
-          data: nil, error: SessionFetcherError.authorizationFailed(description: String(describing: error)))
+        self.finish(data: nil, error: error)
       }
     }
     preparation?.track(task)
+    authorization?.track(task)
   }
 
   /// Throws ``AttemptAbandoned`` unless the fetch still prepares an attempt (a stop ended it).

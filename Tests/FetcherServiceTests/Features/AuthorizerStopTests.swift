@@ -10,6 +10,8 @@ private final class ScriptedAuthorizer: FetcherAuthorizer, Sendable {
   struct Refusal: Error {}
   private let fetcher = WeakReference<SessionFetcher>()
   let calls = Recorder<Bool>()
+  /// The requests a stopped fetch asked to stop authorizing.
+  let stops = Recorder<URLRequest>()
   let fails: Bool
   let work: @Sendable (SessionFetcher?) -> Void
 
@@ -30,6 +32,10 @@ private final class ScriptedAuthorizer: FetcherAuthorizer, Sendable {
     var request = request
     request.setValue("Bearer token", forHTTPHeaderField: "Authorization")
     return request
+  }
+
+  func stopAuthorization(for request: URLRequest) {
+    stops.append(request)
   }
 }
 
@@ -102,14 +108,19 @@ struct AuthorizerStopTests {
       #expect(authorizer.calls.count == 0)
       #expect(server.requestCount(path: "/hang") == 0)
       #expect(recorder.started == 0)
+      #expect(authorizer.stops.count == 0)
     case .insideAuthorizer:
       #expect(authorizer.calls.count == 1)
       #expect(server.requestCount(path: "/hang") == 0)
       #expect(recorder.started == 0)
+      // Stopped while authorizing: told once, with the request it was given, service or not.
+      #expect(authorizer.stops.values.map(\.url) == [server.url("/hang")])
     case .afterBegin:
       #expect(authorizer.calls.count <= 1)
       #expect(server.requestCount(path: "/hang") <= 1)
+      #expect(authorizer.stops.count <= 1)
     case .afterStarted:
+      #expect(authorizer.stops.count == 0)
       #expect(authorizer.calls.count == 1)
       #expect(server.requests(path: "/hang").map { $0.header("Authorization") } == ["Bearer token"])
       #expect(recorder.started == 1)
@@ -118,7 +129,7 @@ struct AuthorizerStopTests {
   }
 
   /// The original's testFailToBeginFetchCleansUpSession: an authorizer that fails ends the fetch
-  /// with `authorizationFailed` before anything is sent, no Started/Stopped, and lets go of the
+  /// with its own error before anything is sent, no Started/Stopped, and lets go of the
   /// session: one the fetcher made for itself (a configuration of its own) is invalidated; a
   /// service's fetcher leaves the service.
   @Test(arguments: [false, true])
@@ -132,10 +143,7 @@ struct AuthorizerStopTests {
     authorizer.attach(to: fetcher)
     let recorder = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
-    guard case .authorizationFailed? = result.fetcherError else {
-      Issue.record("expected authorizationFailed, got \(String(describing: result.error))")
-      return
-    }
+    #expect(result.error is ScriptedAuthorizer.Refusal, "\(String(describing: result.error))")
     #expect(result.data == nil)
     #expect(authorizer.calls.count == 1)
     #expect(server.requestCount(path: "/bytes/10") == 0)

@@ -93,4 +93,67 @@ struct AuthTests {
     #expect(await eventually { counter.completionInvoked == 1 })
     #expect(counter.started == 2 && counter.stopped == 2)
   }
+
+  /// Throws a token error of its own, or, when `trustsOwnHeader`, leaves a request with an
+  /// `Authorization` header of the caller's as it is.
+  struct GTMStyleAuthorizer: FetcherAuthorizer {
+    struct Revoked: Error, Equatable { var account: String }
+    let trustsOwnHeader: Bool
+    let calls = Recorder<Bool>()
+
+    func authorizeRequest(_ request: URLRequest) async throws -> URLRequest {
+      calls.append(true)
+      throw Revoked(account: "ada")
+    }
+
+    func isAuthorizedRequest(_ request: URLRequest) -> Bool {
+      trustsOwnHeader && request.value(forHTTPHeaderField: "Authorization") != nil
+    }
+  }
+
+  @Test func authorizerErrorReachesBothCompletionFormsAsItself() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let authorizer = GTMStyleAuthorizer(trustsOwnHeader: false)
+    let closureForm = server.fetcher("/bytes/10")
+    closureForm.authorizer = authorizer
+    let result = await closureForm.fetchResult()
+    #expect(result.error as? GTMStyleAuthorizer.Revoked == GTMStyleAuthorizer.Revoked(account: "ada"))
+    let asyncForm = server.fetcher("/bytes/10")
+    asyncForm.authorizer = authorizer
+    await #expect(throws: GTMStyleAuthorizer.Revoked(account: "ada")) { try await asyncForm.beginFetch() }
+    #expect(authorizer.calls.count == 2)
+    #expect(server.requestCount(path: "/bytes/10") == 0)
+  }
+
+  @Test func requestTheAuthorizerCallsAuthorizedGoesOutWithTheCallersHeader() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let authorizer = GTMStyleAuthorizer(trustsOwnHeader: true)
+    let fetcher = server.fetcher("/bearer/mine")
+    fetcher.setRequestValue("Bearer mine", forHTTPHeaderField: "Authorization")
+    fetcher.authorizer = authorizer
+    let result = await fetcher.fetchResult()
+    #expect(result.error == nil)
+    #expect(authorizer.calls.count == 0)
+    #expect(server.requests.map { $0.header("Authorization") } == ["Bearer mine"])
+  }
+
+  /// Adds a stale token and has no `primeForRefresh` of its own.
+  struct StaleTokenAuthorizer: FetcherAuthorizer {
+    func authorizeRequest(_ request: URLRequest) async throws -> URLRequest {
+      var request = request
+      request.setValue("Bearer stale", forHTTPHeaderField: "Authorization")
+      return request
+    }
+  }
+
+  @Test func authorizerWithoutPrimeForRefreshGets401WithoutRetry() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let fetcher = server.fetcher("/bearer/fresh")
+    fetcher.authorizer = StaleTokenAuthorizer()
+    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 401)
+    #expect(server.requests.map { $0.header("Authorization") } == ["Bearer stale"])
+  }
 }
