@@ -338,20 +338,19 @@ extension SessionFetcher {
       finishFailed(failure)
       return
     }
-    var delay = context.backoff.nextInterval
-    var hasRetryAfter = false
+    var serverDelay: TimeInterval?
     if let status = failure.statusCode, RetryPolicy.retryAfterStatuses.contains(status),
-      let value = failure.response?.value(forHTTPHeaderField: "Retry-After"),
-      let serverDelay = RetryPolicy.retryAfterDelay(value)
+      let value = failure.response?.value(forHTTPHeaderField: "Retry-After")
     {
+      serverDelay = RetryPolicy.retryAfterDelay(value)
       // A server asking for more than the longest delay we accept ends the retries.
-      guard serverDelay <= context.backoff.maxInterval else {
+      if let serverDelay, serverDelay > context.backoff.maxInterval {
         finishFailed(failure)
         return
       }
-      delay = serverDelay
-      hasRetryAfter = true
     }
+    // The server may lengthen the backoff's delay, never shorten it.
+    let (delay, hasRetryAfter) = context.backoff.delay(serverDelay: serverDelay)
     guard context.backoff.allowsRetry(elapsedSinceFirstAttempt: context.elapsed, hasRetryAfter: hasRetryAfter)
     else {
       finishFailed(failure)

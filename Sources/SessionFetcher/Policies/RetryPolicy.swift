@@ -102,6 +102,17 @@ package struct RetryBackoff: Sendable, Equatable {
     max(min(lastInterval * factor, maxInterval), minInterval)
   }
 
+  /// The delay before the next retry when the server asked for `serverDelay` (its `Retry-After`;
+  /// nil: it did not): the larger of that and the backoff's own ``nextInterval``, so a server can
+  /// lengthen the wait but never shorten it (`Retry-After: 0` on every answer would otherwise retry
+  /// at once, again and again, until the retry window closes). `isServers` tells that the server's
+  /// delay won, which lets the retry go past the backoff's cap (see ``allowsRetry(elapsedSinceFirstAttempt:hasRetryAfter:)``).
+  package func delay(serverDelay: TimeInterval?) -> (interval: TimeInterval, isServers: Bool) {
+    let own = nextInterval
+    guard let serverDelay, serverDelay > own else { return (own, false) }
+    return (serverDelay, true)
+  }
+
   /// Whether another retry may be attempted, given the time since the first attempt began.
   /// A server-given `Retry-After` skips the "next delay reaches the cap" rule.
   package func allowsRetry(elapsedSinceFirstAttempt elapsed: TimeInterval, hasRetryAfter: Bool) -> Bool {

@@ -113,6 +113,20 @@ struct RetryPolicyTests {
     #expect(!backoff.allowsRetry(elapsedSinceFirstAttempt: 31, hasRetryAfter: true))
   }
 
+  /// A server's `Retry-After` lengthens the backoff's delay, never shortens it.
+  @Test(
+    arguments: [
+      (nil, 2.0, false), (0.0, 2.0, false), (1.5, 2.0, false), (2.0, 2.0, false), (2.5, 2.5, true),
+      (30.0, 30.0, true),
+    ] as [(Double?, Double, Bool)])
+  func retryAfterNeverShortensTheBackoff(_ server: Double?, _ delay: Double, _ isServers: Bool) {
+    var backoff = RetryBackoff(minInterval: 1, maxInterval: 60, factor: 2)
+    backoff.recordRetry(after: 1)  // the next delay of its own is 2 s
+    let next = backoff.delay(serverDelay: server)
+    #expect(next.interval == delay)
+    #expect(next.isServers == isServers)
+  }
+
   @Test func retryAfterSkipsTheCapRule() {
     var backoff = RetryBackoff(minInterval: 4, maxInterval: 5, factor: 2)
     backoff.recordRetry(after: 4)

@@ -72,13 +72,25 @@ struct ScriptedRetryTests {
       name: "a POST is not retried after a lost connection", answers: [lostBeforeHead, ok],
       post: Data("x".utf8), outcome: .transport(.networkConnectionLost), retries: 0),
     Row(
-      name: "Retry-After: 0 replaces the computed 30 s",
-      answers: [.response(status: 429, headers: ["Retry-After": "0"]), ok], minRetryInterval: 30, retries: 1,
-      delays: [0]),
+      name: "Retry-After: 0 never shortens the backoff's delays",
+      answers: [
+        .response(status: 429, headers: ["Retry-After": "0"]),
+        .response(status: 429, headers: ["Retry-After": "0"]),
+        ok,
+      ], minRetryInterval: 0.05, retries: 2, delays: [0.05, 0.1]),
     Row(
-      name: "a Retry-After date in the past is no delay",
+      name: "a Retry-After date in the past is the backoff's delay",
       answers: [.response(status: 503, headers: ["Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"]), ok],
-      minRetryInterval: 30, retries: 1, delays: [0]),
+      minRetryInterval: 0.05, retries: 1, delays: [0.05]),
+    Row(
+      name: "a Retry-After longer than the backoff's delay is the delay",
+      answers: [.response(status: 503, headers: ["Retry-After": "1"]), ok], retries: 1, delays: [1]),
+    // Before, each Retry-After: 0 retried at once and skipped the cap: thousands of requests
+    // until three times the cap had passed.
+    Row(
+      name: "Retry-After: 0 on every answer retries as the backoff does, then ends",
+      answers: [.response(status: 503, headers: ["Retry-After": "0"])], maxRetryInterval: 0.1,
+      outcome: .status(503), retries: 4, delays: [0.01, 0.02, 0.04, 0.08]),
     Row(
       name: "Retry-After past the cap ends retrying",
       answers: [.response(status: 503, headers: ["Retry-After": "3600"]), ok], maxRetryInterval: 10,
