@@ -420,24 +420,46 @@ public final class FetcherService: @unchecked Sendable {
   }
 
   /// The shared session for `fetcher`, made if needed.
+  ///
+  /// The session is made outside the service's lock: ``configurationBlock`` is the caller's code,
+  /// which may read the service (a read takes the same lock, which is not reentrant). Two fetchers
+  /// that find no session at once may each make one; the first installed is shared, the other is
+  /// let go of unused.
   func sharedSession(for fetcher: ObjectIdentifier) -> FetcherSession {
-    state.withLock { state in
-      if let session = state.sessions.current {
-        state.sessions.assign(session, to: fetcher)
-        return session
-      }
-      let copy = state.defaults.sessionConfiguration?.copy() as? URLSessionConfiguration
-      let engine = state.defaults.engine
-      let base = copy ?? FetcherSession.defaultConfiguration(for: engine)
-      state.defaults.configurationBlock?(base)
-      let session =
-        state.defaults.engineSessions.map { FetcherSession(configuration: base, engineSessions: $0) }
-        ?? FetcherSession(configuration: base, engine: engine)
-      state.sessions.current = session
-      state.sessions.createdCount += 1
+    typealias Recipe = (
+      configuration: URLSessionConfiguration?, engine: FetcherEngine,
+      block: (@Sendable (URLSessionConfiguration) -> Void)?,
+      engineSessions: FetcherSession.EngineSessionMaker?
+    )
+    let existing = state.withLock { state -> FetcherSession? in
+      guard let session = state.sessions.current else { return nil }
       state.sessions.assign(session, to: fetcher)
       return session
     }
+    if let existing { return existing }
+    let recipe: Recipe = state.withLock { state in
+      (
+        state.defaults.sessionConfiguration?.copy() as? URLSessionConfiguration, state.defaults.engine,
+        state.defaults.configurationBlock, state.defaults.engineSessions
+      )
+    }
+    let base = recipe.configuration ?? FetcherSession.defaultConfiguration(for: recipe.engine)
+    recipe.block?(base)
+    let made =
+      recipe.engineSessions.map { FetcherSession(configuration: base, engineSessions: $0) }
+      ?? FetcherSession(configuration: base, engine: recipe.engine)
+    let (session, unused) = state.withLock { state -> (FetcherSession, FetcherSession?) in
+      if let current = state.sessions.current {
+        state.sessions.assign(current, to: fetcher)
+        return (current, made)
+      }
+      state.sessions.current = made
+      state.sessions.createdCount += 1
+      state.sessions.assign(made, to: fetcher)
+      return (made, nil)
+    }
+    unused?.finishTasksAndInvalidate()
+    return session
   }
 
   /// The shared session now in use, if any (for tests).
