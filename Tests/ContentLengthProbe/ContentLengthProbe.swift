@@ -21,7 +21,8 @@ import SessionFetcher
 ///     content-length-probe urlsession VALUE            (a bare URLSession, no library code)
 ///     content-length-probe fetcher ENGINE VALUE        (a SessionFetcher; ENGINE: urlSession or libcurl)
 ///     content-length-probe urlsession trailer          (the chunked body with a trailer; also
-///     content-length-probe fetcher ENGINE trailer       trailers, trailer-empty-body, trailer-status-line)
+///     content-length-probe fetcher ENGINE trailer       trailers, trailer-empty-body, trailer-status-line,
+///                                                       trailer-redirect: a 302 with trailers first)
 ///
 /// Prints `ended: <error or status>` (with `body <text>` after a status) then `survived` and exits 0
 /// when the process lives through it.
@@ -50,13 +51,25 @@ enum ContentLengthProbe {
     "trailers": "\(chunkedHead)5\r\nhello\r\n0\r\nX-One: 1\r\nX-Two: 2\r\nServer-Timing: db;dur=53\r\n\r\n",
     "trailer-empty-body": "\(chunkedHead)0\r\nX-Trailer: yes\r\n\r\n",
     "trailer-status-line": "\(chunkedHead)5\r\nhello\r\n0\r\nHTTP/1.1 200 OK: yes\r\n\r\n",
+    "trailer-redirect": "\(chunkedHead)5\r\nhello\r\n0\r\nX-Trailer: yes\r\n\r\n",
   ]
+  static let redirectReply =
+    "HTTP/1.1 302 Found\r\nLocation: /next\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    + "3\r\nbye\r\n0\r\nX-Redirect-Trailer: yes\r\n\r\n"
   static let chunkedHead = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
 
   static func hostileServer(contentLength: String) -> HostileServer {
     let reply =
       trailerReplies[contentLength] ?? "HTTP/1.1 200 OK\r\nContent-Length: \(contentLength)\r\n\r\nabc"
-    guard let server = try? HostileServer(reply: { _ in .bytes(Data(reply.utf8)) }) else {
+    let redirected = contentLength == "trailer-redirect"
+    guard
+      let server = try? HostileServer(reply: { head in
+        // The redirect's own chunked body ends with a trailer; so does the response it leads to,
+        // on the same libcurl handle.
+        let first = redirected && String(decoding: head, as: UTF8.self).hasPrefix("GET /huge ")
+        return .bytes(Data((first ? redirectReply : reply).utf8))
+      })
+    else {
       print("failed: no loopback server")
       finish(1)
     }

@@ -19,6 +19,7 @@ struct TrailerTrapTests {
   /// The probe's chunked replies with trailers, and the body each delivers.
   static let replies: [(name: String, body: String)] = [
     ("trailer", "hello"), ("trailers", "hello"), ("trailer-empty-body", ""), ("trailer-status-line", "hello"),
+    ("trailer-redirect", "hello"),
   ]
 
   #if os(Linux)
@@ -60,9 +61,17 @@ struct TrailerTrapTests {
       "trailers": "5\r\nhello\r\n0\r\nX-One: 1\r\nX-Two: 2\r\nServer-Timing: db;dur=53\r\n\r\n",
       "trailer-empty-body": "0\r\nX-Trailer: yes\r\n\r\n",
       "trailer-status-line": "5\r\nhello\r\n0\r\nHTTP/1.1 200 OK: yes\r\n\r\n",
+      "trailer-redirect": "5\r\nhello\r\n0\r\nX-Trailer: yes\r\n\r\n",
     ]
     let wire = Data((head + (bodies[reply] ?? "")).utf8)
-    let server = try HostileServer { _ in .bytes(wire) }
+    let redirect = Data(
+      ("HTTP/1.1 302 Found\r\nLocation: /next\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        + "3\r\nbye\r\n0\r\nX-Redirect-Trailer: yes\r\n\r\n").utf8)
+    let server = try HostileServer { head in
+      let first =
+        reply == "trailer-redirect" && String(decoding: head, as: UTF8.self).hasPrefix("GET /trailers ")
+      return .bytes(first ? redirect : wire)
+    }
     defer { server.stop() }
     let fetcher = SessionFetcher.fetcher(url: server.url("/trailers"))
     fetcher.engine = .libcurl
