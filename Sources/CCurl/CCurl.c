@@ -9,12 +9,16 @@
 #if defined(__linux__)
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 // The first fields of curl_version_info_data (curl.h), the only ones read.
 struct ccurl_version_info_prefix {
@@ -439,6 +443,30 @@ void ccurl_header_gate_free(ccurl_header_gate *gate) {
   free(gate);
 }
 
+// MARK: - Memory files
+
+int ccurl_memory_file(const void *bytes, size_t length) {
+  int fd = memfd_create("sessionfetcher-trust", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  const char *next = bytes;
+  size_t left = length;
+  while (left > 0) {
+    ssize_t wrote = write(fd, next, left);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
+      close(fd);
+      return -1;
+    }
+    next += wrote;
+    left -= (size_t)wrote;
+  }
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 #else  // not Linux: the engine is unavailable, every entry point is inert.
 
 int ccurl_load(void) { return -1; }
@@ -485,5 +513,6 @@ ccurl_header_gate *ccurl_header_gate_install(CURL *easy, void *expected_header_d
 }
 size_t ccurl_header_gate_dropped_lines(const ccurl_header_gate *gate) { (void)gate; return 0; }
 void ccurl_header_gate_free(ccurl_header_gate *gate) { (void)gate; }
+int ccurl_memory_file(const void *bytes, size_t length) { (void)bytes; (void)length; return -1; }
 
 #endif

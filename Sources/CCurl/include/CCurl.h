@@ -327,6 +327,13 @@ ccurl_header_gate *ccurl_header_gate_install(CURL *easy, void *expected_header_d
 size_t ccurl_header_gate_dropped_lines(const ccurl_header_gate *gate);
 void ccurl_header_gate_free(ccurl_header_gate *gate);
 
+// MARK: - Memory files
+
+/// An anonymous file in memory (memfd_create, Linux 3.17) holding `length` bytes of `bytes`, sealed
+/// against any change, closed on exec; its descriptor, or -1 when one cannot be made. Nothing of it
+/// is on a file system: it is gone when its last descriptor closes, or when the process ends.
+int ccurl_memory_file(const void *bytes, size_t length);
+
 // MARK: - Lists
 
 /// Appends a copy of string; returns the new head, or NULL when out of memory (list unchanged).

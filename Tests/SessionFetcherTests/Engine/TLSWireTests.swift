@@ -209,9 +209,45 @@ struct TLSTrustRootChangeTests {
       }
       #expect(CurlTrustStore.keptFileCount <= CurlTrustStore.fileLimit)
       #expect(CurlTrustStore.filesOnDisk <= CurlTrustStore.fileLimit)
+      #expect(CurlTrustStore.memoryFileCount <= CurlTrustStore.fileLimit)
       let again = await Self.fetch(server, trusting: files[0])
       #expect(again.error == nil, "\(String(describing: again.error))")
       #expect(CurlTrustStore.filesOnDisk <= CurlTrustStore.fileLimit)
+      #expect(CurlTrustStore.memoryFileCount <= CurlTrustStore.fileLimit)
+    }
+
+    /// The bundles are files in memory: fetches with extra roots, with and without the system's,
+    /// leave no `sessionfetcher-trust-*` folder in the temporary folder (a killed process could not
+    /// remove one), and a bundle whose descriptor number comes back gets another path.
+    @Test func bundlesLeaveNothingInTheTemporaryFolder() async throws {
+      let fixtures = try await TLSFixtures.make()
+      let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
+      defer { server.stop() }
+      func trustFolders() -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []
+        return Set(names.filter { $0.hasPrefix("sessionfetcher-trust-") })
+      }
+      let before = trustFolders()
+      let ca = try Data(contentsOf: fixtures.file("ca.pem"))
+      for index in 0..<(CurlTrustStore.fileLimit + 4) {
+        var contents = Data("# in memory \(index)\n".utf8)
+        contents.append(ca)
+        let file = fixtures.file("memory-roots-\(index).pem")
+        try contents.write(to: file)
+        let fetcher = SessionFetcher.fetcher(url: server.url())
+        fetcher.engine = .libcurl
+        fetcher.callbackQueue = DispatchQueue(label: "test.tls.memory")
+        fetcher.allowLocalhostRequest = true
+        // Every other fetch with the system's roots too (a bundle of the whole system store).
+        fetcher.tlsSettings.trustsSystemRoots = index.isMultiple(of: 2)
+        fetcher.tlsSettings.additionalTrustRoots = [file]
+        let result = await fetcher.fetchResult(timeout: 30)
+        #expect(result.error == nil, "\(index): \(String(describing: result.error))")
+      }
+      #expect(CurlTrustStore.folderMade == nil)
+      #expect(trustFolders() == before)
+      #expect(CurlTrustStore.memoryFileCount > 0)
+      #expect(CurlTrustStore.memoryFileCount <= CurlTrustStore.fileLimit)
     }
   #endif
 
