@@ -38,6 +38,11 @@ enum ContentLengthProbe {
       guard let engine = FetcherEngine.parse(arguments[1]) else { usage() }
       let server = hostileServer(contentLength: arguments[2])
       print("ended: \(fetch(server.url("/huge"), engine: engine))")
+      #if canImport(FoundationNetworking)
+        // Every gate is freed by the time its fetch's completion runs.
+        let gates = ResponseHeadGuard.gateCounts
+        print("gates in place \(gates.inPlace) of \(gates.made)")
+      #endif
     default:
       usage()
     }
@@ -64,8 +69,8 @@ enum ContentLengthProbe {
     let redirected = contentLength == "trailer-redirect"
     guard
       let server = try? HostileServer(reply: { head in
-        // The redirect's own chunked body ends with a trailer; so does the response it leads to,
-        // on the same libcurl handle.
+        // The redirect's own chunked body ends with a trailer; so does the response it leads to
+        // (fetched by a task of its own on the URLSession engine, which follows redirects itself).
         let first = redirected && String(decoding: head, as: UTF8.self).hasPrefix("GET /huge ")
         return .bytes(Data((first ? redirectReply : reply).utf8))
       })

@@ -44,6 +44,12 @@ struct TrailerTrapTests {
       #expect(exit.exitCode == 0, "\(exit): \(lines)")
       #expect(lines.last == "survived", "\(lines)")
       #expect(lines.contains("ended: status 200 body \(body)"), "\(lines)")
+      if engine == "urlSession" {
+        // One gate per task (the redirect's target is fetched by a second task), each freed when
+        // its task completed.
+        let tasks = reply == "trailer-redirect" ? 2 : 1
+        #expect(lines.contains("gates in place 0 of \(tasks)"), "\(lines)")
+      }
     }
   #endif
 

@@ -31,7 +31,7 @@
   ///
   /// A gate's memory is freed when its task completes (``taskCompleted(_:)``): FoundationNetworking
   /// has removed the handle from its multi handle by then, so the gate can no longer be called.
-  enum ResponseHeadGuard {
+  package enum ResponseHeadGuard {
     /// The largest `Content-Length` FoundationNetworking can convert: every larger value rounds to
     /// 2^63 as a `Double`.
     static let largestConvertibleLength: Int64 = 9_223_372_036_854_775_295
@@ -43,11 +43,11 @@
     /// Whether libcurl can be called here.
     static var isAvailable: Bool { ccurl_load() == 0 }
 
-    /// The gates in place, by task.
-    private static let gates = Locked<[ObjectIdentifier: Installed]>([:])
+    /// The gates in place, by task, and how many were ever put in place.
+    private static let gates = Locked<(byTask: [ObjectIdentifier: Installed], made: Int)>(([:], 0))
 
-    /// How many gates are in place (for tests).
-    static var gatesInPlace: Int { gates.withLock { $0.count } }
+    /// How many gates are in place now, and how many were put in place in all (for tests).
+    package static var gateCounts: (inPlace: Int, made: Int) { gates.withLock { ($0.byTask.count, $0.made) } }
 
     /// Sets up the libcurl handle of `task`, whose protocol FoundationNetworking has just made. On
     /// FoundationNetworking's work queue, before the handle is added to its multi handle.
@@ -60,14 +60,19 @@
       let headerData = Unmanaged.passUnretained(easyHandle as AnyObject).toOpaque()
       guard let gate = ccurl_header_gate_install(raw, headerData) else { return }
       let installed = Installed(task: task, gate: gate)
-      let replaced = gates.withLock { $0.updateValue(installed, forKey: ObjectIdentifier(task)) }
+      let replaced = gates.withLock { gates in
+        gates.made += 1
+        return gates.byTask.updateValue(installed, forKey: ObjectIdentifier(task))
+      }
       // A task's protocol is made once; a second one would have a handle of its own.
       if let replaced { ccurl_header_gate_free(replaced.gate) }
     }
 
     /// Frees the gate of `task`, which completed.
     static func taskCompleted(_ task: URLSessionTask) {
-      guard let installed = gates.withLock({ $0.removeValue(forKey: ObjectIdentifier(task)) }) else { return }
+      guard let installed = gates.withLock({ $0.byTask.removeValue(forKey: ObjectIdentifier(task)) }) else {
+        return
+      }
       ccurl_header_gate_free(installed.gate)
     }
 
