@@ -9,11 +9,16 @@
 #if defined(__linux__)
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 // The first fields of curl_version_info_data (curl.h), the only ones read.
 struct ccurl_version_info_prefix {
@@ -273,6 +278,195 @@ struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *strin
 }
 void ccurl_slist_free_all(struct curl_slist *list) { curl.slist_free_all(list); }
 
+// MARK: - Header gate
+
+struct ccurl_header_gate {
+  ccurl_write_callback original;
+  void *original_data;
+  // The lines of the head being received, each stored as its length (a size_t) then its bytes.
+  char *held;
+  size_t held_length;
+  size_t held_capacity;
+  size_t dropped_lines;
+};
+
+// Where an easy handle keeps CURLOPT_HEADERFUNCTION and CURLOPT_HEADERDATA, in bytes from its
+// start, or -1 when they could not be found.
+static long header_function_offset = -1;
+static long header_data_offset = -1;
+static pthread_once_t header_offsets_once = PTHREAD_ONCE_INIT;
+
+// Distinct functions (distinct results keep a linker from folding them into one).
+static size_t offset_probe_first(char *buffer, size_t size, size_t nitems, void *userdata) {
+  (void)buffer; (void)size; (void)nitems; (void)userdata;
+  return 1;
+}
+static size_t offset_probe_second(char *buffer, size_t size, size_t nitems, void *userdata) {
+  (void)buffer; (void)size; (void)nitems; (void)userdata;
+  return 2;
+}
+static char offset_probe_data;
+
+// The offset of the only pointer-aligned word equal to value in the first `size` bytes of handle,
+// or -1 when there is none or more than one.
+static long find_word(const char *handle, size_t size, uintptr_t value) {
+  long found = -1;
+  for (size_t offset = 0; offset + sizeof(uintptr_t) <= size; offset += sizeof(uintptr_t)) {
+    uintptr_t word;
+    memcpy(&word, handle + offset, sizeof word);
+    if (word != value) continue;
+    if (found >= 0) return -1;
+    found = (long)offset;
+  }
+  return found;
+}
+
+static uintptr_t word_at(const void *handle, long offset) {
+  uintptr_t word;
+  memcpy(&word, (const char *)handle + offset, sizeof word);
+  return word;
+}
+
+// Learns the offsets on a handle of this library's own: sets both options to known values, finds
+// each once in the handle's memory (libcurl allocates a handle as one block: the search stays within
+// it), then sets other values and checks that they are where the first ones were.
+static void learn_header_offsets(void) {
+  CURL *probe = curl.easy_init();
+  if (probe == NULL) return;
+  size_t size = malloc_usable_size(probe);
+  if (curl.easy_setopt(probe, CCURLOPT_HEADERFUNCTION, offset_probe_first) == CCURLE_OK &&
+      curl.easy_setopt(probe, CCURLOPT_HEADERDATA, (void *)&offset_probe_data) == CCURLE_OK) {
+    long function_at = find_word(probe, size, (uintptr_t)offset_probe_first);
+    long data_at = find_word(probe, size, (uintptr_t)&offset_probe_data);
+    if (function_at >= 0 && data_at >= 0 &&
+        curl.easy_setopt(probe, CCURLOPT_HEADERFUNCTION, offset_probe_second) == CCURLE_OK &&
+        curl.easy_setopt(probe, CCURLOPT_HEADERDATA, (void *)probe) == CCURLE_OK &&
+        word_at(probe, function_at) == (uintptr_t)offset_probe_second &&
+        word_at(probe, data_at) == (uintptr_t)probe) {
+      header_function_offset = function_at;
+      header_data_offset = data_at;
+    }
+  }
+  curl.easy_cleanup(probe);
+}
+
+static int hold_line(ccurl_header_gate *gate, const char *line, size_t length) {
+  size_t needed = gate->held_length + sizeof(size_t) + length;
+  if (needed < length) return -1;
+  if (needed > gate->held_capacity) {
+    size_t capacity = gate->held_capacity ? gate->held_capacity : 1024;
+    while (capacity < needed) capacity *= 2;
+    char *grown = realloc(gate->held, capacity);
+    if (grown == NULL) return -1;
+    gate->held = grown;
+    gate->held_capacity = capacity;
+  }
+  memcpy(gate->held + gate->held_length, &length, sizeof length);
+  memcpy(gate->held + gate->held_length + sizeof length, line, length);
+  gate->held_length = needed;
+  return 0;
+}
+
+static size_t count_held_lines(const ccurl_header_gate *gate) {
+  size_t count = 0;
+  for (size_t at = 0; at < gate->held_length; count++) {
+    size_t length;
+    memcpy(&length, gate->held + at, sizeof length);
+    at += sizeof length + length;
+  }
+  return count;
+}
+
+// libcurl hands the header callback one whole line per call: status lines, fields and the blank
+// line that ends a head, and after a chunked or HTTP/2 body each trailer field, never followed by
+// a blank line. A line starting a status line begins a new head: anything held before it never
+// completed and is dropped.
+static size_t gate_callback(char *buffer, size_t size, size_t nitems, void *userdata) {
+  ccurl_header_gate *gate = userdata;
+  size_t length = size * nitems;
+  if (length >= 5 && memcmp(buffer, "HTTP/", 5) == 0) {
+    gate->dropped_lines += count_held_lines(gate);
+    gate->held_length = 0;
+  }
+  if (hold_line(gate, buffer, length) != 0) return 0;
+  int blank = (length == 2 && buffer[0] == '\r' && buffer[1] == '\n') || (length == 1 && buffer[0] == '\n');
+  if (!blank) return length;
+  size_t at = 0;
+  while (at < gate->held_length) {
+    size_t line_length;
+    memcpy(&line_length, gate->held + at, sizeof line_length);
+    char *line = gate->held + at + sizeof line_length;
+    size_t taken = gate->original(line, 1, line_length, gate->original_data);
+    if (taken != line_length) {
+      // Refused (or a pause, which a held line cannot honour): the transfer fails.
+      gate->held_length = 0;
+      return 0;
+    }
+    at += sizeof line_length + line_length;
+  }
+  gate->held_length = 0;
+  return length;
+}
+
+ccurl_header_gate *ccurl_header_gate_install(CURL *easy, void *expected_header_data) {
+  if (easy == NULL || load_result != 0) return NULL;
+  pthread_once(&header_offsets_once, learn_header_offsets);
+  if (header_function_offset < 0 || header_data_offset < 0) return NULL;
+  if (word_at(easy, header_data_offset) != (uintptr_t)expected_header_data) return NULL;
+  ccurl_write_callback original;
+  uintptr_t function_word = word_at(easy, header_function_offset);
+  memcpy(&original, &function_word, sizeof original);
+  if (original == NULL || original == gate_callback) return NULL;
+  ccurl_header_gate *gate = calloc(1, sizeof *gate);
+  if (gate == NULL) return NULL;
+  gate->original = original;
+  gate->original_data = expected_header_data;
+  if (curl.easy_setopt(easy, CCURLOPT_HEADERDATA, (void *)gate) != CCURLE_OK) {
+    free(gate);
+    return NULL;
+  }
+  if (curl.easy_setopt(easy, CCURLOPT_HEADERFUNCTION, gate_callback) != CCURLE_OK) {
+    curl.easy_setopt(easy, CCURLOPT_HEADERDATA, expected_header_data);
+    free(gate);
+    return NULL;
+  }
+  return gate;
+}
+
+size_t ccurl_header_gate_dropped_lines(const ccurl_header_gate *gate) {
+  return gate ? gate->dropped_lines + count_held_lines(gate) : 0;
+}
+
+void ccurl_header_gate_free(ccurl_header_gate *gate) {
+  if (gate == NULL) return;
+  free(gate->held);
+  free(gate);
+}
+
+// MARK: - Memory files
+
+int ccurl_memory_file(const void *bytes, size_t length) {
+  int fd = memfd_create("sessionfetcher-trust", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  const char *next = bytes;
+  size_t left = length;
+  while (left > 0) {
+    ssize_t wrote = write(fd, next, left);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
+      close(fd);
+      return -1;
+    }
+    next += wrote;
+    left -= (size_t)wrote;
+  }
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 #else  // not Linux: the engine is unavailable, every entry point is inert.
 
 int ccurl_load(void) { return -1; }
@@ -313,5 +507,12 @@ int ccurl_multi_wakeup(CURLM *multi) { (void)multi; return 0; }
 int ccurl_multi_info_read(CURLM *multi, CURL **easy, int *result, int *messages_left) { (void)multi; *easy = 0; *result = 0; *messages_left = 0; return CCURLMSG_NONE; }
 struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *string) { (void)list; (void)string; return 0; }
 void ccurl_slist_free_all(struct curl_slist *list) { (void)list; }
+ccurl_header_gate *ccurl_header_gate_install(CURL *easy, void *expected_header_data) {
+  (void)easy; (void)expected_header_data;
+  return 0;
+}
+size_t ccurl_header_gate_dropped_lines(const ccurl_header_gate *gate) { (void)gate; return 0; }
+void ccurl_header_gate_free(ccurl_header_gate *gate) { (void)gate; }
+int ccurl_memory_file(const void *bytes, size_t length) { (void)bytes; (void)length; return -1; }
 
 #endif

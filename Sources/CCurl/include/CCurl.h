@@ -179,6 +179,7 @@ typedef int (*ccurl_seek_callback)(void *userdata, ccurl_off_t offset, int origi
 #define CCURLOPT_PIPEWAIT (CCURLOPTTYPE_LONG + 237)
 #define CCURLOPT_SUPPRESS_CONNECT_HEADERS (CCURLOPTTYPE_LONG + 265)
 #define CCURLOPT_UPLOAD_BUFFERSIZE (CCURLOPTTYPE_LONG + 280)
+#define CCURLOPT_MAXFILESIZE_LARGE (CCURLOPTTYPE_OFF_T + 117)
 
 /// CURLOPT_HTTP_VERSION values.
 #define CCURL_HTTP_VERSION_1_1 2
@@ -305,6 +306,33 @@ int ccurl_multi_wakeup(CURLM *multi);
 /// One message of curl_multi_info_read: returns its kind (CCURLMSG_DONE, or CCURLMSG_NONE when
 /// there is none left) and fills easy and result (the transfer's CURLcode).
 int ccurl_multi_info_read(CURLM *multi, CURL **easy, int *result, int *messages_left);
+
+// MARK: - Header gate (for easy handles made by FoundationNetworking)
+
+/// A header callback placed in front of another one on an easy handle this library did not make
+/// (FoundationNetworking's): it hands the lines on only as whole heads, each from its status line
+/// to the blank line that ends it, and drops lines that never reach such a blank line, such as the
+/// trailer fields libcurl hands to the header callback after a chunked or HTTP/2 body.
+typedef struct ccurl_header_gate ccurl_header_gate;
+
+/// Puts a gate in front of `easy`'s header callback, whose data pointer (CURLOPT_HEADERDATA) must
+/// be `expected_header_data`. libcurl has no getter for options: the callback in place is read
+/// from the handle at an offset learned once on a handle of this library's own, and used only when
+/// the data pointer at its offset is the one expected. Returns the gate, or NULL when the handle
+/// could not be read so (nothing is changed then).
+/// The handle must not be in a transfer. Free the gate with ccurl_header_gate_free once the handle
+/// can no longer call back (its transfer ended and it was removed from its multi handle).
+ccurl_header_gate *ccurl_header_gate_install(CURL *easy, void *expected_header_data);
+/// How many lines the gate has dropped.
+size_t ccurl_header_gate_dropped_lines(const ccurl_header_gate *gate);
+void ccurl_header_gate_free(ccurl_header_gate *gate);
+
+// MARK: - Memory files
+
+/// An anonymous file in memory (memfd_create, Linux 3.17) holding `length` bytes of `bytes`, sealed
+/// against any change, closed on exec; its descriptor, or -1 when one cannot be made. Nothing of it
+/// is on a file system: it is gone when its last descriptor closes, or when the process ends.
+int ccurl_memory_file(const void *bytes, size_t length);
 
 // MARK: - Lists
 

@@ -209,9 +209,72 @@ struct TLSTrustRootChangeTests {
       }
       #expect(CurlTrustStore.keptFileCount <= CurlTrustStore.fileLimit)
       #expect(CurlTrustStore.filesOnDisk <= CurlTrustStore.fileLimit)
+      #expect(CurlTrustStore.memoryFileCount <= CurlTrustStore.fileLimit)
       let again = await Self.fetch(server, trusting: files[0])
       #expect(again.error == nil, "\(String(describing: again.error))")
       #expect(CurlTrustStore.filesOnDisk <= CurlTrustStore.fileLimit)
+      #expect(CurlTrustStore.memoryFileCount <= CurlTrustStore.fileLimit)
+    }
+
+    /// libcurl knows a CA file by its path: a bundle's path names the roots it was made with for
+    /// as long as it lives, and is never given again. Bundles past the limit are closed, their
+    /// descriptor numbers come back for new bundles, and those get paths not given before.
+    @Test func aBundlePathNeverNamesOtherRoots() throws {
+      let folder = FileManager.default.temporaryDirectory.appendingPathComponent("roots-\(UUID().uuidString)")
+      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+      defer { try? FileManager.default.removeItem(at: folder) }
+      var given = Set<String>()
+      // Not read for roots without the system's.
+      let easy = try #require(UnsafeMutableRawPointer(bitPattern: 1))
+      for index in 0..<(CurlTrustStore.fileLimit * 3) {
+        let contents = Data("# roots \(index)\n".utf8)
+        let file = folder.appendingPathComponent("roots-\(index).pem")
+        try contents.write(to: file)
+        var tls = TLSSettings()
+        tls.trustsSystemRoots = false
+        tls.additionalTrustRoots = [file]
+        let path = try #require(CurlTrustStore.bundleFile(for: tls, easy: easy).path)
+        #expect(path.hasPrefix("/proc/self/fd/"), "\(path)")
+        #expect(!given.contains(path), "\(path) given twice")
+        given.insert(path)
+        #expect(FileManager.default.contents(atPath: path) == contents + Data([0x0A]), "\(path)")
+        CurlTrustStore.release(path)
+      }
+      #expect(given.contains { $0.contains("/./") }, "no descriptor number came back: \(given.sorted())")
+    }
+
+    /// The bundles are files in memory: fetches with extra roots, with and without the system's,
+    /// leave no `sessionfetcher-trust-*` folder in the temporary folder (a killed process could not
+    /// remove one), and a bundle whose descriptor number comes back gets another path.
+    @Test func bundlesLeaveNothingInTheTemporaryFolder() async throws {
+      let fixtures = try await TLSFixtures.make()
+      let server = try await TLSFixtures.Server.start(fixtures, certificate: "server")
+      defer { server.stop() }
+      func trustFolders() -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []
+        return Set(names.filter { $0.hasPrefix("sessionfetcher-trust-") })
+      }
+      let before = trustFolders()
+      let ca = try Data(contentsOf: fixtures.file("ca.pem"))
+      for index in 0..<(CurlTrustStore.fileLimit + 4) {
+        var contents = Data("# in memory \(index)\n".utf8)
+        contents.append(ca)
+        let file = fixtures.file("memory-roots-\(index).pem")
+        try contents.write(to: file)
+        let fetcher = SessionFetcher.fetcher(url: server.url())
+        fetcher.engine = .libcurl
+        fetcher.callbackQueue = DispatchQueue(label: "test.tls.memory")
+        fetcher.allowLocalhostRequest = true
+        // Every other fetch with the system's roots too (a bundle of the whole system store).
+        fetcher.tlsSettings.trustsSystemRoots = index.isMultiple(of: 2)
+        fetcher.tlsSettings.additionalTrustRoots = [file]
+        let result = await fetcher.fetchResult(timeout: 30)
+        #expect(result.error == nil, "\(index): \(String(describing: result.error))")
+      }
+      #expect(CurlTrustStore.folderMade == nil)
+      #expect(trustFolders() == before)
+      #expect(CurlTrustStore.memoryFileCount > 0)
+      #expect(CurlTrustStore.memoryFileCount <= CurlTrustStore.fileLimit)
     }
   #endif
 

@@ -13,10 +13,15 @@
   /// built from a CA *file* for the whole multi handle, so every connection shares one; from a blob
   /// it parses the whole bundle again for each connection (tens of milliseconds and more than a
   /// megabyte each with the system's roots), and compares the blob byte by byte with every cached
-  /// connection's before reusing one. The files hold public certificates only, live in a private
-  /// folder made for the process, and are removed when it exits normally. At most
-  /// ``fileLimit`` are kept once the others are no longer in use (see `TrustFileIndex`): roots that
-  /// change over a process's life do not fill the disk.
+  /// connection's before reusing one.
+  ///
+  /// The file is in memory: an anonymous, sealed file (`memfd_create`) that libcurl opens by its
+  /// descriptor's path under `/proc/self/fd`, so nothing is left on disk even when the process is
+  /// killed. Only where that cannot be done (no `memfd_create`, no `/proc`) is it a file in a private
+  /// folder made for the process (mode 0700) in the temporary folder, removed when the process exits
+  /// normally; the files hold public certificates only. At most ``fileLimit`` are kept once the
+  /// others are no longer in use (see `TrustFileIndex`): roots that change over a process's life do
+  /// not fill memory or the disk.
   enum CurlTrustStore {
     private struct Roots: Hashable {
       var system: Bool
@@ -34,6 +39,10 @@
       var systemBundle: Data?
       var defaultCAFile: String?
       var folder: String?
+      /// The descriptors of the bundles in memory, by the path libcurl is given.
+      var memoryFiles: [String: Int32] = [:]
+      /// How many bundles each descriptor number has held: a path is never given twice.
+      var descriptorUses: [Int32: Int] = [:]
       var files = TrustFileIndex<Roots>(limit: fileLimit)
       /// The bundle of each set of roots whose files have not changed since they were read: a
       /// transfer whose files still have these stamps takes the bundle without reading them (at
@@ -82,6 +91,10 @@
       }
       let made = state.withLock { state -> (path: String?, pem: Data) in
         if let known = state.files.use(roots) { return (known, Data()) }
+        if let path = memoryFile(pem, &state) {
+          remove(state.files.add(roots, path: path), from: &state)
+          return (path, pem)
+        }
         guard let folder = folder(&state) else { return (nil, pem) }
         let path = "\(folder)/\(state.files.nextFileName())"
         guard
@@ -108,6 +121,12 @@
     /// The bundle files kept now (for tests).
     static var keptFileCount: Int { state.withLock { $0.files.count } }
 
+    /// The bundles in memory now (for tests).
+    static var memoryFileCount: Int { state.withLock { $0.memoryFiles.count } }
+
+    /// The process's folder for bundle files, if one was made (for tests).
+    static var folderMade: String? { state.withLock { $0.folder } }
+
     /// The files in the bundles' folder now, kept or not (for tests).
     static var filesOnDisk: Int {
       guard let folder = state.withLock({ $0.folder }) else { return 0 }
@@ -119,7 +138,32 @@
       guard !paths.isEmpty else { return }
       let gone = Set(paths)
       state.stamped = state.stamped.filter { !gone.contains($0.value) }
-      for path in paths { unlink(path) }
+      for path in paths {
+        if let descriptor = state.memoryFiles.removeValue(forKey: path) {
+          close(descriptor)
+        } else {
+          unlink(path)
+        }
+      }
+    }
+
+    /// The path of a new bundle in memory holding `pem`, or nil when none can be made here.
+    ///
+    /// libcurl knows a CA file by its path, so a path must never name other roots later: once a
+    /// descriptor is closed its number comes back, and the path of its next bundle has one more
+    /// `./` before the number (which the kernel skips).
+    private static func memoryFile(_ pem: Data, _ state: inout State) -> String? {
+      let descriptor = pem.withUnsafeBytes { ccurl_memory_file($0.baseAddress, $0.count) }
+      guard descriptor >= 0 else { return nil }
+      let uses = state.descriptorUses[descriptor, default: 0]
+      let path = "/proc/self/fd/" + String(repeating: "./", count: uses) + String(descriptor)
+      guard path.utf8.count < 1_024, access(path, R_OK) == 0 else {
+        close(descriptor)
+        return nil
+      }
+      state.descriptorUses[descriptor] = uses + 1
+      state.memoryFiles[path] = descriptor
+      return path
     }
 
     /// The roots of `tls` by their files' stamps; nil when a file has none (missing, not a

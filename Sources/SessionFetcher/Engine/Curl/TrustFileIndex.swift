@@ -1,6 +1,7 @@
 /// Which trust bundle files the libcurl engine keeps (see `CurlTrustStore`): one file per distinct
 /// set of roots, at most ``limit`` of them once none of the others is in use, the least recently
-/// used going first. A pure value: the store keeps it under its lock and deletes the files it names.
+/// used going first. A pure value: the store keeps it under its lock and closes (in memory) or
+/// deletes (on disk) the files it names.
 ///
 /// A file is in use from the moment a transfer is given its path until that transfer closes
 /// (libcurl reads the file when it makes a connection), and is never removed while in use. Paths

@@ -54,7 +54,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// A session that makes its URLSession from `configuration` (already adjusted by the fetcher
   /// session) when its first task is made.
   package init(configuration: URLSessionConfiguration) {
-    self.configuration = configuration
+    self.configuration = Self.guarded(configuration)
     let state = self.state
     self.dispatcher = SessionDispatcher(onInvalidate: {
       state.withLock {
@@ -63,6 +63,20 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
         $0.session = nil
       }
     })
+  }
+
+  /// `configuration` with, on Linux, the cache that keeps responses FoundationNetworking cannot survive
+  /// from reaching it (see `ResponseHeadGuard`).
+  private static func guarded(_ configuration: URLSessionConfiguration) -> URLSessionConfiguration {
+    #if canImport(FoundationNetworking)
+      guard ResponseHeadGuard.isAvailable, let copy = configuration.copy() as? URLSessionConfiguration else {
+        return configuration
+      }
+      copy.urlCache = ResponseHeadGuard.cache
+      return copy
+    #else
+      return configuration
+    #endif
   }
 
   /// `URLSessionTask.suspend()` cannot be used on Linux: on a running data task, FoundationNetworking

@@ -1,0 +1,139 @@
+#if canImport(FoundationNetworking)
+  import CCurl
+  import Foundation
+  import FoundationNetworking
+
+  /// Keeps responses FoundationNetworking cannot survive from reaching it, through the libcurl handle
+  /// of each task, set before the task's transfer starts.
+  ///
+  /// FoundationNetworking (swift-corelibs-foundation 6.3) ends the process on two kinds of response:
+  ///
+  /// - **Trailer fields** (`0\r\nX-Trailer: yes\r\n\r\n` after a chunked body, or a trailing HEADERS
+  ///   frame in HTTP/2): libcurl hands each trailer line to the header callback after the body, with
+  ///   no blank line after them. FoundationNetworking's header parser takes them for the start of a
+  ///   new head, and when the transfer ends with that head incomplete it traps ("Transfer completed,
+  ///   but there's no response"). A gate in front of its header callback (`ccurl_header_gate_install`)
+  ///   hands lines on only as whole heads, from the status line to the blank line: trailers are
+  ///   dropped, and the body is delivered, as curl does.
+  /// - **A `Content-Length` of 2^63 − 512 or more**: its header callback reads the length as a
+  ///   `Double` and converts it with `Int64(_:)`, which traps for values that round to 2^63.
+  ///   `CURLOPT_MAXFILESIZE_LARGE` just below that makes libcurl refuse such a length before the end
+  ///   of the head reaches the callback: the task fails with libcurl's "Maximum file size exceeded".
+  ///
+  /// Both are set where no byte of the response can have arrived yet: FoundationNetworking makes a
+  /// data task's protocol, and its libcurl handle, inside `resume()` on its work queue, after asking
+  /// the session's `URLCache` for a cached response and before it configures the handle and adds it
+  /// to its multi handle. The URLSession engine's sessions have a cache of their own (``cache``),
+  /// which answers that nothing is cached and then sets up the new handle, still on that queue. The
+  /// handle is found by reflection of FoundationNetworking's objects (`_protocolStorage`,
+  /// `easyHandle`, `rawHandle`), as for ``ReceivePause``; if any of them is not where
+  /// swift-corelibs-foundation 6.x keeps it, nothing is changed.
+  ///
+  /// A gate's memory is freed when its task completes (``taskCompleted(_:)``): FoundationNetworking
+  /// has removed the handle from its multi handle by then, so the gate can no longer be called.
+  package enum ResponseHeadGuard {
+    /// The largest `Content-Length` FoundationNetworking can convert: every larger value rounds to
+    /// 2^63 as a `Double`.
+    static let largestConvertibleLength: Int64 = 9_223_372_036_854_775_295
+
+    /// The `URLCache` of the URLSession engine's sessions: stores nothing, and sets up each data
+    /// task's handle when FoundationNetworking asks it for a cached response.
+    static let cache = GuardingCache()
+
+    /// Whether libcurl can be called here.
+    static var isAvailable: Bool { ccurl_load() == 0 }
+
+    /// The gates in place, by task, and how many were ever put in place.
+    private static let gates = Locked<(byTask: [ObjectIdentifier: Installed], made: Int)>(([:], 0))
+
+    /// How many gates are in place now, and how many were put in place in all (for tests).
+    package static var gateCounts: (inPlace: Int, made: Int) { gates.withLock { ($0.byTask.count, $0.made) } }
+
+    /// Sets up the libcurl handle of `task`, whose protocol FoundationNetworking has just made. On
+    /// FoundationNetworking's work queue, before the handle is added to its multi handle.
+    static func guardHandle(of task: URLSessionDataTask) {
+      guard isAvailable, let easyHandle = easyHandle(of: task),
+        let raw = child(easyHandle, "rawHandle") as? UnsafeMutableRawPointer
+      else { return }
+      _ = ccurl_easy_setopt_off(raw, CCURLOPT_MAXFILESIZE_LARGE, largestConvertibleLength)
+      // FoundationNetworking's header callback is given the `_EasyHandle` itself as its data.
+      let headerData = Unmanaged.passUnretained(easyHandle as AnyObject).toOpaque()
+      guard let gate = ccurl_header_gate_install(raw, headerData) else { return }
+      let installed = Installed(task: task, gate: gate)
+      let replaced = gates.withLock { gates in
+        gates.made += 1
+        return gates.byTask.updateValue(installed, forKey: ObjectIdentifier(task))
+      }
+      // A task's protocol is made once; a second one would have a handle of its own.
+      if let replaced { ccurl_header_gate_free(replaced.gate) }
+    }
+
+    /// Frees the gate of `task`, which completed.
+    static func taskCompleted(_ task: URLSessionTask) {
+      guard let installed = gates.withLock({ $0.byTask.removeValue(forKey: ObjectIdentifier(task)) }) else {
+        return
+      }
+      ccurl_header_gate_free(installed.gate)
+    }
+
+    /// The `_EasyHandle` of `task`'s protocol.
+    private static func easyHandle(of task: URLSessionTask) -> AnyObject? {
+      guard let storage = child(task, "_protocolStorage"),
+        let urlProtocol = Mirror(reflecting: storage).children.first(where: { $0.label == "existing" })?
+          .value,
+        let easy = unwrapped(child(urlProtocol, "easyHandle"))
+      else { return nil }
+      return Mirror(reflecting: easy).displayStyle == .class ? easy as AnyObject : nil
+    }
+
+    /// The stored property `label` of `subject` or of one of its superclasses.
+    private static func child(_ subject: Any, _ label: String) -> Any? {
+      var mirror: Mirror? = Mirror(reflecting: subject)
+      while let current = mirror {
+        if let value = current.children.first(where: { $0.label == label })?.value { return value }
+        mirror = current.superclassMirror
+      }
+      return nil
+    }
+
+    /// The value inside an optional (nil for `.none`), or the value itself.
+    private static func unwrapped(_ value: Any?) -> Any? {
+      guard let value else { return nil }
+      let mirror = Mirror(reflecting: value)
+      guard mirror.displayStyle == .optional else { return value }
+      return mirror.children.first?.value
+    }
+
+    /// A gate and the task it belongs to (held, so that its identifier is not reused meanwhile).
+    private struct Installed: @unchecked Sendable {
+      let task: URLSessionTask
+      let gate: OpaquePointer
+    }
+
+    /// See ``ResponseHeadGuard/cache``. Holds nothing: the fetcher keeps its own ETag cache, and
+    /// FoundationNetworking never stores HTTP responses anyway.
+    final class GuardingCache: URLCache, @unchecked Sendable {
+      init() {
+        // Not a directory: FoundationNetworking's cache then has no directory and touches no disk.
+        super.init(memoryCapacity: 0, diskCapacity: 0, diskPath: "/dev/null")
+      }
+
+      override func getCachedResponse(
+        for dataTask: URLSessionDataTask, completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
+      ) {
+        // Makes the task's protocol and handle (see the type's notes), then sets the handle up.
+        completionHandler(nil)
+        ResponseHeadGuard.guardHandle(of: dataTask)
+      }
+
+      override func cachedResponse(for request: URLRequest) -> CachedURLResponse? { nil }
+      override func storeCachedResponse(_ cachedResponse: CachedURLResponse, for request: URLRequest) {}
+      override func storeCachedResponse(_ cachedResponse: CachedURLResponse, for dataTask: URLSessionDataTask)
+      {}
+      override func removeCachedResponse(for request: URLRequest) {}
+      override func removeCachedResponse(for dataTask: URLSessionDataTask) {}
+      override func removeAllCachedResponses() {}
+      override func removeCachedResponses(since date: Date) {}
+    }
+  }
+#endif
