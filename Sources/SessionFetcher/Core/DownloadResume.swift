@@ -51,9 +51,14 @@ struct DownloadResumeState {
 }
 
 enum DownloadResume {
-  /// Adds `Range` and `If-Range` to a GET that continues a parked part file.
+  /// Adds `Range` and `If-Range` to a GET that continues a parked part file, when the fetch still
+  /// goes to the file the part file was kept for (``matchDestination(_:in:)`` made the two URLs
+  /// equal when they name one file). A destination set since to another file gets the whole
+  /// resource from byte 0: the rest of one file must never be appended to nothing, nor to the
+  /// start of another.
   static func addRangeHeaders(to request: inout URLRequest, from storage: FetcherStorage) {
     guard let parked = storage.downloadResume.parked, parked.length > 0,
+      storage.config.destinationFileURL == parked.destination,
       (request.httpMethod ?? "GET").uppercased() == "GET",
       request.value(forHTTPHeaderField: "Range") == nil, let ifRange = parked.validator.ifRange
     else { return }
@@ -102,6 +107,21 @@ enum DownloadResume {
     storage.partFile = part
     choice.preparation = .open(part)
     return choice
+  }
+
+  /// Before a fetch that continues `parked` to `destination` (its configured destination), outside
+  /// the fetcher's lock (it reads the disk): when the two name one file, however each is spelled
+  /// (relative, through `..` or a symbolic link), the part file is continued under the name it was
+  /// kept for; when they name different files, it is let go of and deleted, and the fetch starts
+  /// from byte 0. Returns the parked download to continue, or nil.
+  static func matchDestination(_ parked: ParkedDownload, to destination: URL?) -> ParkedDownload? {
+    guard let destination, PartFile.namesSameFile(destination, parked.destination) else {
+      try? FileManager.default.removeItem(at: parked.partFileURL)
+      return nil
+    }
+    var matched = parked
+    matched.destination = destination
+    return matched
   }
 
   /// `bytes START-END/TOTAL` → (START, TOTAL or nil when `*`).

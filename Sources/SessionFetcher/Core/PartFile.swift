@@ -168,6 +168,21 @@ final class PartFile: @unchecked Sendable {
     case other
   }
 
+  /// The file a destination names: its folder's absolute path with `.`, `..` and symbolic links
+  /// resolved, and its own name. Two destination URLs name the same file exactly when these are
+  /// equal, however each was written (relative to the working folder, through `..`, through a
+  /// symbolic link to the folder); `URL` equality compares the spelling instead.
+  static func canonicalPath(of destination: URL) -> String {
+    let absolute = destination.absoluteURL.standardizedFileURL
+    let folder = absolute.deletingLastPathComponent().resolvingSymlinksInPath().standardizedFileURL.path
+    return (folder.hasSuffix("/") ? folder : folder + "/") + absolute.lastPathComponent
+  }
+
+  /// Whether two destination URLs name the same file (see ``canonicalPath(of:)``).
+  static func namesSameFile(_ first: URL, _ second: URL) -> Bool {
+    first == second || canonicalPath(of: first) == canonicalPath(of: second)
+  }
+
   static func kind(of url: URL) -> Kind {
     var status = stat()
     guard lstat(url.path, &status) == 0 else { return errno == ENOENT ? .absent : .other }

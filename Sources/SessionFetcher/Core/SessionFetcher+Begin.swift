@@ -119,6 +119,15 @@ extension SessionFetcher {
         "the resume token continues a download of \(parked.sourceURL.absoluteString), not \(url.absoluteString)"
       )
     }
+    if let parked = resume.parked, config.destinationFileURL != parked.destination {
+      // The destination was set again since the part file was kept: the same file under another
+      // spelling continues it, another file starts from byte 0 (never the rest alone).
+      let matched = DownloadResume.matchDestination(parked, to: config.destinationFileURL)
+      storage.withLock { storage in
+        guard storage.downloadResume.parked?.partFileURL == parked.partFileURL else { return }
+        storage.downloadResume.parked = matched
+      }
+    }
     let bodies = [config.bodyData != nil, config.bodyFileURL != nil, config.bodyStreamProvider != nil]
     if bodies.filter({ $0 }).count > 1 {
       throw SessionFetcherError.invalidConfiguration(
