@@ -156,6 +156,26 @@
       // An empty Expect removes libcurl's `Expect: 100-continue` (a round trip per upload), unless
       // the request asks for one itself.
       if request.value(forHTTPHeaderField: "Expect") == nil { appendHeader("Expect:") }
+      if body != nil, request.value(forHTTPHeaderField: "Content-Type") == nil {
+        // POST mode would add `Content-Type: application/x-www-form-urlencoded`: a body the caller
+        // gave no type goes without one (RFC 9110 §8.3 lets the recipient sniff or treat it as
+        // bytes), as curl sends an upload.
+        appendHeader("Content-Type:")
+      }
+      if body == nil, ["POST", "PUT", "PATCH"].contains(method),
+        request.value(forHTTPHeaderField: "Content-Length") == nil
+      {
+        // A method that defines a body, sent without one: the length says so (RFC 9110 §8.6);
+        // servers answer 411 Length Required to a POST without it.
+        appendHeader("Content-Length: 0")
+      }
+      if request.value(forHTTPHeaderField: "Connection")?.split(separator: ",").contains(where: {
+        $0.trimmingCharacters(in: .whitespaces).equalsIgnoringASCIICase("close")
+      }) == true {
+        // The caller asked that this connection end with the exchange (RFC 9112 §9.6): it is not
+        // kept for the next request.
+        ccurl_easy_setopt_long(easy, CCURLOPT_FORBID_REUSE, 1)
+      }
       if let credential {
         if credential.isProxy {
           setString(CCURLOPT_PROXYUSERNAME, credential.user)

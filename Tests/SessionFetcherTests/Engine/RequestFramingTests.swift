@@ -1,0 +1,84 @@
+import FetcherTesting
+import Foundation
+import SessionFetcher
+import Testing
+
+/// What each engine puts on the wire for a request's own framing: a body-less POST, PUT or PATCH
+/// says `Content-Length: 0` (servers answer 411 to a POST without a length), a body the caller gave
+/// no type goes without one (libcurl's POST mode would type it `application/x-www-form-urlencoded`),
+/// and a request's own `Connection: close` ends its connection (RFC 9112 §9.6).
+@Suite("Request framing on each engine")
+struct RequestFramingTests {
+  static var engines: [FetcherEngine] {
+    FetcherEngine.libcurl.isAvailable ? [.urlSession, .libcurl] : [.urlSession]
+  }
+
+  static func run(
+    _ server: TestServer, _ path: String, engine: FetcherEngine, configure: (SessionFetcher) -> Void
+  ) async -> RecordedRequest? {
+    let fetcher = server.fetcher(path)
+    fetcher.engine = engine
+    configure(fetcher)
+    let result = await fetcher.fetchResult(timeout: 20)
+    #expect(result.error == nil, "\(engine) \(path): \(String(describing: result.error))")
+    return server.requests(path: path).last
+  }
+
+  @Test(arguments: engines, ["POST", "PUT", "PATCH"])
+  func aBodylessMethodThatDefinesABodySaysItsLengthIsZero(engine: FetcherEngine, method: String) async throws
+  {
+    let server = try TestServer()
+    defer { server.stop() }
+    let recorded = await Self.run(server, "/echo", engine: engine) { fetcher in
+      fetcher.request?.httpMethod = method
+    }
+    let request = try #require(recorded)
+    #expect(request.method == method)
+    #expect(request.header("Content-Length") == "0", "\(engine) \(method): \(request.headers)")
+    #expect(request.header("Transfer-Encoding") == nil)
+    #expect(request.header("Content-Type") == nil, "\(engine) \(method): \(request.headers)")
+  }
+
+  @Test(arguments: engines)
+  func aBodyWithoutATypeIsSentAsGiven(engine: FetcherEngine) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let recorded = await Self.run(server, "/echo", engine: engine) { fetcher in
+      fetcher.bodyData = Data("raw bytes".utf8)
+    }
+    let request = try #require(recorded)
+    #expect(request.method == "POST")
+    #expect(request.body == Data("raw bytes".utf8))
+    #expect(request.header("Content-Type") == nil, "\(engine): \(request.headers)")
+    // A type the caller gave is sent as given on both.
+    let typed = await Self.run(server, "/echo?typed", engine: engine) { fetcher in
+      fetcher.bodyData = Data("{}".utf8)
+      fetcher.request?.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    }
+    #expect(typed?.header("Content-Type") == "application/json")
+  }
+
+  /// Two GETs one after the other: kept alive, they share a connection; the first with its own
+  /// `Connection: close` makes the second open a new one.
+  @Test(arguments: engines)
+  func aRequestsOwnConnectionCloseEndsItsConnection(engine: FetcherEngine) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    func pair(closing: Bool) async -> [Int] {
+      server.resetRecords()
+      let fetchers = (0..<2).map { index -> SessionFetcher in
+        let fetcher = server.fetcher("/bytes/10?\(closing)-\(index)")
+        fetcher.engine = engine
+        if closing && index == 0 { fetcher.request?.setValue("close", forHTTPHeaderField: "Connection") }
+        return fetcher
+      }
+      for fetcher in fetchers { _ = await fetcher.fetchResult(timeout: 20) }
+      return server.requests.map(\.connectionID)
+    }
+    let kept = await pair(closing: false)
+    let closed = await pair(closing: true)
+    #expect(kept.count == 2 && closed.count == 2)
+    #expect(kept.count == 2 && kept[0] == kept[1], "\(engine): kept-alive requests on connections \(kept)")
+    #expect(closed.count == 2 && closed[0] != closed[1], "\(engine): Connection: close then \(closed)")
+  }
+}
