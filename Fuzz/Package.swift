@@ -32,7 +32,6 @@ var targets: [Target] = [
 let optionalFuzzers = [
   ("ResponseHeadersFuzzer", "FetcherService"), ("CookieParserFuzzer", "SessionFetcher"),
   ("SSEParserFuzzer", "SessionFetcher"), ("RequestBuildingFuzzer", "SessionFetcher"),
-  ("UploadResponsesFuzzer", "SessionUploadFetcher"),
 ]
 for (name, product) in optionalFuzzers
 where FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/Sources/\(name)") {
