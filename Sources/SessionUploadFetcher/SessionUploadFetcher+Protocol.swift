@@ -397,10 +397,6 @@ extension SessionUploadFetcher {
       result = (data, Self.protocolError(data))
     case .invalidUploadLocation(let location):
       result = (data, SessionUploadFetcherError.invalidUploadLocation(location.absoluteString))
-    case .invalidServerValue(let header, let value, let reason):
-      result = (
-        data, SessionUploadFetcherError.invalidServerValue(header: header, value: value, reason: reason)
-      )
     case .retryLimitReached:
       result = (
         nil,

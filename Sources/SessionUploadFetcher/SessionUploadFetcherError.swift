@@ -17,16 +17,9 @@ public enum SessionUploadFetcherError: Error, Sendable, Equatable, CustomStringC
   /// perhaps restored from disk, or answered by the server's `start`) is not an absolute `http` or
   /// `https` URL with a host and without user information: nothing is sent to it.
   case invalidUploadLocation(String)
-  /// The server answered a number that cannot be true, such as `X-Goog-Upload-Size-Received: -1`:
-  /// below 0, not a whole number, beyond the bytes sent, or going back before what it had
-  /// acknowledged. The upload ends: no byte is read at such an offset and none is skipped. `header`
-  /// names the header, `value` is as the server sent it, `reason` says what is wrong with it.
-  case invalidServerValue(header: String, value: String, reason: String)
 
   public var description: String {
     switch self {
-    case .invalidServerValue(let header, let value, let reason):
-      return "The upload server answered \(header): \(value), \(reason): the upload ended"
     case .invalidUploadLocation(let location):
       return "The upload URL \(location) is not an http or https URL"
     case .retryLimitReached(let underlying):

@@ -195,8 +195,6 @@ extension UploadLifecycle {
     case commandFailed
     /// The server broke the protocol: status 501 with the answer's body.
     case protocolError
-    /// A number the server sent cannot be true (see ``UploadResponse/sizeReceived(_:lowest:highest:)``).
-    case invalidServerValue(header: String, value: String, reason: String)
     /// The upload URL given or answered is not one commands may go to.
     case invalidUploadLocation(URL)
     /// The next retry delay would reach the limit: the command's error, without a body.

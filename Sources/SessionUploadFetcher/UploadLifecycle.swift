@@ -265,22 +265,16 @@ package struct UploadLifecycle: Sendable, Equatable {
           upload.offset = next
           upload.resyncsWithoutProgress = 0
           return readNextChunk(in: &upload, progress: progress, announcingLocation: false)
-        case .invalidValue(let header, let value, let reason):
-          return finish(upload, .invalidServerValue(header: header, value: value, reason: reason))
         case .protocolError, .query, .retry, .fail:
           return finish(upload, .protocolError)
         }
       case .query:
-        let answer = UploadResponse.query(
-          response, acknowledged: upload.offset, totalLength: upload.planner.totalLength)
-        switch answer {
+        switch UploadResponse.query(response) {
         case .done:
           return finish(upload, .completed)
         case .uploadFrom(let next, _, _):
           upload.offset = next
           return readNextChunk(in: &upload, progress: nil, announcingLocation: false)
-        case .invalidValue(let header, let value, let reason):
-          return finish(upload, .invalidServerValue(header: header, value: value, reason: reason))
         case .protocolError, .query, .retry, .fail:
           return finish(upload, .protocolError)
         }
@@ -309,7 +303,7 @@ package struct UploadLifecycle: Sendable, Equatable {
       let token = upload.nextToken()
       state = .running(upload, .decidingRetry(interval: interval, token: token))
       return .askRetryBlock(token: token)
-    case .uploadFrom, .done, .protocolError, .invalidValue, .fail:
+    case .uploadFrom, .done, .protocolError, .fail:
       return finish(upload, .commandFailed)
     }
   }

@@ -77,14 +77,6 @@ enum UploadSource {
     offset: Int64, length: Int64, totalLength: Int64?,
     respond: @escaping @Sendable (Result<ReadChunk, any Error>) -> Void
   ) {
-    // The lifecycle checks every offset a server sends; this keeps a slip from trapping.
-    guard offset >= 0, length >= 0, length <= Int64.max - offset else {
-      respond(
-        .failure(
-          SessionUploadFetcherError.chunkUnavailable(
-            description: "no chunk of \(length) bytes at offset \(offset)")))
-      return
-    }
     if case .fullLengthProvider(_, let provider) = self {
       provider(offset, length) { data, fullLength, error in
         if let error {
