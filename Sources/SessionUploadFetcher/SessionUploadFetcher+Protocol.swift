@@ -395,6 +395,8 @@ extension SessionUploadFetcher {
       result = (data, error)
     case .protocolError:
       result = (data, Self.protocolError(data))
+    case .invalidProtocolValue(let header, let value):
+      result = (data, SessionUploadFetcherError.invalidProtocolValue(header: header, value: value))
     case .invalidUploadLocation(let location):
       result = (data, SessionUploadFetcherError.invalidUploadLocation(location.absoluteString))
     case .retryLimitReached:

@@ -241,7 +241,11 @@ package struct UploadLifecycle: Sendable, Equatable {
     case .success(let response):
       switch command.plan {
       case .start:
-        guard case .uploadFrom(_, let location?, let granularity) = UploadResponse.start(response) else {
+        let decision = UploadResponse.start(response)
+        if case .invalidNumber(let header, let value) = decision {
+          return finish(upload, .invalidProtocolValue(header: header, value: value))
+        }
+        guard case .uploadFrom(_, let location?, let granularity) = decision else {
           return finish(upload, .protocolError)
         }
         guard UploadLocation.isAcceptable(location) else {
@@ -265,16 +269,22 @@ package struct UploadLifecycle: Sendable, Equatable {
           upload.offset = next
           upload.resyncsWithoutProgress = 0
           return readNextChunk(in: &upload, progress: progress, announcingLocation: false)
+        case .invalidNumber(let header, let value):
+          return finish(upload, .invalidProtocolValue(header: header, value: value))
         case .protocolError, .query, .retry, .fail:
           return finish(upload, .protocolError)
         }
       case .query:
-        switch UploadResponse.query(response) {
+        // The server stands at least where it last said, and holds at most the upload's bytes.
+        let ceiling = upload.planner.totalLength ?? upload.sentEnd
+        switch UploadResponse.query(response, acknowledged: upload.offset, ceiling: ceiling) {
         case .done:
           return finish(upload, .completed)
         case .uploadFrom(let next, _, _):
           upload.offset = next
           return readNextChunk(in: &upload, progress: nil, announcingLocation: false)
+        case .invalidNumber(let header, let value):
+          return finish(upload, .invalidProtocolValue(header: header, value: value))
         case .protocolError, .query, .retry, .fail:
           return finish(upload, .protocolError)
         }
@@ -303,7 +313,7 @@ package struct UploadLifecycle: Sendable, Equatable {
       let token = upload.nextToken()
       state = .running(upload, .decidingRetry(interval: interval, token: token))
       return .askRetryBlock(token: token)
-    case .uploadFrom, .done, .protocolError, .fail:
+    case .uploadFrom, .done, .protocolError, .invalidNumber, .fail:
       return finish(upload, .commandFailed)
     }
   }
@@ -342,6 +352,7 @@ package struct UploadLifecycle: Sendable, Equatable {
       isFinal = read.offset + length >= fullLength
     }
     let command = ChunkPlanner.command(length: length, isFinal: isFinal)
+    upload.sentEnd = max(upload.sentEnd ?? 0, read.offset + length)
     return make(.chunk(location, offset: read.offset, length: length, command: command), in: &upload)
   }
 

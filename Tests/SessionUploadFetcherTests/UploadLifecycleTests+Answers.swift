@@ -82,6 +82,37 @@ extension UploadLifecycleTests {
       name: "query without a size", from: .sendingQuery,
       answer: .success(response(["X-Goog-Upload-Status": "active"])),
       expected: .finish(.protocolError, progress: nil)),
+    AnswerCase(
+      name: "start with a negative granularity", from: .sendingStart,
+      answer: .success(
+        response([
+          "X-Goog-Upload-Status": "active", "X-Goog-Upload-URL": location.absoluteString,
+          "X-Goog-Upload-Chunk-Granularity": "-5",
+        ])),
+      expected: .finish(
+        .invalidProtocolValue(header: "X-Goog-Upload-Chunk-Granularity", value: "-5"), progress: nil)),
+    AnswerCase(
+      name: "chunk answering a negative size received", from: .sendingChunk,
+      answer: .success(response(["X-Goog-Upload-Status": "active", "X-Goog-Upload-Size-Received": "-1"])),
+      expected: .finish(
+        .invalidProtocolValue(header: "X-Goog-Upload-Size-Received", value: "-1"), progress: nil)),
+    AnswerCase(
+      name: "chunk answering more than was sent", from: .sendingChunk,
+      answer: .success(activeAnswer(received: chunk + 1)),
+      expected: .finish(
+        .invalidProtocolValue(header: "X-Goog-Upload-Size-Received", value: String(chunk + 1)), progress: nil)
+    ),
+    AnswerCase(
+      name: "query answering more than the upload's length", from: .sendingQuery,
+      answer: .success(activeAnswer(received: total + 1)),
+      expected: .finish(
+        .invalidProtocolValue(header: "X-Goog-Upload-Size-Received", value: String(total + 1)), progress: nil)
+    ),
+    AnswerCase(
+      name: "query answering a size that is not a number", from: .sendingQuery,
+      answer: .success(response(["X-Goog-Upload-Status": "active", "X-Goog-Upload-Size-Received": "ten"])),
+      expected: .finish(
+        .invalidProtocolValue(header: "X-Goog-Upload-Size-Received", value: "ten"), progress: nil)),
   ]
 
   @Test(arguments: answerCases)
