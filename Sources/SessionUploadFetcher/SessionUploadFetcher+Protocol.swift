@@ -112,8 +112,8 @@ extension SessionUploadFetcher {
     case .finish(let outcome, let progress):
       if let progress { deliver(progress, delivery) }
       finish(outcome, data: data, error: error, on: delivery.queue)
-    case .askRetryBlock(let token):
-      askRetryBlock(token: token, delivery, data: data, error: error)
+    case .askRetryBlock(let token, let suggestion):
+      askRetryBlock(token: token, suggestion: suggestion, delivery, data: data, error: error)
     case .startRetryWait(let interval, let token, let isFirst):
       post(.sessionFetcherRetryDelayStarted, on: delivery.queue)
       if isFirst { post(.sessionUploadFetcherInitialBackoffStarted, on: delivery.queue) }
@@ -169,6 +169,9 @@ extension SessionUploadFetcher {
       chunkOffset = offset
     }
     let fetcher = makeCommandFetcher(plan.command, request: request)
+    if let chunkOffset, case .chunk(_, _, let length, _) = plan {
+      fetcher.comment = commandComment("\(chunkOffset)-\(max(0, chunkOffset + length - 1))")
+    }
     switch body {
     case .data(let data)?: fetcher.bodyData = data
     case .file(let url)?: fetcher.bodyFileURL = url
@@ -203,7 +206,7 @@ extension SessionUploadFetcher {
         reportsProgress: state.sendProgressBlock != nil,
         retrying: UploadLifecycle.RetrySettings(
           isEnabled: state.isRetryEnabled, minInterval: state.minRetryInterval, factor: state.retryFactor,
-          maxInterval: state.maxUploadRetryInterval, hasRetryBlock: state.retryBlock != nil))
+          maxInterval: state.maxRetryInterval, hasRetryBlock: state.retryBlock != nil))
     }
     perform(action, delivery, data: data, error: error)
   }
@@ -234,6 +237,7 @@ extension SessionUploadFetcher {
     }
     let fetcher = service?.fetcher(request: request) ?? SessionFetcher(request: request)
     fetcher.setParentUploadFetcher(self)
+    fetcher.comment = commandComment(command == .start ? "start" : command.rawValue)
     fetcher.callbackQueue = workQueue
     fetcher.isRetryEnabled = false
     fetcher.stopFetchingTriggersCompletionHandler = false
@@ -244,6 +248,11 @@ extension SessionUploadFetcher {
       fetcher.authorizer = nil
     }
     return fetcher
+  }
+
+  /// A command fetcher's comment: the upload's (or "upload") and what the command does.
+  private func commandComment(_ what: String) -> String {
+    "\(state.withLock { $0.comment } ?? "upload") (\(what))"
   }
 
   static func protocolError(_ data: Data?) -> SessionFetcherError {
@@ -300,10 +309,12 @@ extension SessionUploadFetcher {
   // MARK: - Retries
 
   /// Asks the retry block whether to retry the failure of step `token`.
-  private func askRetryBlock(token: Int, _ delivery: Delivery, data: Data?, error: (any Error)?) {
+  private func askRetryBlock(
+    token: Int, suggestion: Bool, _ delivery: Delivery, data: Data?, error: (any Error)?
+  ) {
     guard let block = delivery.retryBlock else { return }
     delivery.queue.async {
-      block(true, error) { shouldRetry in
+      block(suggestion, error) { shouldRetry in
         self.workQueue.async {
           let (action, delivery) = self.apply {
             $0.lifecycle.retryDecided(token: token, shouldRetry: shouldRetry)

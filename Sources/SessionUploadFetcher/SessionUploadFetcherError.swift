@@ -8,7 +8,7 @@ import Foundation
 /// without the size received), a `URLError`, or the error a data provider gave.
 public enum SessionUploadFetcherError: Error, Sendable, Equatable, CustomStringConvertible {
   /// Retrying stopped: the next delay would have reached
-  /// ``SessionUploadFetcher/maxUploadRetryInterval``. `underlying` describes the last failure.
+  /// ``SessionUploadFetcher/maxRetryInterval``. `underlying` describes the last failure.
   case retryLimitReached(underlying: String)
   /// A chunk of the upload could not be read: the file shrank or could not be read at an offset,
   /// or a data provider gave fewer bytes than the known length promised.

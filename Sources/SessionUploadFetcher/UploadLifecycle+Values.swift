@@ -243,8 +243,9 @@ extension UploadLifecycle {
     case read(ChunkRead, progress: Progress?, announcingLocation: Bool)
     /// Report `progress` (if any), then deliver the outcome.
     case finish(Outcome, progress: Progress?)
-    /// Ask the retry block, then tell ``UploadLifecycle/retryDecided(token:shouldRetry:)``.
-    case askRetryBlock(token: Int)
+    /// Ask the retry block, with the library's `suggestion` (true for a transient failure), then
+    /// tell ``UploadLifecycle/retryDecided(token:shouldRetry:)``.
+    case askRetryBlock(token: Int, suggestion: Bool)
     /// Post `sessionFetcherRetryDelayStarted` (and, if `isFirst`,
     /// `sessionUploadFetcherInitialBackoffStarted`), arm a delay of `interval`, then tell
     /// ``UploadLifecycle/retryWaitArmed(token:delay:)``.

@@ -312,7 +312,16 @@ package struct UploadLifecycle: Sendable, Equatable {
       guard retrying.hasRetryBlock else { return waitToRetry(interval, upload: &upload) }
       let token = upload.nextToken()
       state = .running(upload, .decidingRetry(interval: interval, token: token))
-      return .askRetryBlock(token: token)
+      return .askRetryBlock(token: token, suggestion: true)
+    case .fail where retrying.isEnabled && retrying.hasRetryBlock:
+      // The original asks its retry block about every failure (being offline, a 404, …),
+      // suggesting no retry for these; the block may still retry.
+      let interval =
+        upload.lastRetryInterval == 0 ? retrying.minInterval : upload.lastRetryInterval * retrying.factor
+      guard interval < retrying.maxInterval else { return finish(upload, .commandFailed) }
+      let token = upload.nextToken()
+      state = .running(upload, .decidingRetry(interval: interval, token: token))
+      return .askRetryBlock(token: token, suggestion: false)
     case .uploadFrom, .done, .protocolError, .invalidNumber, .fail:
       return finish(upload, .commandFailed)
     }

@@ -64,7 +64,15 @@ extension UploadLifecycleTests {
       expected: .finish(.commandFailed, progress: nil)),
     AnswerCase(
       name: "chunk 503, a retry block: ask it", from: .sendingChunk, answer: failure(503), settings: deciding,
-      expected: .askRetryBlock(token: 4)),
+      expected: .askRetryBlock(token: 4, suggestion: true)),
+    AnswerCase(
+      name: "chunk 404, a retry block: ask it, suggesting no retry", from: .sendingChunk,
+      answer: failure(404),
+      settings: deciding, expected: .askRetryBlock(token: 4, suggestion: false)),
+    AnswerCase(
+      name: "chunk offline, a retry block: ask it, suggesting no retry", from: .sendingChunk,
+      answer: .failure(URLError(.notConnectedToInternet)), settings: deciding,
+      expected: .askRetryBlock(token: 4, suggestion: false)),
     AnswerCase(
       name: "chunk 503, first delay at the limit", from: .sendingChunk, answer: failure(503),
       settings: .init(isEnabled: true, minInterval: 10, factor: 2, maxInterval: 10, hasRetryBlock: true),
