@@ -165,10 +165,20 @@ extension SessionUploadFetcher {
     case .chunk(let location, let offset, _, let command):
       var chunkRequest = uploadURLRequest(command, to: location)
       chunkRequest.setValue(String(offset), forHTTPHeaderField: UploadHeader.offset)
+      if let totalLength = state.withLock({ $0.lifecycle.totalLength }) {
+        // As the original: the whole upload's length with each chunk, when known.
+        chunkRequest.setValue(String(totalLength), forHTTPHeaderField: UploadHeader.contentLength)
+      }
       request = chunkRequest
       chunkOffset = offset
     }
     let fetcher = makeCommandFetcher(plan.command, request: request)
+    if case .start = plan, let agent = fetcher.request?.value(forHTTPHeaderField: "User-Agent"),
+      !agent.contains(Self.userAgentMarker)
+    {
+      // Read from the fetcher: the service adds its User-Agent when it makes the fetcher.
+      fetcher.setRequestValue(agent + " " + Self.userAgentMarker, forHTTPHeaderField: "User-Agent")
+    }
     if let chunkOffset, case .chunk(_, _, let length, _) = plan {
       fetcher.comment = commandComment("\(chunkOffset)-\(max(0, chunkOffset + length - 1))")
     }
@@ -224,10 +234,14 @@ extension SessionUploadFetcher {
         if excluded.contains(lowered) || lowered.hasPrefix("x-goog-upload-") { continue }
         request.setValue(value, forHTTPHeaderField: name)
       }
+      request.setValue("resumable", forHTTPHeaderField: UploadHeader.protocolName)
       request.setValue(command.rawValue, forHTTPHeaderField: UploadHeader.command)
       return request
     }
   }
+
+  /// What the original appends to the `start` request's User-Agent.
+  static let userAgentMarker = "(GTMSUF/1)"
 
   /// A command fetcher: made by the service when there is one, never retrying by itself, calling
   /// back on the work queue.

@@ -37,7 +37,8 @@ enum ResumableUploadRoutes {
     guard method == "POST" || method == "PUT",
       request.header("X-Goog-Upload-Protocol")?.lowercased() == "resumable",
       request.header("X-Goog-Upload-Command")?.lowercased() == "start",
-      let contentType = request.header("X-Goog-Upload-Content-Type")
+      let contentType = request.header("X-Goog-Upload-Content-Type"),
+      request.header("X-Goog-Upload-Content-Length") != nil
     else {
       return BuiltInRoutes.errorResponse(503, retryAfter: nil)
     }
@@ -60,6 +61,10 @@ enum ResumableUploadRoutes {
   private static func command(_ request: RecordedRequest, uploads: ResumableUploadStore) -> ResponsePlan {
     guard let commandHeader = request.header("X-Goog-Upload-Command") else {
       return BuiltInRoutes.badRequest("no X-Goog-Upload-Command")
+    }
+    // Every command of the original carries the protocol's name.
+    guard request.header("X-Goog-Upload-Protocol")?.lowercased() == "resumable" else {
+      return BuiltInRoutes.badRequest("no X-Goog-Upload-Protocol: resumable")
     }
     let commands = Set(
       commandHeader.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
@@ -117,6 +122,12 @@ enum ResumableUploadRoutes {
       }
     }
     guard upload.status == .active else { return statusResponse(upload.status.rawValue) }
+    if upload.declaredLength >= 0,
+      request.header("X-Goog-Upload-Content-Length") != String(upload.declaredLength)
+    {
+      // The original sends the upload's length with every chunk when it is known.
+      return BuiltInRoutes.badRequest("a chunk without X-Goog-Upload-Content-Length \(upload.declaredLength)")
+    }
     guard let offset = request.header("X-Goog-Upload-Offset").flatMap({ Int($0) }),
       offset == upload.body.count
     else {
