@@ -110,4 +110,26 @@ struct ServiceInheritanceTests {
     await #expect(throws: URLError.self) { try await upload.beginFetch() }
     #expect(asked.values == [false])
   }
+
+  @Test func theServicesDecoratorsDecorateEveryCommand() async throws {
+    final class Tagging: FetcherDecorator {
+      func fetcherWillStart(_ fetcher: SessionFetcher, request: URLRequest) async throws -> URLRequest {
+        var request = request
+        request.setValue("yes", forHTTPHeaderField: "X-Decorated")
+        return request
+      }
+    }
+    let server = try TestServer()
+    defer { server.stop() }
+    let service = FetcherService()
+    service.addDecorator(Tagging())
+    let upload = makeUploadFetcher(
+      server, "/d.location?uploadStatus=400&uploadStatusChunks=1", service: service)
+    upload.uploadData = bigData
+    let (_, error) = await run(upload)
+    #expect(error == nil)
+    let requests = server.requests(path: "/d.location") + server.requests(path: "/d.upload")
+    #expect(requests.count == 6)
+    #expect(requests.allSatisfy { $0.header("X-Decorated") == "yes" })
+  }
 }
