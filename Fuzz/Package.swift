@@ -32,6 +32,7 @@ var targets: [Target] = [
 let optionalFuzzers = [
   ("ResponseHeadersFuzzer", "FetcherService"), ("CookieParserFuzzer", "SessionFetcher"),
   ("SSEParserFuzzer", "SessionFetcher"), ("RequestBuildingFuzzer", "SessionFetcher"),
+  ("UploadResponseFuzzer", "SessionUploadFetcher"),
 ]
 for (name, product) in optionalFuzzers
 where FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/Sources/\(name)") {

@@ -112,8 +112,8 @@ extension SessionUploadFetcher {
     case .finish(let outcome, let progress):
       if let progress { deliver(progress, delivery) }
       finish(outcome, data: data, error: error, on: delivery.queue)
-    case .askRetryBlock(let token):
-      askRetryBlock(token: token, delivery, data: data, error: error)
+    case .askRetryBlock(let token, let suggestion):
+      askRetryBlock(token: token, suggestion: suggestion, delivery, data: data, error: error)
     case .startRetryWait(let interval, let token, let isFirst):
       post(.sessionFetcherRetryDelayStarted, on: delivery.queue)
       if isFirst { post(.sessionUploadFetcherInitialBackoffStarted, on: delivery.queue) }
@@ -165,10 +165,23 @@ extension SessionUploadFetcher {
     case .chunk(let location, let offset, _, let command):
       var chunkRequest = uploadURLRequest(command, to: location)
       chunkRequest.setValue(String(offset), forHTTPHeaderField: UploadHeader.offset)
+      if let totalLength = state.withLock({ $0.lifecycle.totalLength }) {
+        // As the original: the whole upload's length with each chunk, when known.
+        chunkRequest.setValue(String(totalLength), forHTTPHeaderField: UploadHeader.contentLength)
+      }
       request = chunkRequest
       chunkOffset = offset
     }
     let fetcher = makeCommandFetcher(plan.command, request: request)
+    if case .start = plan, let agent = fetcher.request?.value(forHTTPHeaderField: "User-Agent"),
+      !agent.contains(Self.userAgentMarker)
+    {
+      // Read from the fetcher: the service adds its User-Agent when it makes the fetcher.
+      fetcher.setRequestValue(agent + " " + Self.userAgentMarker, forHTTPHeaderField: "User-Agent")
+    }
+    if let chunkOffset, case .chunk(_, _, let length, _) = plan {
+      fetcher.comment = commandComment("\(chunkOffset)-\(max(0, chunkOffset + length - 1))")
+    }
     switch body {
     case .data(let data)?: fetcher.bodyData = data
     case .file(let url)?: fetcher.bodyFileURL = url
@@ -203,7 +216,7 @@ extension SessionUploadFetcher {
         reportsProgress: state.sendProgressBlock != nil,
         retrying: UploadLifecycle.RetrySettings(
           isEnabled: state.isRetryEnabled, minInterval: state.minRetryInterval, factor: state.retryFactor,
-          maxInterval: state.maxUploadRetryInterval, hasRetryBlock: state.retryBlock != nil))
+          maxInterval: state.maxRetryInterval, hasRetryBlock: state.retryBlock != nil))
     }
     perform(action, delivery, data: data, error: error)
   }
@@ -221,10 +234,14 @@ extension SessionUploadFetcher {
         if excluded.contains(lowered) || lowered.hasPrefix("x-goog-upload-") { continue }
         request.setValue(value, forHTTPHeaderField: name)
       }
+      request.setValue("resumable", forHTTPHeaderField: UploadHeader.protocolName)
       request.setValue(command.rawValue, forHTTPHeaderField: UploadHeader.command)
       return request
     }
   }
+
+  /// What the original appends to the `start` request's User-Agent.
+  static let userAgentMarker = "(GTMSUF/1)"
 
   /// A command fetcher: made by the service when there is one, never retrying by itself, calling
   /// back on the work queue.
@@ -234,6 +251,7 @@ extension SessionUploadFetcher {
     }
     let fetcher = service?.fetcher(request: request) ?? SessionFetcher(request: request)
     fetcher.setParentUploadFetcher(self)
+    fetcher.comment = commandComment(command == .start ? "start" : command.rawValue)
     fetcher.callbackQueue = workQueue
     fetcher.isRetryEnabled = false
     fetcher.stopFetchingTriggersCompletionHandler = false
@@ -244,6 +262,11 @@ extension SessionUploadFetcher {
       fetcher.authorizer = nil
     }
     return fetcher
+  }
+
+  /// A command fetcher's comment: the upload's (or "upload") and what the command does.
+  private func commandComment(_ what: String) -> String {
+    "\(state.withLock { $0.comment } ?? "upload") (\(what))"
   }
 
   static func protocolError(_ data: Data?) -> SessionFetcherError {
@@ -300,10 +323,12 @@ extension SessionUploadFetcher {
   // MARK: - Retries
 
   /// Asks the retry block whether to retry the failure of step `token`.
-  private func askRetryBlock(token: Int, _ delivery: Delivery, data: Data?, error: (any Error)?) {
+  private func askRetryBlock(
+    token: Int, suggestion: Bool, _ delivery: Delivery, data: Data?, error: (any Error)?
+  ) {
     guard let block = delivery.retryBlock else { return }
     delivery.queue.async {
-      block(true, error) { shouldRetry in
+      block(suggestion, error) { shouldRetry in
         self.workQueue.async {
           let (action, delivery) = self.apply {
             $0.lifecycle.retryDecided(token: token, shouldRetry: shouldRetry)
@@ -395,6 +420,8 @@ extension SessionUploadFetcher {
       result = (data, error)
     case .protocolError:
       result = (data, Self.protocolError(data))
+    case .invalidProtocolValue(let header, let value):
+      result = (data, SessionUploadFetcherError.invalidProtocolValue(header: header, value: value))
     case .invalidUploadLocation(let location):
       result = (data, SessionUploadFetcherError.invalidUploadLocation(location.absoluteString))
     case .retryLimitReached:

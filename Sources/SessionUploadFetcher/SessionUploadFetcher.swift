@@ -214,12 +214,14 @@ public final class SessionUploadFetcher: @unchecked Sendable {
   }
 
   /// Decides each retry: the suggestion, the failure, and `response` to call with the decision.
+  /// Default: the service's.
   public var retryBlock: SessionFetcher.RetryBlock? {
     get { state.withLock { $0.retryBlock } }
     set { state.withLock { $0.retryBlock = newValue } }
   }
 
-  /// The first retry delay (default 1 s); each next one is ``retryFactor`` times longer.
+  /// The first retry delay (default: the service's when set, else 1 s); each next one is
+  /// ``retryFactor`` times longer.
   public var minRetryInterval: TimeInterval {
     get { state.withLock { $0.minRetryInterval } }
     set { state.withLock { $0.minRetryInterval = newValue > 0 ? newValue : 1 } }
@@ -232,10 +234,26 @@ public final class SessionUploadFetcher: @unchecked Sendable {
   }
 
   /// Retrying ends with ``SessionUploadFetcherError/retryLimitReached(underlying:)`` once the next
-  /// delay would reach this (default 600 s).
+  /// delay would reach this (default: the service's when set, else 600 s). The name of
+  /// `SessionFetcher` and `FetcherService`.
+  public var maxRetryInterval: TimeInterval {
+    get { state.withLock { $0.maxRetryInterval } }
+    set { state.withLock { $0.maxRetryInterval = newValue > 0 ? newValue : 600 } }
+  }
+
+  /// The former name of ``maxRetryInterval``.
+  @available(*, deprecated, renamed: "maxRetryInterval")
   public var maxUploadRetryInterval: TimeInterval {
-    get { state.withLock { $0.maxUploadRetryInterval } }
-    set { state.withLock { $0.maxUploadRetryInterval = newValue > 0 ? newValue : 600 } }
+    get { maxRetryInterval }
+    set { maxRetryInterval = newValue }
+  }
+
+  /// A description of the upload for logs: each command fetcher's `comment` is this (or "upload")
+  /// with what the command does, as the original's are: `start`, the chunk's byte range
+  /// (`photo (0-74999)`), `query` or `cancel`.
+  public var comment: String? {
+    get { state.withLock { $0.comment } }
+    set { state.withLock { $0.comment = newValue } }
   }
 
   /// Retries done so far.

@@ -14,6 +14,9 @@ extension UploadLifecycle {
     package var wholeFileByURL: Bool
     /// The bytes the server is known to hold: where the next chunk starts.
     package var offset: Int64 = 0
+    /// The end of the furthest chunk sent, nil before one is sent: with an unknown length, the most
+    /// a query may answer the server holds.
+    package var sentEnd: Int64?
     /// Retry delays that ended.
     package var retryCount = 0
     /// The latest retry delay, 0 before the first (the backoff has not begun).
@@ -195,6 +198,8 @@ extension UploadLifecycle {
     case commandFailed
     /// The server broke the protocol: status 501 with the answer's body.
     case protocolError
+    /// A byte count in an answer cannot be acted on (see ``UploadNumber``).
+    case invalidProtocolValue(header: String, value: String)
     /// The upload URL given or answered is not one commands may go to.
     case invalidUploadLocation(URL)
     /// The next retry delay would reach the limit: the command's error, without a body.
@@ -238,8 +243,9 @@ extension UploadLifecycle {
     case read(ChunkRead, progress: Progress?, announcingLocation: Bool)
     /// Report `progress` (if any), then deliver the outcome.
     case finish(Outcome, progress: Progress?)
-    /// Ask the retry block, then tell ``UploadLifecycle/retryDecided(token:shouldRetry:)``.
-    case askRetryBlock(token: Int)
+    /// Ask the retry block, with the library's `suggestion` (true for a transient failure), then
+    /// tell ``UploadLifecycle/retryDecided(token:shouldRetry:)``.
+    case askRetryBlock(token: Int, suggestion: Bool)
     /// Post `sessionFetcherRetryDelayStarted` (and, if `isFirst`,
     /// `sessionUploadFetcherInitialBackoffStarted`), arm a delay of `interval`, then tell
     /// ``UploadLifecycle/retryWaitArmed(token:delay:)``.

@@ -241,7 +241,11 @@ package struct UploadLifecycle: Sendable, Equatable {
     case .success(let response):
       switch command.plan {
       case .start:
-        guard case .uploadFrom(_, let location?, let granularity) = UploadResponse.start(response) else {
+        let decision = UploadResponse.start(response)
+        if case .invalidNumber(let header, let value) = decision {
+          return finish(upload, .invalidProtocolValue(header: header, value: value))
+        }
+        guard case .uploadFrom(_, let location?, let granularity) = decision else {
           return finish(upload, .protocolError)
         }
         guard UploadLocation.isAcceptable(location) else {
@@ -265,16 +269,22 @@ package struct UploadLifecycle: Sendable, Equatable {
           upload.offset = next
           upload.resyncsWithoutProgress = 0
           return readNextChunk(in: &upload, progress: progress, announcingLocation: false)
+        case .invalidNumber(let header, let value):
+          return finish(upload, .invalidProtocolValue(header: header, value: value))
         case .protocolError, .query, .retry, .fail:
           return finish(upload, .protocolError)
         }
       case .query:
-        switch UploadResponse.query(response) {
+        // The server stands at least where it last said, and holds at most the upload's bytes.
+        let ceiling = upload.planner.totalLength ?? upload.sentEnd
+        switch UploadResponse.query(response, acknowledged: upload.offset, ceiling: ceiling) {
         case .done:
           return finish(upload, .completed)
         case .uploadFrom(let next, _, _):
           upload.offset = next
           return readNextChunk(in: &upload, progress: nil, announcingLocation: false)
+        case .invalidNumber(let header, let value):
+          return finish(upload, .invalidProtocolValue(header: header, value: value))
         case .protocolError, .query, .retry, .fail:
           return finish(upload, .protocolError)
         }
@@ -302,8 +312,17 @@ package struct UploadLifecycle: Sendable, Equatable {
       guard retrying.hasRetryBlock else { return waitToRetry(interval, upload: &upload) }
       let token = upload.nextToken()
       state = .running(upload, .decidingRetry(interval: interval, token: token))
-      return .askRetryBlock(token: token)
-    case .uploadFrom, .done, .protocolError, .fail:
+      return .askRetryBlock(token: token, suggestion: true)
+    case .fail where retrying.isEnabled && retrying.hasRetryBlock:
+      // The original asks its retry block about every failure (being offline, a 404, …),
+      // suggesting no retry for these; the block may still retry.
+      let interval =
+        upload.lastRetryInterval == 0 ? retrying.minInterval : upload.lastRetryInterval * retrying.factor
+      guard interval < retrying.maxInterval else { return finish(upload, .commandFailed) }
+      let token = upload.nextToken()
+      state = .running(upload, .decidingRetry(interval: interval, token: token))
+      return .askRetryBlock(token: token, suggestion: false)
+    case .uploadFrom, .done, .protocolError, .invalidNumber, .fail:
       return finish(upload, .commandFailed)
     }
   }
@@ -342,6 +361,7 @@ package struct UploadLifecycle: Sendable, Equatable {
       isFinal = read.offset + length >= fullLength
     }
     let command = ChunkPlanner.command(length: length, isFinal: isFinal)
+    upload.sentEnd = max(upload.sentEnd ?? 0, read.offset + length)
     return make(.chunk(location, offset: read.offset, length: length, command: command), in: &upload)
   }
 

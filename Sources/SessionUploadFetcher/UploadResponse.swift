@@ -9,6 +9,9 @@ package enum UploadDecision: Equatable, Sendable {
   case done
   /// The server broke the protocol or cancelled the upload: fail with status 501.
   case protocolError(String)
+  /// A byte count in the answer cannot be acted on (see ``UploadNumber``): fail with
+  /// ``SessionUploadFetcherError/invalidProtocolValue(header:value:)``.
+  case invalidNumber(header: String, value: String)
   /// A chunk was refused with a 4xx (not 404): ask the server where it stands.
   case query
   /// A failure worth a query-and-resume after the backoff, when retrying is enabled.
@@ -29,10 +32,11 @@ package enum UploadResponse {
     header(UploadHeader.status, in: response)?.trimmingCharacters(in: .whitespaces).lowercased()
   }
 
-  static func sizeReceived(_ response: HTTPURLResponse?) -> Int64? {
-    header(UploadHeader.sizeReceived, in: response).flatMap {
-      Int64($0.trimmingCharacters(in: .whitespaces))
-    }
+  static func sizeReceived(_ response: HTTPURLResponse?, acknowledged: Int64, ceiling: Int64?)
+    -> UploadNumber.Checked
+  {
+    UploadNumber.sizeReceived(
+      header(UploadHeader.sizeReceived, in: response), acknowledged: acknowledged, ceiling: ceiling)
   }
 
   /// A failed command: query after a chunk's 4xx (not 404), retry after a transient failure,
@@ -54,13 +58,19 @@ package enum UploadResponse {
     else {
       return .protocolError("the start answer has no active status and upload URL")
     }
-    let granularity = header(UploadHeader.granularity, in: response).flatMap {
-      Int64($0.trimmingCharacters(in: .whitespaces))
+    switch UploadNumber.granularity(header(UploadHeader.granularity, in: response)) {
+    case .absent, .valid(0):
+      return .uploadFrom(offset: 0, location: location, granularity: nil)
+    case .valid(let granularity):
+      return .uploadFrom(offset: 0, location: location, granularity: granularity)
+    case .invalid(let header, let value):
+      return .invalidNumber(header: header, value: value)
     }
-    return .uploadFrom(offset: 0, location: location, granularity: granularity.flatMap { $0 > 0 ? $0 : nil })
   }
 
-  /// The answer to a chunk of `length` bytes sent at `offset`.
+  /// The answer to a chunk of `length` bytes sent at `offset`. A chunk is sent where the server
+  /// said it stood, so the size received is from `offset` (acknowledged) through `offset + length`
+  /// (all that was sent).
   package static func chunk(
     _ response: HTTPURLResponse?, offset: Int64, length: Int64, wasFinal: Bool
   ) -> UploadDecision {
@@ -70,7 +80,12 @@ package enum UploadResponse {
     case "cancelled"?:
       return .protocolError("the server cancelled the upload")
     default:
-      let next = sizeReceived(response) ?? offset + length
+      let next: Int64
+      switch sizeReceived(response, acknowledged: offset, ceiling: offset + length) {
+      case .absent: next = offset + length
+      case .valid(let size): next = size
+      case .invalid(let header, let value): return .invalidNumber(header: header, value: value)
+      }
       if wasFinal && next >= offset + length {
         return .protocolError("the server did not finalize the upload")
       }
@@ -78,16 +93,20 @@ package enum UploadResponse {
     }
   }
 
-  /// The answer to `query`.
-  package static func query(_ response: HTTPURLResponse?) -> UploadDecision {
+  /// The answer to `query`. `acknowledged`: the most the server said it held before; `ceiling`:
+  /// the most it can hold (the upload's length, or the bytes sent), nil when unknown.
+  package static func query(_ response: HTTPURLResponse?, acknowledged: Int64 = 0, ceiling: Int64? = nil)
+    -> UploadDecision
+  {
     switch status(response) {
     case "final"?:
       return .done
     case "active"?:
-      guard let size = sizeReceived(response) else {
-        return .protocolError("the query answer has no size received")
+      switch sizeReceived(response, acknowledged: acknowledged, ceiling: ceiling) {
+      case .absent: return .protocolError("the query answer has no size received")
+      case .valid(let size): return .uploadFrom(offset: size, location: nil, granularity: nil)
+      case .invalid(let header, let value): return .invalidNumber(header: header, value: value)
       }
-      return .uploadFrom(offset: size, location: nil, granularity: nil)
     case "cancelled"?:
       return .protocolError("the server cancelled the upload")
     default:

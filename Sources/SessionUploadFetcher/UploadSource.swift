@@ -77,6 +77,15 @@ enum UploadSource {
     offset: Int64, length: Int64, totalLength: Int64?,
     respond: @escaping @Sendable (Result<ReadChunk, any Error>) -> Void
   ) {
+    // The lifecycle checks the server's numbers before it reads; this keeps a slice or a file
+    // offset that could not exist an error, not a trap, whatever asks for it.
+    guard offset >= 0, length >= 0, !offset.addingReportingOverflow(length).overflow else {
+      respond(
+        .failure(
+          SessionUploadFetcherError.chunkUnavailable(
+            description: "no chunk of \(length) bytes at offset \(offset)")))
+      return
+    }
     if case .fullLengthProvider(_, let provider) = self {
       provider(offset, length) { data, fullLength, error in
         if let error {

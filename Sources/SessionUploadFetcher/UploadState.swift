@@ -14,7 +14,8 @@ struct UploadState {
   var retryBlock: SessionFetcher.RetryBlock?
   var minRetryInterval: TimeInterval = 1
   var retryFactor: Double = 2
-  var maxUploadRetryInterval: TimeInterval = 600
+  var maxRetryInterval: TimeInterval = 600
+  var comment: String?
   var allowedInsecureSchemes: [String]
   var allowLocalhostRequest: Bool
   var sendProgressBlock: (@Sendable (Int64, Int64, Int64) -> Void)?
@@ -50,7 +51,12 @@ struct UploadState {
     self.mimeType = mimeType
     self.chunkSize = max(1, chunkSize)
     self.service = service
+    // What a service gives its own fetchers, an upload made by it takes too (as the original's
+    // upload fetcher, made by its service, does); 0 in the service means its fetchers' default.
     isRetryEnabled = service?.isRetryEnabled ?? false
+    retryBlock = service?.retryBlock
+    if let interval = service?.minRetryInterval, interval > 0 { minRetryInterval = interval }
+    if let interval = service?.maxRetryInterval, interval > 0 { maxRetryInterval = interval }
     allowedInsecureSchemes = service?.allowedInsecureSchemes ?? []
     allowLocalhostRequest = service?.allowLocalhostRequest ?? false
     stopFetchingTriggersCompletionHandler = service?.stopFetchingTriggersCompletionHandler ?? false

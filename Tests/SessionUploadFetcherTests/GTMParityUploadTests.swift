@@ -123,7 +123,7 @@ struct GTMParityUploadTests {
     fetcher.isRetryEnabled = true
     // Long enough that only the stop ends it.
     fetcher.minRetryInterval = 300
-    fetcher.maxUploadRetryInterval = 1000
+    fetcher.maxRetryInterval = 1000
     let counter = UploadNotificationCounter(fetcher)
     let cancelled = Recorder<Bool>()
     fetcher.cancellationHandler = { cancelFetcher, _, error in

@@ -147,7 +147,7 @@ struct ResumeAndErrorTests {
     fetcher.uploadData = bigData
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.01
-    fetcher.maxUploadRetryInterval = 0.1
+    fetcher.maxRetryInterval = 0.1
     let (_, error) = await run(fetcher)
     guard case .retryLimitReached? = error as? SessionUploadFetcherError else {
       Issue.record("expected retryLimitReached, got \(String(describing: error))")

@@ -64,7 +64,15 @@ extension UploadLifecycleTests {
       expected: .finish(.commandFailed, progress: nil)),
     AnswerCase(
       name: "chunk 503, a retry block: ask it", from: .sendingChunk, answer: failure(503), settings: deciding,
-      expected: .askRetryBlock(token: 4)),
+      expected: .askRetryBlock(token: 4, suggestion: true)),
+    AnswerCase(
+      name: "chunk 404, a retry block: ask it, suggesting no retry", from: .sendingChunk,
+      answer: failure(404),
+      settings: deciding, expected: .askRetryBlock(token: 4, suggestion: false)),
+    AnswerCase(
+      name: "chunk offline, a retry block: ask it, suggesting no retry", from: .sendingChunk,
+      answer: .failure(URLError(.notConnectedToInternet)), settings: deciding,
+      expected: .askRetryBlock(token: 4, suggestion: false)),
     AnswerCase(
       name: "chunk 503, first delay at the limit", from: .sendingChunk, answer: failure(503),
       settings: .init(isEnabled: true, minInterval: 10, factor: 2, maxInterval: 10, hasRetryBlock: true),
@@ -82,6 +90,37 @@ extension UploadLifecycleTests {
       name: "query without a size", from: .sendingQuery,
       answer: .success(response(["X-Goog-Upload-Status": "active"])),
       expected: .finish(.protocolError, progress: nil)),
+    AnswerCase(
+      name: "start with a negative granularity", from: .sendingStart,
+      answer: .success(
+        response([
+          "X-Goog-Upload-Status": "active", "X-Goog-Upload-URL": location.absoluteString,
+          "X-Goog-Upload-Chunk-Granularity": "-5",
+        ])),
+      expected: .finish(
+        .invalidProtocolValue(header: "X-Goog-Upload-Chunk-Granularity", value: "-5"), progress: nil)),
+    AnswerCase(
+      name: "chunk answering a negative size received", from: .sendingChunk,
+      answer: .success(response(["X-Goog-Upload-Status": "active", "X-Goog-Upload-Size-Received": "-1"])),
+      expected: .finish(
+        .invalidProtocolValue(header: "X-Goog-Upload-Size-Received", value: "-1"), progress: nil)),
+    AnswerCase(
+      name: "chunk answering more than was sent", from: .sendingChunk,
+      answer: .success(activeAnswer(received: chunk + 1)),
+      expected: .finish(
+        .invalidProtocolValue(header: "X-Goog-Upload-Size-Received", value: String(chunk + 1)), progress: nil)
+    ),
+    AnswerCase(
+      name: "query answering more than the upload's length", from: .sendingQuery,
+      answer: .success(activeAnswer(received: total + 1)),
+      expected: .finish(
+        .invalidProtocolValue(header: "X-Goog-Upload-Size-Received", value: String(total + 1)), progress: nil)
+    ),
+    AnswerCase(
+      name: "query answering a size that is not a number", from: .sendingQuery,
+      answer: .success(response(["X-Goog-Upload-Status": "active", "X-Goog-Upload-Size-Received": "ten"])),
+      expected: .finish(
+        .invalidProtocolValue(header: "X-Goog-Upload-Size-Received", value: "ten"), progress: nil)),
   ]
 
   @Test(arguments: answerCases)

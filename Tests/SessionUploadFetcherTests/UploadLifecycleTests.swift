@@ -98,7 +98,7 @@ struct UploadLifecycleTests {
     case .decidingRetry, .pausedDecidingRetry:
       #expect(
         d.machine.commandEnded(chunkFetcher, answer: failure(503), reportsProgress: true, retrying: deciding)
-          == .askRetryBlock(token: 4))
+          == .askRetryBlock(token: 4, suggestion: true))
       d.token = 4
       if situation == .pausedDecidingRetry {
         #expect(d.machine.pause() == .pause(Machine.Abandoned(command: nil, retryDelay: nil)))

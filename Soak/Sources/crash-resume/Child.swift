@@ -103,7 +103,7 @@ enum Child {
     // query: the next chunk's offset is then refused (503), and a retry queries again.
     fetcher.isRetryEnabled = true
     fetcher.minRetryInterval = 0.05
-    fetcher.maxUploadRetryInterval = 10
+    fetcher.maxRetryInterval = 10
   }
 
   private static func finish(_ fetcher: SessionFetcher) -> Int32 {
