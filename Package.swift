@@ -63,7 +63,8 @@ let package = Package(
       name: "TestTraits", dependencies: ["FetcherTesting"], path: "Tests/TestTraits",
       swiftSettings: strictSettings),
     .testTarget(
-      name: "SessionFetcherTests", dependencies: ["SessionFetcher", "FetcherTesting", "TestTraits"],
+      name: "SessionFetcherTests",
+      dependencies: ["SessionFetcher", "FetcherService", "FetcherTesting", "TestTraits"],
       swiftSettings: strictSettings),
     .testTarget(
       name: "FetcherServiceTests",

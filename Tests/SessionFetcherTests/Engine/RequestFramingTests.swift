@@ -1,3 +1,4 @@
+import FetcherService
 import FetcherTesting
 import Foundation
 import SessionFetcher
@@ -58,27 +59,35 @@ struct RequestFramingTests {
     #expect(typed?.header("Content-Type") == "application/json")
   }
 
-  /// Two GETs one after the other: kept alive, they share a connection; the first with its own
-  /// `Connection: close` makes the second open a new one.
+  /// Two GETs one after the other through a service of the test's own: kept alive, they share a
+  /// connection; the first with its own `Connection: close` makes the second open a new one. The
+  /// libcurl engine keeps its connection for the next request every time; FoundationNetworking
+  /// may open another one on its own (other tests' fetches share its work queue), so there only the
+  /// closing case is checked.
   @Test(arguments: engines)
   func aRequestsOwnConnectionCloseEndsItsConnection(engine: FetcherEngine) async throws {
     let server = try TestServer()
     defer { server.stop() }
+    let service = FetcherService()
+    service.engine = engine
+    service.allowLocalhostRequest = true
+    service.callbackQueue = makeCallbackQueue()
     func pair(closing: Bool) async -> [Int] {
       server.resetRecords()
-      let fetchers = (0..<2).map { index -> SessionFetcher in
-        let fetcher = server.fetcher("/bytes/10?\(closing)-\(index)")
-        fetcher.engine = engine
+      for index in 0..<2 {
+        let fetcher = service.fetcher(url: server.url("/bytes/10?\(closing)-\(index)"))
         if closing && index == 0 { fetcher.request?.setValue("close", forHTTPHeaderField: "Connection") }
-        return fetcher
+        let result = await fetcher.fetchResult()
+        #expect(result.error == nil, "\(engine): \(String(describing: result.error))")
       }
-      for fetcher in fetchers { _ = await fetcher.fetchResult(timeout: 20) }
       return server.requests.map(\.connectionID)
     }
     let kept = await pair(closing: false)
     let closed = await pair(closing: true)
     #expect(kept.count == 2 && closed.count == 2)
-    #expect(kept.count == 2 && kept[0] == kept[1], "\(engine): kept-alive requests on connections \(kept)")
+    if engine == .libcurl {
+      #expect(kept.count == 2 && kept[0] == kept[1], "kept-alive requests on connections \(kept)")
+    }
     #expect(closed.count == 2 && closed[0] != closed[1], "\(engine): Connection: close then \(closed)")
   }
 }

@@ -370,7 +370,7 @@ struct ScriptedAuthorizerTests {
     engine.respond(to: "/api", with: .response(body: Self.body))
     let fetcher = engine.fetcher("/api")
     fetcher.authorizer = FormlessAuthorizer()
-    let result = await fetcher.fetchResult(timeout: 10)
+    let result = await fetcher.fetchResult()
     guard case .authorizationFailed(let text)? = result.fetcherError else {
       Issue.record("expected authorizationFailed, got \(String(describing: result.error))")
       return
