@@ -166,14 +166,6 @@ final class LogFileWriter: @unchecked Sendable {
     }
   }
 
-  /// Ends the current run; the next fetch logged to files begins a new one.
-  func endRun() {
-    queue.sync {
-      run = nil
-      failedKey = nil
-    }
-  }
-
   /// Writes the fetch's text log and body files; returns its run and HAR entries.
   private func writeFetchFiles(_ record: PendingRecord) -> (LogRun, [Data])? {
     if failedKey == record.key { return nil }

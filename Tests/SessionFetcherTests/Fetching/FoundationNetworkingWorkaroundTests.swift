@@ -6,7 +6,7 @@ import Testing
 
 @testable import SessionFetcher
 
-/// Each test pins one workaround for a FoundationNetworking gap (SPEC §4). They pass on Apple
+/// Each test pins one workaround for a FoundationNetworking gap (the Linux notes article lists them). They pass on Apple
 /// platforms and on toolchains where the gap is fixed, because they test the library's behaviour,
 /// not the bug.
 @Suite("FoundationNetworking workarounds", .ownThreads)

@@ -43,10 +43,6 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     handlers.withLock { $0[task.taskIdentifier] = registration }
   }
 
-  package func unregister(_ task: URLSessionTask) {
-    handlers.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
-  }
-
   package var handlerCount: Int { handlers.withLock { $0.count } }
 
   /// `task` was resumed on the engine's task queue: its handler hears that its exchange started.

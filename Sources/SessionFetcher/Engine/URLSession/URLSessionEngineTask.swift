@@ -144,10 +144,6 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
     }
   }
 
-  private func underlyingUnlessEnded() -> URLSessionTask? {
-    state.withLock { $0.ended ? nil : $0.task }
-  }
-
   package var response: URLResponse? { urlSessionTask?.response }
 
   /// FoundationNetworking never delivers `URLSessionTaskMetrics`.
