@@ -84,8 +84,11 @@ struct Connection {
   ) throws(ConnectionError) -> Bool {
     switch action {
     case .respond(let plan):
+      // `?ignoreConnectionClose` plays a server that keeps the connection open although the
+      // client asked to close it: only the client's own handling of its header ends it then.
+      let ignoresClose = RequestTarget(head.target).query["ignoreConnectionClose"] != nil
       let keepsAlive =
-        head.wantsKeepAlive && !core.stopSignal.isFired && plan.ending == .complete
+        (head.wantsKeepAlive || ignoresClose) && !core.stopSignal.isFired && plan.ending == .complete
         && !plan.headers.values(named: "Connection").contains { $0.equalsIgnoringASCIICase("close") }
       var connectionHeader: String?
       if plan.ending == .complete {

@@ -59,11 +59,12 @@ struct RequestFramingTests {
     #expect(typed?.header("Content-Type") == "application/json")
   }
 
-  /// Two GETs one after the other through a service of the test's own: kept alive, they share a
-  /// connection; the first with its own `Connection: close` makes the second open a new one. The
-  /// libcurl engine keeps its connection for the next request every time; FoundationNetworking
-  /// may open another one on its own (other tests' fetches share its work queue), so there only the
-  /// closing case is checked.
+  /// Two GETs one after the other through a service of the test's own, to a server that keeps
+  /// its connections open even when the client asks to close (`?ignoreConnectionClose`): kept
+  /// alive, they share a connection; the first with its own `Connection: close` makes the second
+  /// open a new one, because the client ends the connection itself. The libcurl engine keeps its
+  /// connection for the next request every time; FoundationNetworking may open another one on its
+  /// own (other tests' fetches share its work queue), so there only the closing case is checked.
   @Test(arguments: engines)
   func aRequestsOwnConnectionCloseEndsItsConnection(engine: FetcherEngine) async throws {
     let server = try TestServer()
@@ -75,7 +76,7 @@ struct RequestFramingTests {
     func pair(closing: Bool) async -> [Int] {
       server.resetRecords()
       for index in 0..<2 {
-        let fetcher = service.fetcher(url: server.url("/bytes/10?\(closing)-\(index)"))
+        let fetcher = service.fetcher(url: server.url("/bytes/10?ignoreConnectionClose&\(closing)-\(index)"))
         if closing && index == 0 { fetcher.request?.setValue("close", forHTTPHeaderField: "Connection") }
         let result = await fetcher.fetchResult()
         #expect(result.error == nil, "\(engine): \(String(describing: result.error))")

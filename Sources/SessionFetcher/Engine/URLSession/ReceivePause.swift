@@ -97,22 +97,12 @@
       return (source, milliseconds)
     }
 
-    /// The stored property `label` of `subject` or of one of its superclasses.
     private static func child(_ subject: Any, _ label: String) -> Any? {
-      var mirror: Mirror? = Mirror(reflecting: subject)
-      while let current = mirror {
-        if let value = current.children.first(where: { $0.label == label })?.value { return value }
-        mirror = current.superclassMirror
-      }
-      return nil
+      FoundationNetworkingMirror.child(subject, label)
     }
 
-    /// The value inside an optional (nil for `.none`), or the value itself.
     private static func unwrapped(_ value: Any?) -> Any? {
-      guard let value else { return nil }
-      let mirror = Mirror(reflecting: value)
-      guard mirror.displayStyle == .optional else { return value }
-      return mirror.children.first?.value
+      FoundationNetworkingMirror.unwrapped(value)
     }
 
     /// What a pause hands to the multi handle's queue, where FoundationNetworking's objects are

@@ -56,6 +56,11 @@
         let raw = child(easyHandle, "rawHandle") as? UnsafeMutableRawPointer
       else { return }
       _ = ccurl_easy_setopt_off(raw, CCURLOPT_MAXFILESIZE_LARGE, largestConvertibleLength)
+      if let request = task.originalRequest, asksToClose(request) {
+        // The request's own `Connection: close` (RFC 9112 §9.6): FoundationNetworking sends the
+        // header but keeps the connection for the next task when the server does not close it.
+        _ = ccurl_easy_setopt_long(raw, CCURLOPT_FORBID_REUSE, 1)
+      }
       // FoundationNetworking's header callback is given the `_EasyHandle` itself as its data.
       let headerData = Unmanaged.passUnretained(easyHandle as AnyObject).toOpaque()
       guard let gate = ccurl_header_gate_install(raw, headerData) else { return }
@@ -66,6 +71,14 @@
       }
       // A task's protocol is made once; a second one would have a handle of its own.
       if let replaced { ccurl_header_gate_free(replaced.gate) }
+    }
+
+    /// Whether `request` says `Connection: close` (one of its comma-separated options).
+    static func asksToClose(_ request: URLRequest) -> Bool {
+      guard let value = request.value(forHTTPHeaderField: "Connection") else { return false }
+      return value.split(separator: ",").contains {
+        $0.trimmingCharacters(in: .whitespaces).equalsIgnoringASCIICase("close")
+      }
     }
 
     /// Frees the gate of `task`, which completed.
@@ -86,22 +99,12 @@
       return Mirror(reflecting: easy).displayStyle == .class ? easy as AnyObject : nil
     }
 
-    /// The stored property `label` of `subject` or of one of its superclasses.
     private static func child(_ subject: Any, _ label: String) -> Any? {
-      var mirror: Mirror? = Mirror(reflecting: subject)
-      while let current = mirror {
-        if let value = current.children.first(where: { $0.label == label })?.value { return value }
-        mirror = current.superclassMirror
-      }
-      return nil
+      FoundationNetworkingMirror.child(subject, label)
     }
 
-    /// The value inside an optional (nil for `.none`), or the value itself.
     private static func unwrapped(_ value: Any?) -> Any? {
-      guard let value else { return nil }
-      let mirror = Mirror(reflecting: value)
-      guard mirror.displayStyle == .optional else { return value }
-      return mirror.children.first?.value
+      FoundationNetworkingMirror.unwrapped(value)
     }
 
     /// A gate and the task it belongs to (held, so that its identifier is not reused meanwhile).
