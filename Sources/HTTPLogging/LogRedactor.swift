@@ -6,9 +6,11 @@ import Foundation
 /// 1. **Find and replace by name**: values of sensitive headers (``sensitiveHeaderNames``, and any
 ///    header whose name looks like a secret), query items, `application/x-www-form-urlencoded`
 ///    fields, JSON keys (at any depth), `multipart/…` parts (by their `Content-Disposition` name), XML
-///    elements and XML attributes whose names look like secrets (see ``isSensitiveName(_:)``).
-///    `Authorization` keeps its scheme (`Bearer _snip_`), `Cookie` and `Set-Cookie` keep cookie
-///    names and attributes.
+///    elements and XML attributes whose names look like secrets (see ``isSensitiveName(_:)``), and
+///    parameters named exactly as in ``sensitiveExactNames`` (`code`). `Authorization` keeps its
+///    scheme (`Bearer _snip_`), `Cookie` and `Set-Cookie` keep cookie names and attributes. A JSON
+///    Web Token is a secret wherever it is, whatever its name. A URL that does not parse keeps only
+///    its scheme, host and path.
 /// 2. **Scrub**: every secret value found in pass 1 (at least ``minimumScrubbedLength`` characters)
 ///    is replaced wherever else it appears in that fetch's output — URLs, other headers, request and
 ///    response bodies, error text — because servers echo what they are sent.
