@@ -50,8 +50,8 @@ extension LogRedactor {
   }
 
   /// A multipart body with the content of every part whose `Content-Disposition` name looks like a
-  /// secret (``isSensitiveName(_:)``: `name="password"`, `name="api_key"`…) replaced by ``marker``,
-  /// adding each replaced value to `secrets`. Parts that are multipart themselves are redacted the
+  /// secret (``isSensitiveName(_:)``, or one of ``sensitiveExactNames``: `name="password"`,
+  /// `name="code"`…) replaced by ``marker``, adding each replaced value to `secrets`. Parts that are multipart themselves are redacted the
   /// same way. A part cut off by the body size cap is replaced up to the end of the bytes kept.
   func redactMultipart(_ data: Data, boundary: String, secrets: inout SecretSet) -> Data {
     redactMultipart(Array(data), boundary: boundary, secrets: &secrets, depth: 0).map { Data($0) } ?? data
@@ -124,7 +124,7 @@ extension LogRedactor {
       }
     }
     let content = Array(part[contentStart...])
-    if let name, isSensitiveName(name) {
+    if let name, isSensitiveParameter(name) {
       guard !content.isEmpty else { return nil }
       if let text = String(bytes: content, encoding: .utf8) {
         secrets.insert(text.trimmingCharacters(in: .whitespacesAndNewlines))

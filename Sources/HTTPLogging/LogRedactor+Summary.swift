@@ -35,7 +35,7 @@ extension LogRedactor {
     for (name, value) in headers {
       redactedHeaders[name] = redactHeader(name: name, value: value, secrets: &secrets)
     }
-    var redactedURL = url.map { redactURLString($0, secrets: &secrets) ?? $0 }
+    var redactedURL = url.map { redactURLString($0, secrets: &secrets) }
     var redactedTexts = texts.map { redactFreeText($0, secrets: &secrets) }
     let patterns = scrubPatterns(secrets)
     guard !patterns.isEmpty else {

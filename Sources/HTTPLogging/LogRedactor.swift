@@ -6,9 +6,11 @@ import Foundation
 /// 1. **Find and replace by name**: values of sensitive headers (``sensitiveHeaderNames``, and any
 ///    header whose name looks like a secret), query items, `application/x-www-form-urlencoded`
 ///    fields, JSON keys (at any depth), `multipart/…` parts (by their `Content-Disposition` name), XML
-///    elements and XML attributes whose names look like secrets (see ``isSensitiveName(_:)``).
-///    `Authorization` keeps its scheme (`Bearer _snip_`), `Cookie` and `Set-Cookie` keep cookie
-///    names and attributes.
+///    elements and XML attributes whose names look like secrets (see ``isSensitiveName(_:)``), and
+///    parameters named exactly as in ``sensitiveExactNames`` (`code`). `Authorization` keeps its
+///    scheme (`Bearer _snip_`), `Cookie` and `Set-Cookie` keep cookie names and attributes. A JSON
+///    Web Token is a secret wherever it is, whatever its name. A URL that does not parse keeps only
+///    its scheme, host and path.
 /// 2. **Scrub**: every secret value found in pass 1 (at least ``minimumScrubbedLength`` characters)
 ///    is replaced wherever else it appears in that fetch's output — URLs, other headers, request and
 ///    response bodies, error text — because servers echo what they are sent.
@@ -36,11 +38,40 @@ public struct LogRedactor: Sendable, Equatable {
     didSet { nameMatcher = NameMatcher(sensitiveNames) }
   }
 
+  // Beyond the obvious words, the credentials of the common flows, as HAR sanitizers (Cloudflare's
+  // har-sanitizer, Google's) and OpenTelemetry's URL redaction name them:
+  // - OAuth 2.0 / OpenID Connect: `access_token`, `refresh_token`, `id_token` (RFC 6749, OIDC Core)
+  //   by `token`; `client_secret` by `secret`; `assertion`, `client_assertion` (RFC 7523) by
+  //   `assertion`; `code_verifier` (RFC 7636); `device_code` (RFC 8628 §3.2: it alone lets the device
+  //   poll for the tokens). `oauth_verifier` is OAuth 1's answer to the same question.
+  // - SAML 2.0 bindings: `SAMLRequest`, `SAMLResponse` (a response is a bearer assertion) and
+  //   `SAMLart` (exchanged for one); `Signature` by `signature`.
+  // - Sessions: `sessionid` (`session_id`, `JSESSIONID`, `ASP.NET_SessionId`), `sessid` (`PHPSESSID`).
+  // - Signed URLs: `X-Amz-Signature`, `X-Goog-Signature`, `sig` (Azure SAS), `Signature`;
+  //   `X-Amz-Credential`, `X-Goog-Credential` by `credential`; `X-Amz-Security-Token` by `token`.
+  // - `bearer`, `jwt`: a credential by their name.
+  // Not secret, and kept because they are what a failed flow is debugged by: `state`, `nonce`,
+  // `RelayState` (bound to the user agent's own session, RFC 6749 §10.12; they grant nothing alone),
+  // `code_challenge` (a hash of the verifier, public by design, RFC 7636 §7.2), `user_code` (shown
+  // to the user, RFC 8628 §3.3), `client_id`. (`SigAlg`, `token_type` and `client_assertion_type`
+  // name no secret but contain `sig`, `token`, `assertion`: they are cut too, which costs little.)
   private static let defaultSensitiveNames: Set<String> = [
     "token", "secret", "password", "passwd", "pwd", "pass", "key", "apikey", "auth", "authorization",
     "signature", "sig", "credential", "cookie", "sessionid", "otp", "assertion", "privatekey",
-    "codeverifier",
+    "codeverifier", "devicecode", "oauthverifier", "samlrequest", "samlresponse", "samlart", "sessid",
+    "bearer", "jwt",
   ]
+
+  /// Names (case-insensitive) that mark a query item, fragment parameter, form field or JSON string
+  /// as secret only when they are the whole name. Default: `code`, `ticket`, `sid`, `session`.
+  ///
+  /// These are credentials in the flows that use them — the OAuth 2.0 authorization `code`
+  /// (RFC 6749 §4.1.2), a CAS or Kerberos `ticket`, a session's `sid` — and everyday words
+  /// elsewhere, so a name that only contains them (`country_code`, `ticket_count`) is kept. Under a
+  /// JSON key only a string is secret: `{"error": {"code": 404}}` and `{"ticket": {…}}` keep their
+  /// numbers and objects.
+  /// Entries are lowercase.
+  public var sensitiveExactNames: Set<String> = ["code", "ticket", "sid", "session"]
 
   /// ``sensitiveNames`` as bytes, sorted into the two kinds of entry once, not per name asked
   /// about (redaction asks about every header name, query item and JSON key of a logged fetch).
@@ -86,6 +117,16 @@ public struct LogRedactor: Sendable, Equatable {
     let joined = Array(words.joined())
     if nameMatcher.inside.contains(where: { Self.bytes(joined, contain: $0) }) { return true }
     return nameMatcher.whole.contains { entry in words.contains(entry) || joined == entry }
+  }
+
+  /// Whether a query item, fragment parameter or form field called `name` holds a secret: it looks
+  /// like one (``isSensitiveName(_:)``) or is one of ``sensitiveExactNames``.
+  func isSensitiveParameter(_ name: String) -> Bool {
+    isSensitiveExactName(name) || isSensitiveName(name)
+  }
+
+  func isSensitiveExactName(_ name: String) -> Bool {
+    !sensitiveExactNames.isEmpty && sensitiveExactNames.contains(name.lowercased())
   }
 
   /// Whether `needle` occurs in `haystack`.
@@ -192,6 +233,7 @@ extension LogRedactor {
   /// The redacted value of header `name`, adding its secrets to `secrets`. Values of other headers
   /// are returned unchanged (they are scrubbed later).
   func redactHeader(name: String, value: String, secrets: inout SecretSet) -> String {
+    collectTokens(in: value, secrets: &secrets)
     let lower = name.lowercased()
     if lower == "cookie" {
       return redactCookiePairs(value, separators: [";"], attributeNames: [], secrets: &secrets)
@@ -200,10 +242,8 @@ extension LogRedactor {
       return redactCookiePairs(
         value, separators: [";", ","], attributeNames: Self.cookieAttributes, secrets: &secrets)
     }
-    if lower == "location" || lower == "content-location",
-      let redacted = redactURLString(value, secrets: &secrets)
-    {
-      return redacted
+    if Self.urlHeaders.contains(lower) {
+      return redactURLString(value, secrets: &secrets)
     }
     guard isSensitiveHeader(name) else { return value }
     return redactCredentials(value, secrets: &secrets)
@@ -238,6 +278,9 @@ extension LogRedactor {
     }
     return scheme + " " + marker
   }
+
+  /// Headers whose value is one URL.
+  static let urlHeaders: Set<String> = ["location", "content-location", "referer"]
 
   static let cookieAttributes: Set<String> = [
     "path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority", "partitioned",
@@ -275,9 +318,13 @@ extension LogRedactor {
   }
 
   /// Query items, fragment parameters and the password of the user info whose names look like
-  /// secrets. nil when `string` is not a URL.
-  func redactURLString(_ string: String, secrets: inout SecretSet) -> String? {
-    guard var components = URLComponents(string: string) else { return nil }
+  /// secrets. A string that `URLComponents` cannot parse is cut down by
+  /// ``redactUnparsedURL(_:secrets:)``, never kept as it is.
+  func redactURLString(_ string: String, secrets: inout SecretSet) -> String {
+    collectTokens(in: string, secrets: &secrets)
+    guard var components = URLComponents(string: string) else {
+      return redactUnparsedURL(string, secrets: &secrets)
+    }
     var changed = false
     if let password = components.password, !password.isEmpty {
       secrets.insert(password)
@@ -300,17 +347,57 @@ extension LogRedactor {
       }
     }
     guard changed else { return string }
-    return components.string ?? string
+    return components.string ?? redactUnparsedURL(string, secrets: &secrets)
+  }
+
+  /// A URL that does not parse keeps its scheme, host and path; its user info, query and fragment
+  /// each become the marker. Secrets named in the query and fragment are still collected, to be
+  /// scrubbed where they are echoed.
+  ///
+  /// `https://u:pw@h/p?q=a b#f` → `https://_snip_@h/p?_snip_#_snip_`.
+  func redactUnparsedURL(_ string: String, secrets: inout SecretSet) -> String {
+    var rest = Substring(string)
+    var output = ""
+    if let separator = rest.range(of: "//") {
+      output += rest[..<separator.upperBound]
+      rest = rest[separator.upperBound...]
+      let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+      if let at = rest[..<authorityEnd].lastIndex(of: "@") {
+        let userInfo = rest[..<at]
+        if let colon = userInfo.firstIndex(of: ":") {
+          let password = String(userInfo[userInfo.index(after: colon)...])
+          secrets.insert(password)
+          secrets.insert(password.removingPercentEncoding ?? password)
+        }
+        output += marker + "@"
+        rest = rest[rest.index(after: at)...]
+      }
+    }
+    let pathEnd = rest.firstIndex { $0 == "?" || $0 == "#" } ?? rest.endIndex
+    output += rest[..<pathEnd]
+    rest = rest[pathEnd...]
+    if rest.first == "?" {
+      let queryEnd = rest.firstIndex(of: "#") ?? rest.endIndex
+      _ = redactFormEncoded(String(rest.dropFirst()[..<queryEnd]), secrets: &secrets)
+      output += "?" + marker
+      rest = rest[queryEnd...]
+    }
+    if rest.first == "#" {
+      _ = redactFormEncoded(String(rest.dropFirst()), secrets: &secrets)
+      output += "#" + marker
+    }
+    return output
   }
 
   /// `a=1&token=xyz` → `a=1&token=_snip_` (names decoded before matching, `+` as space).
   func redactFormEncoded(_ text: String, secrets: inout SecretSet) -> String {
+    collectTokens(in: text, secrets: &secrets)
     let fields = text.split(separator: "&", omittingEmptySubsequences: false)
     let redacted = fields.map { field -> String in
       guard let equals = field.firstIndex(of: "=") else { return String(field) }
       let rawName = String(field[..<equals])
       let name = Self.formDecoded(rawName)
-      guard isSensitiveName(name) else { return String(field) }
+      guard isSensitiveParameter(name) else { return String(field) }
       let rawValue = String(field[field.index(after: equals)...])
       guard !rawValue.isEmpty else { return String(field) }
       secrets.insert(rawValue)
@@ -342,6 +429,9 @@ extension LogRedactor {
       for (key, element) in dictionary {
         if isSensitiveName(key) {
           result[key] = redactJSONSecret(element, secrets: &secrets)
+        } else if isSensitiveExactName(key), let string = element as? String, !string.isEmpty {
+          secrets.insert(string)
+          result[key] = marker
         } else {
           result[key] = redactJSON(element, secrets: &secrets)
         }
@@ -389,10 +479,11 @@ extension LogRedactor {
   /// In free text: `name=value` pairs and `"name": "value"` pairs with secret-looking names, and
   /// `Bearer`/`OAuth`/`Basic` credentials.
   func redactFreeText(_ text: String, secrets: inout SecretSet) -> String {
+    collectTokens(in: text, secrets: &secrets)
     var output = text
     for match in text.matches(of: /([A-Za-z0-9_.\-]+)=([^&\s"'<>;,]+)/) {
       let name = String(match.output.1)
-      if isSensitiveName(name) {
+      if isSensitiveParameter(name) {
         secrets.insert(String(match.output.2))
         secrets.insert(Self.formDecoded(String(match.output.2)))
       }
@@ -400,13 +491,29 @@ extension LogRedactor {
     for match in text.matches(of: /"([^"\\]{1,100})"\s*:\s*"((?:[^"\\]|\\.)*)"/) {
       if isSensitiveName(String(match.output.1)) { secrets.insert(String(match.output.2)) }
     }
+    // The scheme and its credentials are separated by white space (`Bearer abc`). A `=` after the
+    // scheme's name is a `name=value` pair instead: the value alone is the secret, which must not
+    // begin with the `=`, or scrubbing it leaves `bearer_snip_`.
     for match in text.matches(
-      of: /(?i:\b(?:Bearer|OAuth|Basic|GoogleLogin\s+auth=))\s*([A-Za-z0-9._~+\/=\-]{4,})/)
-    {
+      of:
+        /(?i:\b(?:(?:Bearer|OAuth|Basic)(?:\s+|\s*=\s*)|GoogleLogin\s+auth=))([A-Za-z0-9._~+\/\-][A-Za-z0-9._~+\/=\-]{3,})/
+    ) {
       secrets.insert(String(match.output.1))
     }
     output = scrub(output, secrets: secrets)
     return output
+  }
+
+  /// Adds every JSON Web Token in `text` to `secrets`, whatever name it has or where it is: a
+  /// compact JWS or JWE (RFC 7515 §7.1, RFC 7516 §7.1) begins with its base64url-encoded header,
+  /// and `{"` encodes as `eyJ`.
+  func collectTokens(in text: String, secrets: inout SecretSet) {
+    guard text.utf8.count >= 16, text.contains("eyJ") else { return }
+    for match in text.matches(
+      of: /eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{2,}\.[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+)?/)
+    {
+      secrets.insert(String(match.output))
+    }
   }
 
   // MARK: - Pass 2: scrubbing

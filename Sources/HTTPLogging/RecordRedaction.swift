@@ -122,12 +122,12 @@ struct RecordPreparer {
     for index in record.exchanges.indices {
       var exchange = record.exchanges[index]
       if let redactor {
-        exchange.url = redactor.redactURLString(exchange.url, secrets: &secrets) ?? exchange.url
+        exchange.url = redactor.redactURLString(exchange.url, secrets: &secrets)
         if let responseURL = exchange.responseURL {
-          exchange.responseURL = redactor.redactURLString(responseURL, secrets: &secrets) ?? responseURL
+          exchange.responseURL = redactor.redactURLString(responseURL, secrets: &secrets)
         }
         if let target = exchange.redirectedTo {
-          exchange.redirectedTo = redactor.redactURLString(target, secrets: &secrets) ?? target
+          exchange.redirectedTo = redactor.redactURLString(target, secrets: &secrets)
         }
         exchange.requestHeaders = exchange.requestHeaders.map {
           ($0.name, redactor.redactHeader(name: $0.name, value: $0.value, secrets: &secrets))
@@ -139,7 +139,10 @@ struct RecordPreparer {
       record.exchanges[index] = exchange
     }
     if let redactor {
-      record.url = redactor.redactURLString(record.url, secrets: &secrets) ?? record.url
+      record.url = redactor.redactURLString(record.url, secrets: &secrets)
+      // Error texts are only scrubbed, but a token quoted in one is found by its shape.
+      let texts = [record.comment, record.errorText] + record.exchanges.map(\.errorText)
+      for case let text? in texts { redactor.collectTokens(in: text, secrets: &secrets) }
     }
     var requestKinds: [BodyKind?] = []
     var responseKinds: [BodyKind?] = []

@@ -86,7 +86,7 @@ struct LogRedactorTests {
       ("X-Custom-Secret", "shh-1111", "_snip_", ["shh-1111"]),
       ("Accept", "application/json", "application/json", []),
       (
-        "Location", "https://h/cb?code=1&access_token=tok777", "https://h/cb?code=1&access_token=_snip_",
+        "Location", "https://h/cb?x=1&access_token=tok777", "https://h/cb?x=1&access_token=_snip_",
         ["tok777"]
       ),
     ] as [(String, String, String, [String])])

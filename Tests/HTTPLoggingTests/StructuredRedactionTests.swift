@@ -43,6 +43,11 @@ struct StructuredRedactionTests {
       ([("accessToken", "line one\r\nline two")], ["accessToken"]),
       ([("monkey", "banana"), ("passage", "text")], []),
       ([("client_secret", "")], []),
+      // A form-data token request: the flows' names, exact or contained.
+      (
+        [("code", "AuthCode-1"), ("country_code", "FR"), ("SAMLResponse", "PHNhbWw-1")],
+        ["code", "SAMLResponse"]
+      ),
     ] as [([(String, String)], [String])])
   func multipart(_ parts: [(String, String)], _ redactedNames: [String]) {
     let body = multipartBody(parts.map { (name: $0.0, content: $0.1) })
