@@ -14,6 +14,8 @@ struct ETagCache {
   struct Entry: Equatable {
     var etag: String
     var data: Data?
+    /// The request headers the response's `Vary` named, with the values they had.
+    var vary: [String: String?] = [:]
     var cost: Int
     var lastUse: UInt64
   }
@@ -51,6 +53,9 @@ struct ETagCache {
     return entries[key]?.etag
   }
 
+  /// The headers the entry for `key` varies on, with the values it was stored with.
+  func vary(forKey key: String) -> [String: String?]? { entries[key]?.vary }
+
   /// The cached body for `key` if it is labelled `etag`; marks the entry as used.
   mutating func data(forKey key: String, etag: String) -> Data? {
     guard let entry = entries[key], entry.etag == etag, let data = entry.data else { return nil }
@@ -61,13 +66,13 @@ struct ETagCache {
   /// Remembers `etag` (and `data`, if given) for `key`, replacing any previous entry.
   /// Returns false when the entry costs more than the capacity and was not stored.
   @discardableResult
-  mutating func store(etag: String, data: Data?, forKey key: String) -> Bool {
+  mutating func store(etag: String, data: Data?, forKey key: String, vary: [String: String?] = [:]) -> Bool {
     removeEntry(forKey: key)
     let cost = ETagCache.cost(key: key, etag: etag, data: data)
     guard cost <= capacity else { return false }
     evict(toFit: cost)
     clock += 1
-    entries[key] = Entry(etag: etag, data: data, cost: cost, lastUse: clock)
+    entries[key] = Entry(etag: etag, data: data, vary: vary, cost: cost, lastUse: clock)
     totalCost += cost
     return true
   }

@@ -25,18 +25,22 @@ extension FetcherService: FetcherServiceHooks {
   package func fetcher(_ fetcher: SessionFetcher, willSend request: inout URLRequest) -> Bool {
     let usesMemory = fetcher.destinationFileURL == nil && fetcher.accumulateDataBlock == nil
     let id = ObjectIdentifier(fetcher)
+    // Decided on the request as it will be sent: after the authorizer, whose credentials key it.
+    let key = ETagCacheRules.key(for: request)
     let tag: String? = state.withLock { state in
       state.pendingETags[id] = nil
-      guard state.shouldRememberETags, usesMemory, let url = request.url,
-        (request.httpMethod ?? "GET").uppercased() == "GET"
-      else { return nil }
-      let key = url.absoluteString
+      guard state.shouldRememberETags, usesMemory, let key else { return nil }
+      // The most specific entry this request may use: its credentials', else one any may reuse,
+      // with the headers its response varied on as this request sends them.
+      let entryKey = key.lookups.first { lookup in
+        state.etagCache.vary(forKey: lookup).map { ETagCacheRules.matches($0, request) } == true
+      }
       if let userTag = request.value(forHTTPHeaderField: "If-None-Match") {
-        state.pendingETags[id] = PendingETag(key: key, sentTag: userTag)
+        state.pendingETags[id] = PendingETag(key: key, entryKey: entryKey, sentTag: userTag, request: request)
         return nil
       }
-      let tag = state.etagCache.etag(forKey: key)
-      state.pendingETags[id] = PendingETag(key: key, sentTag: tag)
+      let tag = entryKey.flatMap { state.etagCache.etag(forKey: $0) }
+      state.pendingETags[id] = PendingETag(key: key, entryKey: entryKey, sentTag: tag, request: request)
       return tag
     }
     let addedAgent = addUserAgent(to: &request)
@@ -51,20 +55,27 @@ extension FetcherService: FetcherServiceHooks {
     let id = ObjectIdentifier(fetcher)
     let cached: Data? = state.withLock { state in
       guard state.shouldRememberETags, let pending = state.pendingETags[id] else { return nil }
-      switch head.statusCode ?? 0 {
+      let status = head.statusCode ?? 0
+      switch status {
       case 304:
-        guard state.shouldCacheETaggedData, let sent = pending.sentTag else { return nil }
-        return state.etagCache.data(forKey: pending.key, etag: sent)
-      case 200..<300:
-        if let etag = head.value(forHTTPHeaderField: "ETag"), !etag.isEmpty {
-          state.etagCache.store(
-            etag: etag, data: state.shouldCacheETaggedData ? (data ?? Data()) : nil, forKey: pending.key)
-        } else {
-          state.etagCache.removeEntry(forKey: pending.key)
+        guard state.shouldCacheETaggedData, let sent = pending.sentTag, let entryKey = pending.entryKey else {
+          return nil
         }
+        return state.etagCache.data(forKey: entryKey, etag: sent)
+      case 200..<300:
+        let rules = ETagCacheRules.storage(status: status) { head.value(forHTTPHeaderField: $0) }
+        guard let rules, let etag = head.value(forHTTPHeaderField: "ETag"), !etag.isEmpty else {
+          // Nothing of this response may be reused: neither may what was kept for this requester.
+          state.etagCache.removeEntry(forKey: pending.key.storage(isPublic: false))
+          return nil
+        }
+        state.etagCache.store(
+          etag: etag, data: state.shouldCacheETaggedData ? (data ?? Data()) : nil,
+          forKey: pending.key.storage(isPublic: rules.isPublic),
+          vary: ETagCacheRules.varyValues(rules.vary, in: pending.request))
         return nil
       default:
-        state.etagCache.removeEntry(forKey: pending.key)
+        state.etagCache.removeEntry(forKey: pending.key.storage(isPublic: false))
         return nil
       }
     }

@@ -621,6 +621,13 @@ public final class FetcherService: @unchecked Sendable {
   /// Whether fetchers send `If-None-Match` with the ETag remembered for a GET URL (default false).
   /// Only for fetchers that keep the body in memory (no `SessionFetcher.destinationFileURL` or
   /// `SessionFetcher.accumulateDataBlock`). A request's own `If-None-Match` wins.
+  ///
+  /// The cache follows RFC 9111's rules for a cache one process may use for many users: only a GET
+  /// without `Range` or `Cache-Control: no-store` uses it; only a 200 without `no-store` or
+  /// `Vary: *` is stored, with the request headers its `Vary` names, which a later request must
+  /// send alike; a response to a request with `Authorization` (the authorizer's included) is reused
+  /// only for the same credentials (kept as a SHA-256 digest, never in clear), unless it said
+  /// `public`.
   public var shouldRememberETags: Bool {
     get { state.withLock { $0.shouldRememberETags } }
     set {

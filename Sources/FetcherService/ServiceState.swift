@@ -3,8 +3,13 @@ import SessionFetcher
 
 /// The ETag bookkeeping of one attempt: which cache key it uses and which tag it sent.
 struct PendingETag {
-  var key: String
+  /// Where the response is stored (see ``ETagCacheRules``).
+  var key: ETagCacheRules.RequestKey
+  /// The entry whose tag was sent, if one was.
+  var entryKey: String?
   var sentTag: String?
+  /// The request headers a response's `Vary` may name, as sent.
+  var request: URLRequest
 }
 
 /// The service's shared session and which fetchers use it.
