@@ -315,6 +315,26 @@ extension SessionFetcher {
     set { storage.withLock { $0.downloadResume.keepsPartialDownload = newValue } }
   }
 
+  /// GTM's `resumeDataBlock`: called with a token to continue the download when the fetch is
+  /// stopped with part of its body on disk, on ``callbackQueue``, before the completion (if
+  /// ``stopFetchingTriggersCompletionHandler`` asks for one). Setting it keeps partial downloads
+  /// (``keepsPartialDownloadForResume``). The token continues with ``init(resumeData:)`` or a
+  /// service's `fetcher(resumeData:)`.
+  ///
+  /// Only a download to ``destinationFileURL`` whose server takes ranges (an `ETag` or
+  /// `Last-Modified` with `Accept-Ranges: bytes`) can be continued: for a download into memory, or
+  /// one stopped before any byte reached the disk, the block is not called (as GTM calls it only
+  /// for download tasks).
+  public var resumeDataBlock: (@Sendable (Data) -> Void)? {
+    get { self[config: \.resumeDataBlock] }
+    set {
+      storage.withLock { storage in
+        storage.config.resumeDataBlock = newValue
+        if newValue != nil { storage.downloadResume.keepsPartialDownload = true }
+      }
+    }
+  }
+
   /// A token to continue this fetcher's download, once the fetch failed or was stopped with part
   /// of the body on disk, the server takes ranges, and ``keepsPartialDownloadForResume`` is set;
   /// otherwise nil. Like Apple's resume data, it is opaque: give it to ``init(resumeData:)`` or to

@@ -52,6 +52,7 @@ package struct FetcherConfiguration {
   package var callbackQueue: DispatchQueue = .main
   package var testBlock: SessionFetcher.TestBlock?
   package var testBlockAccumulateDataChunkCount = 1
+  package var resumeDataBlock: (@Sendable (Data) -> Void)?
   /// Called on the engine's thread before each chunk is written to the part file, with its size:
   /// lets a test hold a write on its way to the disk (see `PartFile`).
   package var partFileWillWrite: (@Sendable (Int) -> Void)?

@@ -550,6 +550,10 @@ extension SessionFetcher {
     }
     if transition.postRetryDelayStopped { post(.sessionFetcherRetryDelayStopped, on: queue) }
     if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
+    let (resumeDataBlock, token) = storage.withLock { ($0.config.resumeDataBlock, $0.downloadResume.token) }
+    if let resumeDataBlock, let token {
+      queue.async { resumeDataBlock(token) }
+    }
     afterDecoratorsFinish(data: nil, error: SessionFetcherError.cancelled) {
       queue.async {
         if let completion {
