@@ -52,7 +52,7 @@
         // On the multi handle's queue: its list of easy handles, their timers and libcurl's state
         // change only here.
         guard let easy = easyHandle(of: found.task, in: found.multiHandle),
-          let raw = child(easy, "rawHandle") as? UnsafeMutableRawPointer
+          let raw = FoundationNetworkingMirror.child(easy, "rawHandle") as? UnsafeMutableRawPointer
         else { return }
         let timer = timeoutTimer(of: easy)
         if pause {
@@ -69,19 +69,23 @@
 
     /// The URLSession's `_MultiHandle` and its queue.
     private static func multiHandle(of session: URLSession) -> (handle: AnyObject, queue: DispatchQueue)? {
-      guard let handle = child(session, "multiHandle").flatMap({ $0 as AnyObject? }),
-        let queue = child(handle, "queue") as? DispatchQueue,
-        child(handle, "easyHandles") != nil
+      guard
+        let handle = FoundationNetworkingMirror.child(session, "multiHandle").flatMap({ $0 as AnyObject? }),
+        let queue = FoundationNetworkingMirror.child(handle, "queue") as? DispatchQueue,
+        FoundationNetworkingMirror.child(handle, "easyHandles") != nil
       else { return nil }
       return (handle, queue)
     }
 
     /// The running `_EasyHandle` that moves `task`, on the multi handle's queue.
     private static func easyHandle(of task: URLSessionTask, in multi: AnyObject) -> Any? {
-      guard let handles = child(multi, "easyHandles") else { return nil }
+      guard let handles = FoundationNetworkingMirror.child(multi, "easyHandles") else { return nil }
       for easy in Mirror(reflecting: handles).children.map(\.value) {
-        guard let delegate = unwrapped(child(easy, "delegate")),
-          let owner = unwrapped(child(delegate, "_task")) as? URLSessionTask
+        guard
+          let delegate = FoundationNetworkingMirror.unwrapped(
+            FoundationNetworkingMirror.child(easy, "delegate")),
+          let owner = FoundationNetworkingMirror.unwrapped(
+            FoundationNetworkingMirror.child(delegate, "_task")) as? URLSessionTask
         else { continue }
         if owner === task { return easy }
       }
@@ -90,19 +94,13 @@
 
     /// The easy handle's request timer (`_TimeoutSource`): its dispatch timer and interval.
     private static func timeoutTimer(of easy: Any) -> (source: any DispatchSourceTimer, milliseconds: Int)? {
-      guard let timer = unwrapped(child(easy, "timeoutTimer")),
-        let source = child(timer, "rawSource") as? any DispatchSourceTimer,
-        let milliseconds = child(timer, "milliseconds") as? Int
+      guard
+        let timer = FoundationNetworkingMirror.unwrapped(
+          FoundationNetworkingMirror.child(easy, "timeoutTimer")),
+        let source = FoundationNetworkingMirror.child(timer, "rawSource") as? any DispatchSourceTimer,
+        let milliseconds = FoundationNetworkingMirror.child(timer, "milliseconds") as? Int
       else { return nil }
       return (source, milliseconds)
-    }
-
-    private static func child(_ subject: Any, _ label: String) -> Any? {
-      FoundationNetworkingMirror.child(subject, label)
-    }
-
-    private static func unwrapped(_ value: Any?) -> Any? {
-      FoundationNetworkingMirror.unwrapped(value)
     }
 
     /// What a pause hands to the multi handle's queue, where FoundationNetworking's objects are

@@ -53,7 +53,7 @@
     /// FoundationNetworking's work queue, before the handle is added to its multi handle.
     static func guardHandle(of task: URLSessionDataTask) {
       guard isAvailable, let easyHandle = easyHandle(of: task),
-        let raw = child(easyHandle, "rawHandle") as? UnsafeMutableRawPointer
+        let raw = FoundationNetworkingMirror.child(easyHandle, "rawHandle") as? UnsafeMutableRawPointer
       else { return }
       _ = ccurl_easy_setopt_off(raw, CCURLOPT_MAXFILESIZE_LARGE, largestConvertibleLength)
       if let request = task.originalRequest, asksToClose(request) {
@@ -91,20 +91,13 @@
 
     /// The `_EasyHandle` of `task`'s protocol.
     private static func easyHandle(of task: URLSessionTask) -> AnyObject? {
-      guard let storage = child(task, "_protocolStorage"),
+      guard let storage = FoundationNetworkingMirror.child(task, "_protocolStorage"),
         let urlProtocol = Mirror(reflecting: storage).children.first(where: { $0.label == "existing" })?
           .value,
-        let easy = unwrapped(child(urlProtocol, "easyHandle"))
+        let easy = FoundationNetworkingMirror.unwrapped(
+          FoundationNetworkingMirror.child(urlProtocol, "easyHandle"))
       else { return nil }
       return Mirror(reflecting: easy).displayStyle == .class ? easy as AnyObject : nil
-    }
-
-    private static func child(_ subject: Any, _ label: String) -> Any? {
-      FoundationNetworkingMirror.child(subject, label)
-    }
-
-    private static func unwrapped(_ value: Any?) -> Any? {
-      FoundationNetworkingMirror.unwrapped(value)
     }
 
     /// A gate and the task it belongs to (held, so that its identifier is not reused meanwhile).
