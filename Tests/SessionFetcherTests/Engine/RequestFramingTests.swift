@@ -92,3 +92,24 @@ struct RequestFramingTests {
     #expect(closed.count == 2 && closed[0] != closed[1], "\(engine): Connection: close then \(closed)")
   }
 }
+
+/// Schemes and hosts are case-insensitive (RFC 3986 §3.1, §3.2.2): an upper-case one reaches the
+/// server on both engines (FoundationNetworking refused `HTTP://` as an unsupported URL).
+@Suite("Upper-case schemes and hosts on each engine")
+struct URLCaseTests {
+  @Test(arguments: RequestFramingTests.engines, ["HTTP://127.0.0.1", "Http://LOCALHOST"])
+  func anUpperCaseSchemeOrHostIsFetched(engine: FetcherEngine, prefix: String) async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let url = try #require(URL(string: "\(prefix):\(server.port)/bytes/10?Case=Kept"))
+    let fetcher = SessionFetcher.fetcher(url: url)
+    fetcher.engine = engine
+    fetcher.allowLocalhostRequest = true
+    fetcher.callbackQueue = makeCallbackQueue()
+    let result = await fetcher.fetchResult(timeout: 20)
+    #expect(result.error == nil, "\(engine) \(url): \(String(describing: result.error))")
+    #expect(result.data?.count == 10)
+    // The path and query go as written.
+    #expect(server.requests(path: "/bytes/10").first?.target == "/bytes/10?Case=Kept")
+  }
+}

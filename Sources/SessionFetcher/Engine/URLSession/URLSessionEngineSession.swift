@@ -162,10 +162,29 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     }
   }
 
+  /// `url` with its scheme and host in lower case, or nil when they are already: FoundationNetworking
+  /// compares the scheme case-sensitively and refuses `HTTP://…` as unsupported, though RFC 3986
+  /// (§3.1, §3.2.2) makes both case-insensitive and the libcurl engine takes any case.
+  static func lowercasingSchemeAndHost(_ url: URL) -> URL? {
+    guard let scheme = url.scheme else { return nil }
+    let host = url.host(percentEncoded: true) ?? ""
+    let hasUpper = { (text: String) in
+      text.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+    }
+    guard hasUpper(scheme) || hasUpper(host),
+      var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+    else { return nil }
+    components.scheme = scheme.lowercased()
+    if !host.isEmpty { components.percentEncodedHost = host.lowercased() }
+    return components.url
+  }
+
   /// Makes the URLSession task of `task`, on ``taskQueue``.
   private func make(
-    _ task: URLSessionEngineTask, request: URLRequest, body: EngineBody, handler: any SessionTaskHandler
+    _ task: URLSessionEngineTask, request given: URLRequest, body: EngineBody, handler: any SessionTaskHandler
   ) {
+    var request = given
+    if let url = request.url, let lowered = Self.lowercasingSchemeAndHost(url) { request.url = lowered }
     guard !task.isEnded, let session = state.withLock({ liveSession(&$0) }) else {
       // Cancelled before it was made, or its URLSession is gone: ended as a cancelled task would be.
       Self.reportCancelled(task, request: request, to: handler)
