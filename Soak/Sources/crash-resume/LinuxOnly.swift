@@ -1,5 +1,0 @@
-// Soak/ runs on Linux only: it reads /proc, uses glibc and network namespaces (unshare), and
-// measures FoundationNetworking. Build the root package on Apple platforms; this one says so here.
-#if !os(Linux)
-  #error("Soak/ (crash-resume) runs on Linux only: it reads /proc and uses glibc")
-#endif
