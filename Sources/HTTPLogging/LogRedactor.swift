@@ -483,7 +483,10 @@ extension LogRedactor {
     var output = text
     for match in text.matches(of: /([A-Za-z0-9_.\-]+)=([^&\s"'<>;,]+)/) {
       let name = String(match.output.1)
-      if isSensitiveParameter(name) {
+      let value = match.output.2
+      // Prose says `status code=5000`: a number under an exact name is no credential, and scrubbing
+      // it would cut the same number from every header and body of the fetch.
+      if isSensitiveName(name) || (isSensitiveExactName(name) && !value.allSatisfy(\.isNumber)) {
         secrets.insert(String(match.output.2))
         secrets.insert(Self.formDecoded(String(match.output.2)))
       }

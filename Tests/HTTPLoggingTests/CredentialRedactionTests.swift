@@ -174,6 +174,7 @@ struct CredentialRedactionTests {
       ("Authorization: Bearer Xyz-16", "Authorization: Bearer _snip_"),
       ("oauth=Xyz-16", "oauth=_snip_"),
       ("code=AuthCode-17 sid=Sid-17", "code=_snip_ sid=_snip_"),
+      ("status code=5000 after 5000 ms; code=Ab-18", "status code=5000 after 5000 ms; code=_snip_"),
     ])
   func nameAndEqualsKept(text: String, expected: String) {
     var secrets = SecretSet()
