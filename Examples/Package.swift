@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Each example depends only on the modules it uses; fetch uses MIMEDocument and FetcherService's
-// `setBody(_:)` for -F, and HTTPLogging for --log-dir. quickstart is the README's quick start, byte
+// `setBody(_:)` for -F, and HTTPLogging for --log-dir; storage, a storage SDK's fetcher layer, serves
+// itself with FetcherTesting. quickstart is the README's quick start, byte
 // for byte (scripts/check-snippets.sh checks it and runs it against `demo --serve`).
 let package = Package(
   name: "SessionFetcherExamples",
@@ -11,6 +12,7 @@ let package = Package(
     .executable(name: "demo", targets: ["demo"]),
     .executable(name: "fetch", targets: ["fetch"]),
     .executable(name: "quickstart", targets: ["quickstart"]),
+    .executable(name: "storage", targets: ["storage"]),
   ],
   dependencies: [
     .package(name: "SessionFetcher", path: ".."),
@@ -44,6 +46,16 @@ let package = Package(
       dependencies: [
         .product(name: "SessionFetcher", package: "SessionFetcher"),
         .product(name: "FetcherService", package: "SessionFetcher"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "storage",
+      dependencies: [
+        .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherService", package: "SessionFetcher"),
+        .product(name: "SessionUploadFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherTesting", package: "SessionFetcher"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),

@@ -338,6 +338,7 @@ public final class SessionUploadFetcher: @unchecked Sendable {
   /// The HTTP status of ``response``, 0 before any.
   public var statusCode: Int { response?.statusCode ?? 0 }
 
-  /// The bytes the server is known to hold: the offset of the next chunk.
+  /// The bytes the server is known to hold: the offset of the next chunk, and the whole length once
+  /// the upload has finished.
   public var uploadedLength: Int64 { state.withLock { $0.lifecycle.offset } }
 }

@@ -263,6 +263,7 @@ package struct UploadLifecycle: Sendable, Equatable {
         switch UploadResponse.chunk(response, offset: offset, length: length, wasFinal: sent != .upload) {
         case .done:
           let progress = reportsProgress ? report(total: offset + length, in: &upload) : nil
+          upload.offset = offset + length
           return finish(upload, .completed, progress: progress)
         case .uploadFrom(let next, _, _):
           let progress = reportsProgress ? report(total: next, in: &upload) : nil
@@ -279,6 +280,8 @@ package struct UploadLifecycle: Sendable, Equatable {
         let ceiling = upload.planner.totalLength ?? upload.sentEnd
         switch UploadResponse.query(response, acknowledged: upload.offset, ceiling: ceiling) {
         case .done:
+          // Final: the server holds every byte, as far as the upload knows how many there are.
+          upload.offset = upload.planner.totalLength ?? max(upload.offset, upload.sentEnd ?? 0)
           return finish(upload, .completed)
         case .uploadFrom(let next, _, _):
           upload.offset = next

@@ -33,6 +33,7 @@ struct ChunkedUploadTests {
     #expect(fetcher.uploadLocationURL == server.url("/big.upload"))
     #expect(fetcher.statusCode == 200)
     #expect(!fetcher.isFetching)
+    #expect(fetcher.uploadedLength == Int64(bigLength))
     #expect(locations.values == [server.url("/big.upload")])
 
     let start = try #require(server.requests(path: "/big.location").first)
@@ -179,6 +180,7 @@ struct ChunkedUploadTests {
     #expect(error == nil)
     #expect(server.commands("/provider.upload") == bigUploadCommands)
     #expect(server.resumableUpload(path: "/provider.upload")?.checksum == TestServer.checksum(bigData))
+    #expect(fetcher.uploadedLength == Int64(bigLength))
   }
 
   @Test("Unknown length ending on a chunk boundary: a last finalize without bytes")
@@ -200,6 +202,7 @@ struct ChunkedUploadTests {
         RecordedCommand(command: "finalize", offset: 150_000, length: 0),
       ])
     #expect(server.resumableUpload(path: "/boundary.upload")?.checksum == TestServer.checksum(data))
+    #expect(fetcher.uploadedLength == 150_000)
   }
 
   @Test("A provider's error is passed through")

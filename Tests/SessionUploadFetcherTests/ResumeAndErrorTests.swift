@@ -18,6 +18,8 @@ struct ResumeAndErrorTests {
     let (_, error) = await run(fetcher)
     #expect(error == nil)
     #expect(server.commands("/qf.upload").map(\.command) == ["upload", "query"])
+    // Final: the server holds the whole upload, though only a query said so.
+    #expect(fetcher.uploadedLength == Int64(bigLength))
   }
 
   @Test("A query answering a size resumes there: finalize at 199000")
