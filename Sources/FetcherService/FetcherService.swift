@@ -444,6 +444,7 @@ public final class FetcherService: @unchecked Sendable {
       )
     }
     let base = recipe.configuration ?? FetcherSession.defaultConfiguration(for: recipe.engine)
+    LockAudit.userBlock("the service's configurationBlock")
     recipe.block?(base)
     let made =
       recipe.engineSessions.map { FetcherSession(configuration: base, engineSessions: $0) }

@@ -195,6 +195,7 @@ extension SessionUploadFetcher {
         self?.progressSent(total: chunkOffset + totalSent)
       }
     }
+    LockAudit.userBlock("willBeginCommandFetcher")
     willBegin?(fetcher)
     let made = state.withLock { state in
       guard state.lifecycle.commandMade(fetcher, token: token) else { return false }
@@ -316,6 +317,7 @@ extension SessionUploadFetcher {
     guard let block = delivery.progressBlock else { return }
     delivery.queue.async {
       guard !self.state.withLock({ $0.lifecycle.isStopped }) else { return }
+      LockAudit.userBlock("the upload's sendProgressBlock")
       block(progress.sent, progress.total, progress.expected)
     }
   }
@@ -328,6 +330,7 @@ extension SessionUploadFetcher {
   ) {
     guard let block = delivery.retryBlock else { return }
     delivery.queue.async {
+      LockAudit.userBlock("the upload's retryBlock")
       block(suggestion, error) { shouldRetry in
         self.workQueue.async {
           let (action, delivery) = self.apply {
@@ -389,10 +392,14 @@ extension SessionUploadFetcher {
     perform(action, delivery)
     let queue = delivery.queue
     if let completion {
-      queue.async { completion(nil, SessionFetcherError.cancelled) }
+      queue.async {
+        LockAudit.userBlock("the upload's completion handler")
+        completion(nil, SessionFetcherError.cancelled)
+      }
     }
     guard let cancelAt else {
       queue.async {
+        LockAudit.userBlock("cancellationHandler")
         handler?(nil, nil, nil)
         self.release()
       }
@@ -402,6 +409,7 @@ extension SessionUploadFetcher {
     state.withLock { $0.latestFetcher = nil }
     cancelFetcher.beginFetch { data, error in
       queue.async {
+        LockAudit.userBlock("cancellationHandler")
         handler?(cancelFetcher, data, error)
         self.release()
       }
@@ -437,6 +445,7 @@ extension SessionUploadFetcher {
     }
     let completion = state.withLock { $0.completion }
     queue.async {
+      LockAudit.userBlock("the upload's completion handler")
       completion?(result.0, result.1)
       self.release()
     }

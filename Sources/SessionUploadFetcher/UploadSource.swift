@@ -87,6 +87,7 @@ enum UploadSource {
       return
     }
     if case .fullLengthProvider(_, let provider) = self {
+      LockAudit.userBlock("the upload's data provider")
       provider(offset, length) { data, fullLength, error in
         if let error {
           respond(.failure(error))
@@ -146,6 +147,7 @@ enum UploadSource {
     case .fullLengthProvider:
       preconditionFailure("read by readChunk")
     case .provider(let known, let provider):
+      LockAudit.userBlock("the upload's data provider")
       provider(offset, length) { data, error in
         if let error {
           respond(.failure(error))

@@ -122,6 +122,7 @@ extension SessionFetcher {
     let urlChallenge = challenge.urlChallenge(
       url: context.url, previousFailureCount: context.failures, response: response)
     Task {
+      LockAudit.userBlock("challengeBlock")
       let (disposition, credential) = await block(self, urlChallenge)
       // Only if the wait is still this hop's: a timeout or a stop has ended it otherwise.
       let current = self.storage.withLock { storage -> Bool in

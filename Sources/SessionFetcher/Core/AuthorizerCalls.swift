@@ -49,6 +49,7 @@ final class AuthorizerCalls: @unchecked Sendable {
   /// Throws ``AttemptAbandoned`` when the fetch stopped before or during the call (whatever the
   /// authorizer returned or threw is dropped), else what the authorizer threw, as it is.
   func authorize(_ request: URLRequest) async throws -> (request: URLRequest, changed: Bool) {
+    LockAudit.userBlock("the authorizer's isAuthorizedRequest")
     if authorizer.isAuthorizedRequest(request) { return (request, false) }
     let proceeds = state.withLock { state -> Bool in
       guard case .idle = state.phase else { return false }
@@ -58,6 +59,7 @@ final class AuthorizerCalls: @unchecked Sendable {
     guard proceeds else { throw AttemptAbandoned() }
     let result: Result<URLRequest, any Error>
     do {
+      LockAudit.userBlock("the authorizer's authorizeRequest")
       result = .success(try await authorizer.authorizeRequest(request))
     } catch {
       result = .failure(error)
@@ -86,6 +88,9 @@ final class AuthorizerCalls: @unchecked Sendable {
       }
     }
     task?.cancel()
-    if let request { authorizer.stopAuthorization(for: request) }
+    if let request {
+      LockAudit.userBlock("the authorizer's stopAuthorization(for:)")
+      authorizer.stopAuthorization(for: request)
+    }
   }
 }

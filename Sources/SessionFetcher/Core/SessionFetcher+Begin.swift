@@ -94,6 +94,8 @@ extension SessionFetcher {
   /// The global monitors and the fetcher's own: those of the plan once the fetch began (a monitor
   /// sees all of a fetch's events or none), else those registered now.
   func allMonitors() -> [any FetcherEventMonitor] {
+    // The monitors are called as soon as they are returned.
+    LockAudit.userBlock("a FetcherEventMonitor")
     if let monitors = storage.withLock({ $0.plan?.monitors }) { return monitors }
     let global = SessionFetcher.globalEventMonitors
     let own = storage.withLock { $0.config.eventMonitors }
@@ -202,6 +204,7 @@ extension SessionFetcher {
       // A copy: the block must not change a configuration the caller (or a service) shares.
       let copy = config.sessionConfiguration?.copy() as? URLSessionConfiguration
       let sessionConfiguration = copy ?? FetcherSession.defaultConfiguration(for: config.engine)
+      LockAudit.userBlock("configurationBlock")
       config.configurationBlock?(sessionConfiguration)
       base =
         config.engineSessions.map { FetcherSession(configuration: sessionConfiguration, engineSessions: $0) }
@@ -387,6 +390,7 @@ extension SessionFetcher {
 
     if let testBlock = plan.testBlock {
       plan.callbackQueue.async {
+        LockAudit.userBlock("testBlock")
         testBlock(self) { response, data, error in
           self.simulate(response: response, data: data, error: error)
         }
@@ -422,6 +426,7 @@ extension SessionFetcher {
     case .stream(let provider):
       let stream: InputStream
       do {
+        LockAudit.userBlock("bodyStreamProvider")
         stream = observedBodyStream(try provider())
       } catch {
         guard abandon(hop: hop) else { return }

@@ -249,6 +249,7 @@ extension SessionFetcher {
         return
       }
       deliver(on: context.queue) {
+        LockAudit.userBlock("willRedirectBlock")
         block(response, hop.request) { chosen in
           guard let chosen else {
             // Declined: the 3xx is the final response.
@@ -324,6 +325,7 @@ extension SessionFetcher {
     if failure.statusCode == 401, let authorizer = context.authorizer, !context.refreshed {
       storage.withLock { $0.didRefreshAuthorization = true }
       Task {
+        LockAudit.userBlock("the authorizer's primeForRefresh")
         if await authorizer.primeForRefresh() {
           self.retryNow()
         } else {
@@ -369,6 +371,7 @@ extension SessionFetcher {
       return
     }
     deliver(on: context.queue) {
+      LockAudit.userBlock("retryBlock")
       block(suggested, failure.error) { shouldRetry in
         if shouldRetry {
           self.retry(after: retryDelay, failure: failure)
@@ -497,6 +500,7 @@ extension SessionFetcher {
   /// ``Foundation/NSNotification/Name/sessionFetcherCompletionInvoked``: the one place either
   /// happens, so that every completion is followed by exactly one post. Call on the callback queue.
   func invokeCompletion(_ handler: FetcherCompletionHandler, data: Data?, error: (any Error)?) {
+    LockAudit.userBlock("the completion handler")
     handler(data, error)
     post(.sessionFetcherCompletionInvoked) {
       // Built as the notification's own type: a `[String: Any]` would be converted per post.
@@ -552,7 +556,10 @@ extension SessionFetcher {
     if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
     let (resumeDataBlock, token) = storage.withLock { ($0.config.resumeDataBlock, $0.downloadResume.token) }
     if let resumeDataBlock, let token {
-      queue.async { resumeDataBlock(token) }
+      queue.async {
+        LockAudit.userBlock("resumeDataBlock")
+        resumeDataBlock(token)
+      }
     }
     afterDecoratorsFinish(data: nil, error: SessionFetcherError.cancelled) {
       queue.async {
@@ -647,6 +654,7 @@ extension SessionFetcher {
       // Nothing after the completion: a timeout may end the fetch while the engine's thread is
       // between a chunk it handed over and that chunk's callbacks.
       guard !self.storage.withLock({ $0.callbacksSuppressed || $0.completionDelivered }) else { return }
+      LockAudit.userBlock("a progress, data or metrics block")
       body()
     }
   }
@@ -666,6 +674,7 @@ extension SessionFetcher {
   /// fetch began with ``postsNotifications`` off. `userInfo` is built only for a post.
   func post(_ name: Notification.Name, userInfo: () -> [AnyHashable: Any]? = { nil }) {
     guard isPostingNotifications else { return }
+    LockAudit.userBlock("an observer of \(name.rawValue)")
     NotificationCenter.default.post(name: name, object: self, userInfo: userInfo())
   }
 }

@@ -75,6 +75,7 @@ extension SessionFetcher {
   /// Asks the block about `response`, the head of `hop`, then goes on or cancels.
   func askAboutResponse(_ response: URLResponse, hop: UInt64, block: @escaping DidReceiveResponseBlock) {
     Task {
+      LockAudit.userBlock("didReceiveResponseBlock")
       let disposition = await block(response)
       self.responseDecided(disposition, hop: hop)
     }
@@ -90,6 +91,7 @@ extension SessionFetcher {
       return
     }
     Task {
+      LockAudit.userBlock("didReceiveResponseBlock")
       switch await block(response) {
       case .allow:
         self.attemptFailed(refusal)

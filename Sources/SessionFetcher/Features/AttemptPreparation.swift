@@ -74,6 +74,7 @@ final class AttemptPreparation: @unchecked Sendable {
       if let cached = state.withLock({ $0.userAgent }) {
         agent = cached
       } else {
+        LockAudit.userBlock("userAgentProvider")
         agent = await provider.userAgent()
         state.withLock { $0.userAgent = agent }
       }
@@ -85,6 +86,7 @@ final class AttemptPreparation: @unchecked Sendable {
     }
     for decorator in decorators {
       try fetcher.checkStillPreparing()
+      LockAudit.userBlock("a decorator's fetcherWillStart")
       request = try await decorator.fetcherWillStart(fetcher, request: request)
     }
     try fetcher.checkStillPreparing()
@@ -178,7 +180,10 @@ extension SessionFetcher {
       return
     }
     Task {
-      for decorator in decorators { await decorator.fetcherDidFinish(self, data: data, error: error) }
+      for decorator in decorators {
+        LockAudit.userBlock("a decorator's fetcherDidFinish")
+        await decorator.fetcherDidFinish(self, data: data, error: error)
+      }
       next()
     }
   }
