@@ -83,6 +83,11 @@ interop_start() {
     brotli_load="load_module $brotli_module;"
     brotli_on="brotli on; brotli_types text/plain; brotli_min_length 0;"
   fi
+  # The ETag cache's RFC 9111 rules against a real server: one file per Cache-Control or Vary answer.
+  for kind in plain private public no-store vary vary-star; do
+    mkdir -p "$d/nginx/www/cache/$kind"
+    head -c 2048 /dev/urandom >"$d/nginx/www/cache/$kind/file.bin"
+  done
   chown -R www-data: "$d/nginx/www/upload" "$d/nginx/tmp" "$d/nginx/logs" 2>/dev/null || true
   chmod 755 "$d"  # workers run as www-data and must reach www/ (mktemp -d makes 0700 folders)
   # TLS: certificates from a private CA, made now (scripts/make-test-certs.sh).
@@ -108,6 +113,7 @@ http {
     sendfile on;
     keepalive_timeout 65;
     etag on;
+    log_format interop_cache '\$request_method \$uri?\$args \$status "\$http_if_none_match"';
     log_format interop_tls '\$request_method \$uri \$status \$server_protocol \$connection \$connection_requests';
     server {
         listen 127.0.0.1:$INTEROP_NGINX_TLS_PORT ssl http2;
@@ -148,6 +154,14 @@ http {
             create_full_put_path on;
             dav_access user:rw group:r all:r;
         }
+        # The ETag cache's interop rows: each request logged with its query (a probe per test)
+        # and the If-None-Match it carried.
+        location /cache/ { access_log logs/access-cache.log interop_cache; }
+        location /cache/private/ { access_log logs/access-cache.log interop_cache; add_header Cache-Control private; }
+        location /cache/public/ { access_log logs/access-cache.log interop_cache; add_header Cache-Control public; }
+        location /cache/no-store/ { access_log logs/access-cache.log interop_cache; add_header Cache-Control no-store; }
+        location /cache/vary/ { access_log logs/access-cache.log interop_cache; add_header Vary Accept-Language; }
+        location /cache/vary-star/ { access_log logs/access-cache.log interop_cache; add_header Vary *; }
     }
 }
 EOF
