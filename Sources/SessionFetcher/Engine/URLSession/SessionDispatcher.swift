@@ -165,10 +165,11 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     if ArenaTrim.taskEnded(movingBytes: max(registration?.bytesMoved ?? 0, task.countOfBytesSent)) {
       trimRequests.withLock { $0 += 1 }
     }
-    // FoundationNetworking reports every TLS failure as -1 with libcurl's text: give it Apple's code.
-    let tlsError = (error as? URLError).flatMap(TLSErrorMapping.fromFoundationNetworking)
+    // FoundationNetworking reports many of libcurl's failures as -1 or apart from Apple, with
+    // libcurl's text: give them Apple's code (see `FoundationNetworkingErrors`).
+    let mapped = (error as? URLError).flatMap(FoundationNetworkingErrors.appleError)
     guard let registration else { return }
-    registration.handler.task(registration.task, didCompleteWithError: tlsError ?? error)
+    registration.handler.task(registration.task, didCompleteWithError: mapped ?? error)
   }
 
   package func urlSession(_ session: URLSession, didBecomeInvalidWithError error: Error?) {
