@@ -179,12 +179,18 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     return components.url
   }
 
+  /// `url` as FoundationNetworking fetches it (an IPv6 literal respelled, see `IPv6LiteralHost`;
+  /// scheme and host in lower case), or nil when it fetches it as it is.
+  static func urlForFoundationNetworking(_ url: URL) -> URL? {
+    IPv6LiteralHost.encoded(url) ?? lowercasingSchemeAndHost(url)
+  }
+
   /// Makes the URLSession task of `task`, on ``taskQueue``.
   private func make(
     _ task: URLSessionEngineTask, request given: URLRequest, body: EngineBody, handler: any SessionTaskHandler
   ) {
     var request = given
-    if let url = request.url, let lowered = Self.lowercasingSchemeAndHost(url) { request.url = lowered }
+    if let url = request.url, let spelled = Self.urlForFoundationNetworking(url) { request.url = spelled }
     guard !task.isEnded, let session = state.withLock({ liveSession(&$0) }) else {
       // Cancelled before it was made, or its URLSession is gone: ended as a cancelled task would be.
       Self.reportCancelled(task, request: request, to: handler)
