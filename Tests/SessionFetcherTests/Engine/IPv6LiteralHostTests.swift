@@ -50,3 +50,21 @@ struct IPv6LiteralHostTests {
     #expect(named.userInfo[NSURLErrorFailingURLErrorKey] as? URL == written)
   }
 }
+
+/// Lower-casing a URL's scheme and host for FoundationNetworking (see `URLSessionEngineSession`).
+@Suite("Scheme and host case")
+struct SchemeAndHostCaseTests {
+  @Test(
+    arguments: [
+      ("HTTP://Example.COM:8080/P?Q", "http://example.com:8080/P?Q"),
+      ("http://example.com/", nil),
+      // An IP literal keeps its case (setting it without brackets used to end the process).
+      ("HTTP://[2001:DB8::1]:8080/a", "http://[2001:DB8::1]:8080/a"),
+      ("http://[2001:DB8::1]/", nil),
+      ("HTTP://[fe80::1%25ETH0]/", "http://[fe80::1%25ETH0]/"),
+    ] as [(String, String?)])
+  func lowercasing(_ written: String, _ expected: String?) throws {
+    let url = try #require(URL(string: written))
+    #expect(URLSessionEngineSession.lowercasingSchemeAndHost(url)?.absoluteString == expected)
+  }
+}

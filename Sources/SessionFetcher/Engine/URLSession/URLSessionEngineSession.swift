@@ -165,17 +165,20 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// `url` with its scheme and host in lower case, or nil when they are already: FoundationNetworking
   /// compares the scheme case-sensitively and refuses `HTTP://…` as unsupported, though RFC 3986
   /// (§3.1, §3.2.2) makes both case-insensitive and the libcurl engine takes any case.
+  ///
+  /// An IP literal (`[2001:DB8::1]`) is left as written: its case means nothing to either, a zone
+  /// name's case may matter, and `URLComponents` traps on a literal set without its brackets.
   static func lowercasingSchemeAndHost(_ url: URL) -> URL? {
-    guard let scheme = url.scheme else { return nil }
-    let host = url.host(percentEncoded: true) ?? ""
+    guard let scheme = url.scheme, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+    else { return nil }
+    let host = components.percentEncodedHost ?? ""
+    let lowersHost = !host.hasPrefix("[")
     let hasUpper = { (text: String) in
       text.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
     }
-    guard hasUpper(scheme) || hasUpper(host),
-      var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-    else { return nil }
+    guard hasUpper(scheme) || (lowersHost && hasUpper(host)) else { return nil }
     components.scheme = scheme.lowercased()
-    if !host.isEmpty { components.percentEncodedHost = host.lowercased() }
+    if lowersHost && !host.isEmpty { components.percentEncodedHost = host.lowercased() }
     return components.url
   }
 
