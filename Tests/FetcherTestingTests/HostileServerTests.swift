@@ -37,4 +37,15 @@ struct HostileServerTests {
     #expect(received.prefix(5) == Data("HEAD\n".utf8))
     #expect(server.bytesSent == 1_000)
   }
+
+  @Test("resets the connection after the scripted bytes", arguments: ["", "HTTP/1.1 200 OK\r\n"])
+  func reset(prefix: String) throws {
+    let server = try HostileServer { _ in .bytesThenReset(Data(prefix.utf8)) }
+    defer { server.stop() }
+    let client = try RawHTTPClient(port: server.port)
+    try client.send("GET / HTTP/1.1\r\n\r\n")
+    let (received, end) = client.readUntilEnd()
+    #expect(end == .reset)
+    #expect(received == Data(prefix.utf8) || received.isEmpty)
+  }
 }

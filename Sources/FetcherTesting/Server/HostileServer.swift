@@ -36,6 +36,9 @@ public final class HostileServer: Sendable {
     case bytesThenStall(Data)
     /// Close without sending anything.
     case close
+    /// Send these bytes (none: nothing), then reset the connection (RST, `SO_LINGER` with a zero
+    /// timeout) instead of closing it.
+    case bytesThenReset(Data)
   }
 
   /// The TCP port the server listens on (loopback).
@@ -170,6 +173,10 @@ public final class HostileServer: Sendable {
         case .bytes(let data):
           send(data, on: socket)
           socket.close(.graceful)
+          return
+        case .bytesThenReset(let data):
+          if !data.isEmpty { send(data, on: socket) }
+          socket.close(.reset)
           return
         case .bytesThenStall(let data):
           send(data, on: socket)

@@ -17,15 +17,16 @@ package enum RetryPolicy {
     ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method.uppercased())
   }
 
-  /// The transport error codes that mean "try again": Apple's names and the codes libcurl-based
-  /// FoundationNetworking reports for the same conditions (`-1` for a truncated body, `-1011` for an
-  /// empty reply).
+  /// The transport error codes that mean "try again": Apple's names, and the `-1` libcurl-based
+  /// FoundationNetworking reports for some of the same conditions, for an error that did not come
+  /// through an engine (the engines give Apple's codes, see the Engines article).
+  ///
+  /// `.badServerResponse` is not retried: it is an answer that is not HTTP (or one the request
+  /// could not have asked for), which another attempt would get again. A connection closed before
+  /// any answer is `.networkConnectionLost` on every engine.
   package static func isTransientTransportError(_ error: URLError, receivedPartialBody: Bool) -> Bool {
     switch error.code {
     case .timedOut, .networkConnectionLost, .cannotConnectToHost:
-      return true
-    case .badServerResponse:
-      // FoundationNetworking: "Empty reply from server" (the connection closed before a response).
       return true
     case .unknown:
       // FoundationNetworking: "transfer closed with N bytes remaining to read" is -1; a TLS

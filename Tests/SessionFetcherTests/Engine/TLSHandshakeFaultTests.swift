@@ -84,7 +84,7 @@ struct TLSHandshakeFaultTests {
 }
 
 /// A listener on 127.0.0.1 that accepts each connection, reads what the client sends first (its TLS
-/// hello) and closes it, counting the connections.
+/// hello), sends `answer` (by default nothing) and closes it, counting the connections.
 final class HandshakeCloser: @unchecked Sendable {
   // `@unchecked Sendable`: `count` and `stopped` are only touched under `lock`; `descriptor` and
   // `port` are set in init.
@@ -94,8 +94,10 @@ final class HandshakeCloser: @unchecked Sendable {
   private var count = 0
   private var stopped = false
   private let finished = DispatchSemaphore(value: 0)
+  private let answer: Data
 
-  init() throws {
+  init(answer: Data = Data()) throws {
+    self.answer = answer
     (descriptor, port) = try bindLoopbackSocket(backlog: 16)
     let thread = Thread { [self] in serve() }
     thread.start()
@@ -124,11 +126,17 @@ final class HandshakeCloser: @unchecked Sendable {
       let connection = accept(descriptor, nil, nil)
       guard connection >= 0 else { continue }
       lock.withLock { count += 1 }
-      // Wait up to 5 s for the hello, then close without a word.
+      // Wait up to 5 s for the hello, then answer (or not) and close.
       var hello = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
       if poll(&hello, 1, 5_000) > 0 {
         var buffer = [UInt8](repeating: 0, count: 4096)
         _ = recv(connection, &buffer, buffer.count, 0)
+        #if canImport(Glibc)
+          let flags = Int32(MSG_NOSIGNAL)
+        #else
+          let flags: Int32 = 0
+        #endif
+        _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, flags) }
       }
       close(connection)
     }

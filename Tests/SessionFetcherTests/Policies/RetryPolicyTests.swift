@@ -40,8 +40,11 @@ struct RetryPolicyTests {
     Case(error: .timedOut, method: "GET", retryable: true),
     Case(error: .networkConnectionLost, method: "GET", retryable: true),
     Case(error: .cannotConnectToHost, method: "GET", retryable: true),
-    // FoundationNetworking's codes: an empty reply is -1011, a truncated body -1.
-    Case(error: .badServerResponse, method: "GET", retryable: true),
+    // An answer that is not HTTP: another attempt would get it again. (FoundationNetworking's
+    // -1011 for an empty reply reaches the fetcher as networkConnectionLost.)
+    Case(error: .badServerResponse, method: "GET", retryable: false),
+    // FoundationNetworking's -1 for a truncated body, when it did not come through an engine.
+
     Case(error: .unknown, method: "GET", partial: true, retryable: true),
     Case(error: .unknown, method: "GET", partial: false, retryable: false),
     Case(error: .cancelled, method: "GET", retryable: false),

@@ -100,7 +100,8 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
   ) {
     if let registration = registration(for: dataTask) {
-      registration.handler.task(registration.task, didReceiveHead: ResponseHead(response))
+      registration.handler.task(
+        registration.task, didReceiveHead: ResponseHead(IPv6LiteralHost.decoded(response)))
     }
     // FoundationNetworking ignores the disposition (corelibs #3236): the fetcher cancels tasks itself.
     completionHandler(.allow)
@@ -129,8 +130,11 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
   ) {
+    // The URLs as the caller wrote them (see `IPv6LiteralHost`). The fetcher refuses every redirect
+    // and sends the next hop itself, so no answer needs respelling.
+    let response = IPv6LiteralHost.decoded(response) as? HTTPURLResponse ?? response
     let answer = registration(for: task).flatMap {
-      $0.handler.task($0.task, willRedirect: response, to: request)
+      $0.handler.task($0.task, willRedirect: response, to: IPv6LiteralHost.decoded(request))
     }
     // Never to a task the library has cancelled meanwhile: that kills the process (see the gate).
     Self.redirectGate.answer(task, session: self) { completionHandler(answer) }
@@ -165,10 +169,12 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     if ArenaTrim.taskEnded(movingBytes: max(registration?.bytesMoved ?? 0, task.countOfBytesSent)) {
       trimRequests.withLock { $0 += 1 }
     }
-    // FoundationNetworking reports every TLS failure as -1 with libcurl's text: give it Apple's code.
-    let tlsError = (error as? URLError).flatMap(TLSErrorMapping.fromFoundationNetworking)
+    // FoundationNetworking reports many of libcurl's failures as -1 or apart from Apple, with
+    // libcurl's text: give them Apple's code (see `FoundationNetworkingErrors`).
+    let mapped = (error as? URLError).flatMap(FoundationNetworkingErrors.appleError)
     guard let registration else { return }
-    registration.handler.task(registration.task, didCompleteWithError: tlsError ?? error)
+    registration.handler.task(
+      registration.task, didCompleteWithError: (mapped ?? error).map(IPv6LiteralHost.decoded))
   }
 
   package func urlSession(_ session: URLSession, didBecomeInvalidWithError error: Error?) {

@@ -165,18 +165,27 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// `url` with its scheme and host in lower case, or nil when they are already: FoundationNetworking
   /// compares the scheme case-sensitively and refuses `HTTP://…` as unsupported, though RFC 3986
   /// (§3.1, §3.2.2) makes both case-insensitive and the libcurl engine takes any case.
+  ///
+  /// An IP literal (`[2001:DB8::1]`) is left as written: its case means nothing to either, a zone
+  /// name's case may matter, and `URLComponents` traps on a literal set without its brackets.
   static func lowercasingSchemeAndHost(_ url: URL) -> URL? {
-    guard let scheme = url.scheme else { return nil }
-    let host = url.host(percentEncoded: true) ?? ""
+    guard let scheme = url.scheme, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+    else { return nil }
+    let host = components.percentEncodedHost ?? ""
+    let lowersHost = !host.hasPrefix("[")
     let hasUpper = { (text: String) in
       text.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
     }
-    guard hasUpper(scheme) || hasUpper(host),
-      var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-    else { return nil }
+    guard hasUpper(scheme) || (lowersHost && hasUpper(host)) else { return nil }
     components.scheme = scheme.lowercased()
-    if !host.isEmpty { components.percentEncodedHost = host.lowercased() }
+    if lowersHost && !host.isEmpty { components.percentEncodedHost = host.lowercased() }
     return components.url
+  }
+
+  /// `url` as FoundationNetworking fetches it (an IPv6 literal respelled, see `IPv6LiteralHost`;
+  /// scheme and host in lower case), or nil when it fetches it as it is.
+  static func urlForFoundationNetworking(_ url: URL) -> URL? {
+    IPv6LiteralHost.encoded(url) ?? lowercasingSchemeAndHost(url)
   }
 
   /// Makes the URLSession task of `task`, on ``taskQueue``.
@@ -184,7 +193,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     _ task: URLSessionEngineTask, request given: URLRequest, body: EngineBody, handler: any SessionTaskHandler
   ) {
     var request = given
-    if let url = request.url, let lowered = Self.lowercasingSchemeAndHost(url) { request.url = lowered }
+    if let url = request.url, let spelled = Self.urlForFoundationNetworking(url) { request.url = spelled }
     guard !task.isEnded, let session = state.withLock({ liveSession(&$0) }) else {
       // Cancelled before it was made, or its URLSession is gone: ended as a cancelled task would be.
       Self.reportCancelled(task, request: request, to: handler)

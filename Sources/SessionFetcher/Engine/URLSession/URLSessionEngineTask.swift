@@ -144,7 +144,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
     }
   }
 
-  package var response: URLResponse? { urlSessionTask?.response }
+  package var response: URLResponse? { urlSessionTask?.response.map(IPv6LiteralHost.decoded) }
 
   /// FoundationNetworking never delivers `URLSessionTaskMetrics`.
   package var transferMetrics: TransferMetrics? { nil }
