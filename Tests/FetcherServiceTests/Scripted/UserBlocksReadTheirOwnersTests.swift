@@ -64,7 +64,7 @@ struct UserBlocksReadTheirOwnersTests {
         finished.append(true)
       }
     }
-    guard await eventually(timeout: 10, { finished.count == 1 && reads.count > 0 }) else {
+    guard await eventually(timeout: 60, { finished.count == 1 && reads.count > 0 }) else {
       Issue.record("\(block.rawValue) did not run, or the fetch did not end: blocked on a lock?")
       return
     }
