@@ -1,6 +1,7 @@
 import Foundation
 
-/// Why a ``MIMEDocument`` could not be generated or streamed.
+/// Why a ``MIMEDocument`` could not be generated or streamed, or data could not be parsed as a
+/// multipart body (``MIMEDocument/parse(boundary:data:sharingInput:)``).
 ///
 /// Generation (``MIMEDocument/generateInputStream()``, ``MIMEDocument/generateData()``) throws these;
 /// a stream that fails while it is read reports one as its `streamError` and returns -1 from `read`.
@@ -29,6 +30,13 @@ public enum MIMEDocumentError: Error, Sendable, Hashable {
   /// ``MIMEDocument/generateData()`` was asked for a document larger than memory can address; use
   /// ``MIMEDocument/generateInputStream()``.
   case tooLargeForData(length: Int64)
+  /// Parsing: the data has no delimiter line of the boundary.
+  case noDelimiter
+  /// Parsing: the data ends before the close delimiter (`--boundary--`): it was cut short.
+  case missingCloseDelimiter
+  /// Parsing: a part's header block has a line that is neither `Name: value` nor a continuation,
+  /// a bare CR or LF, or bytes that are not UTF-8; the line (at most 80 bytes) is given.
+  case malformedHeader(String)
 }
 
 extension MIMEDocumentError: LocalizedError {
@@ -48,6 +56,12 @@ extension MIMEDocumentError: LocalizedError {
       return "The MIME boundary \"\(boundary)\" is empty or contains a line break."
     case .tooLargeForData(let length):
       return "A MIME document of \(length) bytes is too large to generate in memory."
+    case .noDelimiter:
+      return "The data is not a multipart body: no line starts with its boundary."
+    case .missingCloseDelimiter:
+      return "The multipart body ends before its closing boundary: it was cut short."
+    case .malformedHeader(let line):
+      return "A part of the multipart body has a malformed header line: \"\(line)\"."
     }
   }
 }

@@ -366,6 +366,15 @@ struct Driver {
             BenchCase(label: "parts(boundary:data:)", kind: .child(["mime", "parse"])),
             BenchCase(
               label: "parts(boundary:data:sharingInput: true)", kind: .child(["mime", "parse-shared"])),
+            BenchCase(
+              label: "parse(boundary:data:sharingInput: true), RFC 2046",
+              kind: .child(["mime", "parse-strict"])),
+            BenchCase(
+              label: "parse(…), one part of `X: y` header lines only",
+              kind: .child(["mime", "parse-headers"])),
+            BenchCase(
+              label: "parse(…), boundary `b`, a body of `CRLF--bx` candidates",
+              kind: .child(["mime", "parse-delimiters"])),
           ]))
     }
     return result

@@ -46,9 +46,14 @@ func runMIME(client: String, options: Options) throws {
   var document: MIMEDocument? = mimeBenchDocument(totalSize: options.mimeSize)
   var parsedInput: (data: Data, boundary: String)?
   var extra: [(String, String)] = []
-  let isParse = client == "parse" || client == "parse-shared"
+  let isParse = ["parse", "parse-shared", "parse-strict", "parse-headers", "parse-delimiters"].contains(
+    client)
   if isParse {
-    parsedInput = try document?.generateData()
+    switch client {
+    case "parse-headers": parsedInput = (mimeManyHeaderLines(options.mimeSize), "b")
+    case "parse-delimiters": parsedInput = (mimeManyCandidateDelimiters(options.mimeSize), "b")
+    default: parsedInput = try document?.generateData()
+    }
     document = nil
     _ = Resident.trimmedBytes()
     do {
@@ -91,6 +96,19 @@ func runMIME(client: String, options: Options) throws {
     let peakBytes = Double(Measure.peakRSSKiB()) * 1024
     extra.append(("parse_peak_mib", Measure.fixed(peakBytes / 1_048_576, 1)))
     extra.append(("parse_peak_ratio", Measure.fixed(peakBytes / Double(max(data.count, 1)), 2)))
+  case "parse-strict", "parse-headers", "parse-delimiters":
+    guard let (data, boundary) = parsedInput else { throw BenchmarkError("no input") }
+    bytes = data.count
+    do {
+      let parts = try MIMEDocument.parse(boundary: boundary, data: data, sharingInput: true)
+      let expected = client == "parse-strict" ? 16 : 1
+      if parts.count != expected { failure = "parts=\(parts.count)" }
+    } catch {
+      failure = compact("\(error)")
+    }
+    let peakBytes = Double(Measure.peakRSSKiB()) * 1024
+    extra.append(("parse_peak_mib", Measure.fixed(peakBytes / 1_048_576, 1)))
+    extra.append(("parse_peak_ratio", Measure.fixed(peakBytes / Double(max(data.count, 1)), 2)))
   default:
     throw BenchmarkError("unknown MIME workload \(client)")
   }
@@ -102,4 +120,22 @@ func runMIME(client: String, options: Options) throws {
       "bytes": "\(bytes)", "mbps": Measure.fixed(Double(bytes) / seconds / 1e6, 1),
       "cpu_s": Measure.fixed(cpu), "secs": Measure.fixed(seconds),
     ], extra: extra)
+}
+
+/// About `size` bytes of one part whose header block is `X: y` lines (a million for 6 MB): the
+/// input that makes a parser that joins repeated headers as it reads them quadratic.
+func mimeManyHeaderLines(_ size: Int) -> Data {
+  var data = Data("--b\r\n".utf8)
+  data.append(Data(String(repeating: "X: y\r\n", count: max(1, size / 6)).utf8))
+  data.append(Data("\r\nbody\r\n--b--".utf8))
+  return data
+}
+
+/// About `size` bytes of one part with the boundary `b` whose body is `CRLF--bx` over and over:
+/// every six bytes a candidate delimiter that is content.
+func mimeManyCandidateDelimiters(_ size: Int) -> Data {
+  var data = Data("--b\r\n\r\n".utf8)
+  data.append(Data(String(repeating: "\r\n--bx", count: max(1, size / 6)).utf8))
+  data.append(Data("\r\n--b--".utf8))
+  return data
 }
