@@ -47,11 +47,29 @@ private func checkParse(boundary: String, data: Data) {
         && data[part.body.indices] == part.body,
       "a shared body is not the slice of the input at its indices")
   }
+  checkStrictParse(boundary: boundary, data: data)
   guard let parts else { return }
   check(!parts.isEmpty, "parts(boundary:data:) returned an empty array instead of nil")
   check(parts.allSatisfy { $0.body.startIndex == 0 }, "a copied body is not indexed from 0")
   let bodyBytes = parts.reduce(0) { $0 + $1.body.count }
   check(bodyBytes <= data.count, "parsed bodies are larger than the document")
+}
+
+/// RFC 2046 parsing: throws or gives parts whose bodies are slices of the input, in order and
+/// not overlapping; copies equal the slices.
+private func checkStrictParse(boundary: String, data: Data) {
+  guard let shared = try? MIMEDocument.parse(boundary: boundary, data: data, sharingInput: true) else {
+    return
+  }
+  var end = data.startIndex
+  for part in shared {
+    check(
+      part.body.startIndex >= end && part.body.endIndex <= data.endIndex,
+      "a strictly parsed body is outside the input or overlaps the one before")
+    end = part.body.endIndex
+  }
+  let copies = try? MIMEDocument.parse(boundary: boundary, data: Data(data))
+  check(copies?.map(\.body) == shared.map { Data($0.body) }, "strict copies differ from the slices")
 }
 
 private func checkRoundTrip(_ input: Data) {
@@ -76,6 +94,9 @@ private func checkRoundTrip(_ input: Data) {
   check(
     MIMEDocument.parts(boundary: generated.boundary, data: generated.data) == expected,
     "a generated document did not parse back into its parts")
+  check(
+    (try? MIMEDocument.parse(boundary: generated.boundary, data: generated.data)) == expected,
+    "a generated document did not parse back into its parts by RFC 2046")
 
   guard let (stream, length, boundary) = try? document.generateInputStream() else {
     fatalError("generateInputStream failed")
