@@ -26,9 +26,10 @@ extension SessionFetcher {
   ///
   /// - Parameters:
   ///   - value: what to send.
-  ///   - encoder: the encoder to use (for its date, key and output strategies).
+  ///   - encoder: the encoder to use (for its date, key and output strategies); `using:` as in
+  ///     ``beginFetch(decoding:using:)``.
   /// - Throws: the error `encoder` throws; nothing is changed then.
-  public func setJSONBody(_ value: some Encodable, encoder: JSONEncoder = JSONEncoder()) throws {
+  public func setJSONBody(_ value: some Encodable, using encoder: JSONEncoder = JSONEncoder()) throws {
     let body = try encoder.encode(value)
     storage.withLock { storage in
       storage.config.bodyData = body
@@ -42,5 +43,11 @@ extension SessionFetcher {
         storage.config.request?.setValue("application/json", forHTTPHeaderField: "Content-Type")
       }
     }
+  }
+
+  /// The former spelling of ``setJSONBody(_:using:)``.
+  @available(*, deprecated, renamed: "setJSONBody(_:using:)")
+  public func setJSONBody(_ value: some Encodable, encoder: JSONEncoder) throws {
+    try setJSONBody(value, using: encoder)
   }
 }

@@ -36,7 +36,7 @@ struct JSONBodyTests {
     let encoder = JSONEncoder()
     encoder.keyEncodingStrategy = .convertToSnakeCase
     struct Shape: Encodable { var sideCount = 4 }
-    try fetcher.setJSONBody(Shape(), encoder: encoder)
+    try fetcher.setJSONBody(Shape(), using: encoder)
     let data = try await fetcher.beginFetch()
     #expect(String(decoding: data, as: UTF8.self) == #"{"side_count":4}"#)
     #expect(server.requests.last?.header("Content-Type") == "application/vnd.api+json")
