@@ -31,9 +31,9 @@
     }
 
     @Test func refusedConnectionIsCannotConnectToHost() throws {
-      let closed = try TestServer()
-      let port = closed.port
-      closed.stop()
+      // Reserved and never listened on: a stopped server's port could be taken by another
+      // suite's server running in parallel.
+      let port = try closedPort()
       let engine = try makeCurlEngine()
       let url = try #require(URL(string: "http://127.0.0.1:\(port)/bytes/1"))
       let (record, _) = try curlExchange(engine, URLRequest(url: url))
