@@ -218,6 +218,7 @@ EOF
     export SESSIONFETCHER_NGINX_BROTLI=1
   fi
   export SESSIONFETCHER_NGINX_ACCESS_LOG="$d/nginx/logs/access.log"
+  export SESSIONFETCHER_NGINX_CACHE_LOG="$d/nginx/logs/access-cache.log"
   export SESSIONFETCHER_NGINX_TLS_URL="https://127.0.0.1:$INTEROP_NGINX_TLS_PORT"
   export SESSIONFETCHER_NGINX_TLS_ACCESS_LOG="$d/nginx/logs/access-tls.log"
   export SESSIONFETCHER_TLS_CA="$d/tls/ca.pem"

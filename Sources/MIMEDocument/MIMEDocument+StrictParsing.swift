@@ -68,8 +68,13 @@ struct StrictMultipart {
   private static let cr = UInt8(ascii: "\r")
   private static let lf = UInt8(ascii: "\n")
 
+  /// Space or tab: transport padding after a delimiter, folding and the space around a value.
+  private static func isBlank(_ byte: UInt8) -> Bool {
+    byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+  }
+
   /// What follows a dash-boundary at `end` (just past it) in `document`.
-  enum Follower: Equatable {
+  enum Follower {
     /// A delimiter line: the next part begins at the offset.
     case delimiter(nextLine: Int)
     /// The close delimiter.
@@ -83,11 +88,7 @@ struct StrictMultipart {
       return .close
     }
     var index = end
-    while index < document.count,
-      document[index] == UInt8(ascii: " ") || document[index] == UInt8(ascii: "\t")
-    {
-      index += 1
-    }
+    while index < document.count, isBlank(document[index]) { index += 1 }
     guard index + 1 < document.count, document[index] == cr, document[index + 1] == lf else {
       return .content
     }
@@ -139,12 +140,8 @@ struct StrictMultipart {
       var end = line
       while end < range.upperBound, document[end] != Self.cr, document[end] != Self.lf { end += 1 }
       if end == line {
-        // The empty line: the body follows it (or the part ends here, without one).
-        guard end + 1 < range.upperBound || end == range.upperBound else {
-          throw malformed(document, line..<end)
-        }
-        if end == range.upperBound { return (headers(), range.upperBound..<range.upperBound) }
-        guard document[end] == Self.cr, document[end + 1] == Self.lf else {
+        // The empty line (a CRLF, as `line` is inside the part): the body follows it.
+        guard end + 1 < range.upperBound, document[end] == Self.cr, document[end + 1] == Self.lf else {
           throw malformed(document, line..<end + 1)
         }
         return (headers(), (end + 2)..<range.upperBound)
@@ -155,7 +152,7 @@ struct StrictMultipart {
         throw malformed(document, line..<min(end + 1, range.upperBound))
       }
       let text = UnsafeRawBufferPointer(rebasing: document[line..<end])
-      if text[0] == UInt8(ascii: " ") || text[0] == UInt8(ascii: "\t") {
+      if Self.isBlank(text[0]) {
         guard let name = lastName, let string = String(validating: text, as: UTF8.self) else {
           throw malformed(document, line..<end)
         }
@@ -167,12 +164,8 @@ struct StrictMultipart {
         // The value without the spaces and tabs around it.
         var first = colon + 1
         var last = text.count
-        while first < last, text[first] == UInt8(ascii: " ") || text[first] == UInt8(ascii: "\t") {
-          first += 1
-        }
-        while last > first, text[last - 1] == UInt8(ascii: " ") || text[last - 1] == UInt8(ascii: "\t") {
-          last -= 1
-        }
+        while first < last, Self.isBlank(text[first]) { first += 1 }
+        while last > first, Self.isBlank(text[last - 1]) { last -= 1 }
         guard
           let value = String(validating: UnsafeRawBufferPointer(rebasing: text[first..<last]), as: UTF8.self)
         else { throw malformed(document, line..<end) }

@@ -54,7 +54,8 @@ struct Options {
                              raw-upload-mime|fetcher-upload-file|fetcher-upload-file-chunked|fetcher-upload-mime|
                              ahc-upload-file)
            fetcher-bench child memory (service|ahc)
-           fetcher-bench child mime (generate-stream|generate-data|parse|parse-shared)
+           fetcher-bench child mime (generate-stream|generate-data|parse|parse-shared|parse-strict|
+                             parse-headers|parse-delimiters)
     """
 
   init(arguments: [String]) throws {

@@ -79,9 +79,7 @@ struct InteropCacheTests {
     #expect(second.statusCode == 200)
     #expect(result.data?.count == 2048)
 
-    let logPath = Interop.environment["SESSIONFETCHER_NGINX_ACCESS_LOG"].map {
-      URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("access-cache.log").path
-    }
+    let logPath = Interop.environment["SESSIONFETCHER_NGINX_CACHE_LOG"]
     let log = logPath.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
     let lines = log.split(separator: "\n").filter { $0.contains("probe=\(probe) ") }
     #expect(lines.count == 2, "nginx logged \(lines.count) requests for the probe")
