@@ -96,7 +96,7 @@ import Testing
         let results = await withTaskGroup(of: FetchResult.self) { group in
           for index in 0..<16 {
             let fetcher = service.fetcher(url: server.url("/delay/0.2?round=\(round)&n=\(index)"))
-            group.addTask { await fetcher.fetchResult(timeout: 20) }
+            group.addTask { await fetcher.fetchResult(timeout: 60) }
           }
           return await group.reduce(into: []) { $0.append($1) }
         }

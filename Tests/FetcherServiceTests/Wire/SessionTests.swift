@@ -175,7 +175,7 @@ struct SessionTests {
     }
     #expect(streams.allSatisfy { $0.httpResponse?.statusCode == 200 })
     #expect(server.requests(path: "/sse").allSatisfy { $0.header("X-Service") == "yes" })
-    let result = await service.fetcher(url: server.url("/text?value=short")).fetchResult(timeout: 20)
+    let result = await service.fetcher(url: server.url("/text?value=short")).fetchResult(timeout: 60)
     #expect(result.error == nil)
     #expect(result.data == Data("short".utf8))
     #expect(service.sharedSessionCreationCount == 1)

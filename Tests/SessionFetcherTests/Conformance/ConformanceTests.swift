@@ -56,7 +56,7 @@ struct ConformanceTests {
     let fetcher = server.fetcher(row.path)
     fetcher.request?.httpMethod = row.method
     if let body = row.body { fetcher.bodyData = body }
-    let result = await fetcher.fetchResult(timeout: 10)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(fetcher.statusCode == row.status)
     if row.status < 300 {
       #expect(result.error == nil)

@@ -66,7 +66,7 @@ struct FetcherEngineTests {
       let shared = FetcherSession(configuration: nil, engineSessions: { _ in engine })
       fetcher.sessionProvider = { shared }
     }
-    let result = await fetcher.fetchResult(timeout: 10)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(result.fetcherError == .engineUnavailable("the test's engine is unavailable"))
     #expect(engine.tasksAsked == 0)
     #expect(engine.isInvalidated == ownConfiguration)

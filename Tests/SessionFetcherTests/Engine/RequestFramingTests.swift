@@ -20,7 +20,7 @@ struct RequestFramingTests {
     let fetcher = server.fetcher(path)
     fetcher.engine = engine
     configure(fetcher)
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(result.error == nil, "\(engine) \(path): \(String(describing: result.error))")
     return server.requests(path: path).last
   }
@@ -106,7 +106,7 @@ struct URLCaseTests {
     fetcher.engine = engine
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = makeCallbackQueue()
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(result.error == nil, "\(engine) \(url): \(String(describing: result.error))")
     #expect(result.data?.count == 10)
     // The path and query go as written.

@@ -88,7 +88,7 @@ struct ConnectionLimitTests {
     }
     #expect(streams.allSatisfy { $0.httpResponse?.statusCode == 200 })
     #expect(streamers.allSatisfy { $0.isFetching })
-    let result = await server.fetcher("/text?value=short").fetchResult(timeout: 20)
+    let result = await server.fetcher("/text?value=short").fetchResult(timeout: 60)
     #expect(result.error == nil)
     #expect(result.data == Data("short".utf8))
   }

@@ -291,7 +291,7 @@ struct TimeoutsUnderLoadTests {
     let busy = BusyGlobalQueues(until: {
       fetcher.storage.withLock { $0.lifecycle.exchange?.cancelReason != nil }
     })
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(busy.conditionHeldWhileBusy)
     busy.release()
     #expect(result.urlError?.code == .timedOut, "\(String(describing: result.error))")

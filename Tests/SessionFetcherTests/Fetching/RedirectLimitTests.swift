@@ -25,7 +25,7 @@ struct RedirectLimitTests {
     defer { server.stop() }
     let fetcher = server.fetcher("/redirect/1")
     fetcher.maximumRedirects = 0
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(result.fetcherError == .status(code: 302, data: Data("redirecting".utf8)))
     #expect(fetcher.statusCode == 302)
     #expect(fetcher.timing.redirectCount == 0)
@@ -37,14 +37,14 @@ struct RedirectLimitTests {
     defer { server.stop() }
     let fetcher = server.fetcher("/redirect/1")
     fetcher.maximumRedirects = 1
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(result.error == nil)
     #expect(result.data == Data("redirect done".utf8))
     #expect(fetcher.timing.redirectCount == 1)
 
     let over = server.fetcher("/redirect/2")
     over.maximumRedirects = 1
-    let overResult = await over.fetchResult(timeout: 20)
+    let overResult = await over.fetchResult(timeout: 60)
     #expect(overResult.urlError?.code == .httpTooManyRedirects)
     #expect(over.timing.redirectCount == 1)
   }
@@ -98,7 +98,7 @@ struct RedirectLimitTests {
     defer { server.stop() }
     let fetcher = server.fetcher("/redirect/1")
     fetcher.maximumRedirects = limit
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     guard case .invalidConfiguration(let message)? = result.fetcherError else {
       Issue.record("expected invalidConfiguration, got \(String(describing: result.error))")
       return
@@ -116,7 +116,7 @@ struct RedirectLimitTests {
     let fetcher = server.fetcher("/redirect/3")
     fetcher.maximumRedirects = 2
     fetcher.destinationFileURL = destination
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(result.urlError?.code == .httpTooManyRedirects)
     #expect(!FileManager.default.fileExists(atPath: destination.path))
     let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []

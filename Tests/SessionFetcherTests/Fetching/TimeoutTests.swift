@@ -87,7 +87,7 @@ struct TimeoutTests {
     defer { session.invalidateAndCancel() }
 
     // The hold lasts until the result is in: without the fetcher's own end, none would come.
-    let result = await Self.fetcher(server, "/hang", session: session, timeout: 1).fetchResult(timeout: 20)
+    let result = await Self.fetcher(server, "/hang", session: session, timeout: 1).fetchResult(timeout: 60)
     hold.releaseEngine()
     #expect(result.urlError?.code == .timedOut)
     #expect(result.urlError?.failingURL == server.url("/hang"))

@@ -32,7 +32,7 @@ struct ScriptedAuthTests {
     engine.respond(to: "/private", with: .challenge())
     let fetcher = engine.fetcher("/private")
     let counter = NotificationRecorder([fetcher])
-    let result = await fetcher.fetchResult(timeout: 10)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(result.fetcherError?.statusCode == 401)
     #expect(fetcher.statusCode == 401)
     #expect(engine.requests.count == 1)
@@ -45,7 +45,7 @@ struct ScriptedAuthTests {
     engine.respond(to: "/private", with: .challenge())
     let fetcher = engine.fetcher("/private")
     fetcher.credential = URLCredential(user: "user", password: "wrong", persistence: .none)
-    let result = await fetcher.fetchResult(timeout: 10)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(result.fetcherError?.statusCode == 401)
     #expect(engine.requests.count == 2)
   }

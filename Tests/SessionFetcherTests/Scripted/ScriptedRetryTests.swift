@@ -116,7 +116,7 @@ struct ScriptedRetryTests {
     let delays = Recorder<TimeInterval>()
     fetcher.eventMonitors = [RetryWatch(delays)]
     let counter = NotificationRecorder([fetcher])
-    let result = await fetcher.fetchResult(timeout: 15)
+    let result = await fetcher.fetchResult(timeout: 60)
     switch row.outcome {
     case .body:
       #expect(result.error == nil, "\(String(describing: result.error))")

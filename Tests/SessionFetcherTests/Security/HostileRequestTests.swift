@@ -35,7 +35,7 @@ struct HostileRequestTests {
     sourceLocation: SourceLocation = #_sourceLocation
   ) async {
     let recorder = NotificationRecorder([fetcher])
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     guard case .invalidConfiguration(let text)? = result.fetcherError else {
       Issue.record("not refused: \(String(describing: result.error))", sourceLocation: sourceLocation)
       return
@@ -117,7 +117,7 @@ struct HostileRequestTests {
     request.httpMethod = "PROPFIND"
     fetcher.request = request
     fetcher.setRequestValue("a\tb é ✓", forHTTPHeaderField: "X-Odd!#$%&'*+-.^_`|~1")
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(result.error == nil, "\(String(describing: result.error))")
     let head = String(decoding: server.requestHeads.first ?? Data(), as: UTF8.self)
     #expect(head.hasPrefix("PROPFIND / HTTP/1.1\r\n"), "\(head)")
@@ -132,7 +132,7 @@ struct HostileRequestTests {
     var request = fetcher.request!
     request.httpMethod = method
     fetcher.request = request
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     #expect(result.error == nil, "\(String(describing: result.error))")
     let head = String(decoding: server.requestHeads.first ?? Data(), as: UTF8.self)
     #expect(head.hasPrefix("\(method) / HTTP/1.1\r\n"), "\(head)")
@@ -177,7 +177,7 @@ struct HostileRequestTests {
       respond(changed)
     }
     let recorder = NotificationRecorder([fetcher])
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     guard case .invalidConfiguration(let text)? = result.fetcherError else {
       Issue.record("not refused: \(String(describing: result.error))")
       return
@@ -210,7 +210,7 @@ struct HostileRequestTests {
     jar.setCookie(SessionCookie(name: "b\u{0}", value: "1", domain: "127.0.0.1"))
     jar.setCookie(SessionCookie(name: "good", value: "1", domain: "127.0.0.1"))
     #expect(jar.cookies.map(\.name) == ["good"])
-    #expect(await fetcher.fetchResult(timeout: 20).error == nil)
+    #expect(await fetcher.fetchResult(timeout: 60).error == nil)
     #expect(server.requests.last?.header("Cookie") == "good=1")
     #expect(server.requests.last?.header("X-Injected") == nil)
   }
@@ -223,7 +223,7 @@ struct HostileRedirectTests {
   static func expectInsecure(
     _ fetcher: SessionFetcher, target: String, sourceLocation: SourceLocation = #_sourceLocation
   ) async {
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     guard case .insecureRequest(let url)? = result.fetcherError else {
       Issue.record("not refused: \(String(describing: result.error))", sourceLocation: sourceLocation)
       return
@@ -378,7 +378,7 @@ struct HostileTLSFileTests {
     fetcher.callbackQueue = makeCallbackQueue()
     fetcher.tlsSettings = tls
     let recorder = NotificationRecorder([fetcher])
-    let result = await fetcher.fetchResult(timeout: 20)
+    let result = await fetcher.fetchResult(timeout: 60)
     guard case .invalidTLSSettings(let text)? = result.fetcherError else {
       Issue.record("\(role) \(bad): \(String(describing: result.error))")
       return
