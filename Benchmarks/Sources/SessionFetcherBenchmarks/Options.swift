@@ -150,6 +150,8 @@ struct Options {
     var settings = TLSSettings()
     if via != "plain", FetcherEngine.default == .libcurl, let caFile {
       settings.additionalTrustRoots = [caFile]
+      // The h2 rows measure HTTP/2, which libcurl before 8.13 is not offered by default.
+      if via == "h2" { settings.offersHTTP2 = true }
     }
     return settings
   }

@@ -47,6 +47,13 @@ public struct TLSSettings: Sendable, Equatable, CustomStringConvertible {
   public var pinnedPublicKeys: [String] = []
   /// The lowest TLS version accepted (default ``TLSVersion/tls12``).
   public var minimumVersion = TLSVersion.tls12
+  /// Whether to offer HTTP/2 to servers (by ALPN): `true` offers it, `false` speaks HTTP/1.1 only.
+  /// `nil` (the default) offers it where libcurl reports every HTTP/2 body cut short as an error
+  /// (libcurl 8.13.0 and later) and speaks HTTP/1.1 with older ones: libcurl 7.x can deliver an
+  /// HTTP/2 body that a stream reset or a protocol error cut short, when the response has no
+  /// `Content-Length`, as a complete one (see the TLS article). The URLSession engine follows the
+  /// default on Linux; set `true` or `false` on the libcurl engine.
+  public var offersHTTP2: Bool?
 
   /// The file path of each of ``additionalTrustRoots`` (nil for a URL that is not a file URL),
   /// decoded once when they are set: `URL.path` decodes the URL at every call (about 3,000
@@ -79,6 +86,7 @@ public struct TLSSettings: Sendable, Equatable, CustomStringConvertible {
     if clientKeyPassword != nil { parts.append("key password set") }
     if !pinnedPublicKeys.isEmpty { parts.append("\(pinnedPublicKeys.count) pinned key(s)") }
     parts.append("minimum \(minimumVersion)")
+    if let offersHTTP2 { parts.append(offersHTTP2 ? "offers HTTP/2" : "HTTP/1.1 only") }
     return "TLSSettings(" + parts.joined(separator: "; ") + ")"
   }
 
@@ -93,6 +101,7 @@ public struct TLSSettings: Sendable, Equatable, CustomStringConvertible {
     if clientKeyPassword != nil { names.append("clientKeyPassword") }
     if !pinnedPublicKeys.isEmpty { names.append("pinnedPublicKeys") }
     if minimumVersion != .tls12 { names.append("minimumVersion = \(minimumVersion)") }
+    if let offersHTTP2 { names.append("offersHTTP2 = \(offersHTTP2)") }
     return names
   }
 }

@@ -25,6 +25,9 @@ package enum RetryPolicy {
   /// could not have asked for), which another attempt would get again. A connection closed before
   /// any answer is `.networkConnectionLost` on every engine.
   package static func isTransientTransportError(_ error: URLError, receivedPartialBody: Bool) -> Bool {
+    // libcurl sent the request again itself before it gave up (an HTTP/2 stream refused each
+    // time): a retry here would be multiplied by libcurl's own.
+    if error.userInfo[CurlErrorMapping.retriedByTransportKey] as? Bool == true { return false }
     switch error.code {
     case .timedOut, .networkConnectionLost, .cannotConnectToHost:
       return true

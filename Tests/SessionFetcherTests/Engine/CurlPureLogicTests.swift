@@ -44,6 +44,58 @@ struct CurlPureLogicTests {
     (99, "Unknown error", false, .unknown),
   ]
 
+  /// HTTP/2 events as libcurl 7.88 reports them (measured against an `h2` server, see
+  /// `HTTP2FailureTests`): one code each; `retried` is whether libcurl sent the request again
+  /// itself, which a fetcher must not multiply.
+  static let http2Mapping:
+    [(code: Int32, message: String, overHTTP2: Bool, expected: URLError.Code, retried: Bool)] = [
+      (
+        92, "HTTP/2 stream 1 was not closed cleanly: INTERNAL_ERROR (err 2)", true, .networkConnectionLost,
+        false
+      ),
+      (92, "HTTP/2 stream 1 was not closed cleanly: PROTOCOL_ERROR (err 1)", true, .badServerResponse, false),
+      (
+        92, "HTTP/2 stream 3 was not closed cleanly: FRAME_SIZE_ERROR (err 6)", true, .badServerResponse,
+        false
+      ),
+      (
+        92, "HTTP/2 stream 5 was not closed cleanly: COMPRESSION_ERROR (err 9)", true, .badServerResponse,
+        false
+      ),
+      (16, "Error in the HTTP2 framing layer", true, .networkConnectionLost, false),
+      (52, "Empty reply from server", true, .cannotParseResponse, false),
+      (52, "Empty reply from server", false, .networkConnectionLost, false),
+      (56, "Connection died, tried 5 times before giving up", true, .networkConnectionLost, true),
+      (56, "Recv failure: Connection reset by peer", true, .networkConnectionLost, false),
+      (18, "transfer closed with outstanding read data remaining", true, .networkConnectionLost, false),
+    ]
+
+  @Test(arguments: 0..<http2Mapping.count) func http2EventsMapToOneCodeEach(_ row: Int) {
+    let entry = Self.http2Mapping[row]
+    let error = CurlErrorMapping.urlError(
+      code: entry.code, curlMessage: entry.message, url: nil, overHTTP2: entry.overHTTP2)
+    #expect(error.code == entry.expected)
+    let retried = error.userInfo[CurlErrorMapping.retriedByTransportKey] as? Bool == true
+    #expect(retried == entry.retried)
+    // What libcurl already retried is not retried again; the lost connections are, for a GET.
+    let suggested = RetryPolicy.isRetryable(statusCode: nil, error: error, method: "GET")
+    #expect(suggested == (entry.expected == .networkConnectionLost && !entry.retried))
+  }
+
+  /// HTTP/2 is offered by default from libcurl 8.13.0 (`LIBCURL_VERSION_NUM` 0x080D00), and
+  /// whenever the caller asks; never when the caller says no.
+  @Test(
+    arguments: [
+      (nil, UInt32(0x07_58_01), false), (nil, 0x08_05_00, false), (nil, 0x08_0C_01, false),
+      (nil, 0x08_0D_00, true), (nil, 0x08_12_00, true), (nil, 0, false),
+      (true, 0x07_58_01, true), (false, 0x08_12_00, false),
+    ] as [(Bool?, UInt32, Bool)])
+  func http2IsOfferedFromTheVersionThatReportsCutBodies(
+    _ setting: Bool?, _ version: UInt32, _ offered: Bool
+  ) {
+    #expect(HTTP2Offer.offers(setting: setting, libcurlVersion: version) == offered)
+  }
+
   @Test(arguments: 0..<mapping.count) func curlCodeMapsToTheApplePlatformsError(_ row: Int) throws {
     let entry = Self.mapping[row]
     let url = try #require(URL(string: "https://example.com/a"))

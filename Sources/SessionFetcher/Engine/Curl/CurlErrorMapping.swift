@@ -9,6 +9,10 @@ package enum CurlErrorMapping {
   package static let curlCodeKey = "SessionFetcherCurlCode"
   /// `NSURLErrorFailingURLStringErrorKey`'s value (the constant is deprecated on Linux).
   package static let failingURLStringKey = "NSErrorFailingURLStringKey"
+  /// The `userInfo` key set (to `true`) on an error libcurl reports after retrying the request on
+  /// its own: a fetcher does not retry it again (each of its retries would be multiplied by
+  /// libcurl's).
+  package static let retriedByTransportKey = "SessionFetcherRetriedByTransport"
 
   /// The `URLError` for a failed transfer.
   ///
@@ -20,23 +24,39 @@ package enum CurlErrorMapping {
   ///   - bodyIsFile: whether the request body is read from a file (a read error is then
   ///     `cannotOpenFile`, URLError having no code for a file that fails while read, rather than
   ///     `requestBodyStreamExhausted`).
-  package static func urlError(code: Int32, curlMessage: String, url: URL?, bodyIsFile: Bool = false)
-    -> URLError
-  {
+  ///   - overHTTP2: whether the transfer's connection spoke HTTP/2.
+  package static func urlError(
+    code: Int32, curlMessage: String, url: URL?, bodyIsFile: Bool = false, overHTTP2: Bool = false
+  ) -> URLError {
     var userInfo: [String: Any] = [
       NSLocalizedDescriptionKey: curlMessage,
       curlCodeKey: Int(code),
     ]
+    if isRetriedByTransport(code: code, curlMessage: curlMessage) { userInfo[retriedByTransportKey] = true }
     if let url {
       userInfo[NSURLErrorFailingURLErrorKey] = url
       userInfo[failingURLStringKey] = url.absoluteString
     }
     return URLError(
-      errorCode(code: code, curlMessage: curlMessage, bodyIsFile: bodyIsFile), userInfo: userInfo)
+      errorCode(code: code, curlMessage: curlMessage, bodyIsFile: bodyIsFile, overHTTP2: overHTTP2),
+      userInfo: userInfo)
   }
 
-  /// The `URLError.Code` alone (see ``urlError(code:curlMessage:url:bodyIsFile:)``).
-  package static func errorCode(code: Int32, curlMessage: String, bodyIsFile: Bool = false) -> URLError.Code {
+  /// Whether libcurl gave up after sending the request again itself: "Connection died, tried 5
+  /// times before giving up" (an HTTP/2 stream the server refused, `REFUSED_STREAM`, each time, or a
+  /// reused connection that died under the request each time).
+  package static func isRetriedByTransport(code: Int32, curlMessage: String) -> Bool {
+    code == 56 && curlMessage.contains("before giving up")
+  }
+
+  /// The HTTP/2 error codes (RFC 9113 §7) that mean the response (or the request) broke the
+  /// protocol, as libcurl names them in "HTTP/2 stream N was not closed cleanly: NAME (err N)".
+  static let malformedHTTP2Errors = ["PROTOCOL_ERROR", "FRAME_SIZE_ERROR", "COMPRESSION_ERROR"]
+
+  /// The `URLError.Code` alone (see ``urlError(code:curlMessage:url:bodyIsFile:overHTTP2:)``).
+  package static func errorCode(
+    code: Int32, curlMessage: String, bodyIsFile: Bool = false, overHTTP2: Bool = false
+  ) -> URLError.Code {
     // TLS verdicts come from the code and OpenSSL's text together (see `TLSErrorMapping`).
     if let tls = TLSErrorMapping.code(curlCode: code, message: curlMessage) { return tls }
     switch code {
@@ -51,6 +71,14 @@ package enum CurlErrorMapping {
     case 56 where curlMessage.contains("Too large response header"):
       // libcurl's cap on a head (300 KiB): an endless header block, not a lost connection (which a
       // fetcher would retry).
+      return .cannotParseResponse
+    case 92 where malformedHTTP2Errors.contains(where: curlMessage.contains):
+      // A stream reset because a response broke HTTP/2 (a bad header name, a frame too large):
+      // another attempt would get the same answer.
+      return .badServerResponse
+    case 52 where overHTTP2:
+      // No head on an HTTP/2 stream: the client's HTTP/2 layer refused the header block (over
+      // nghttp2's limits, or malformed) and reset the stream. Not a lost connection.
       return .cannotParseResponse
     case 16, 18, 52, 55, 56, 92: return .networkConnectionLost
     // "necessary data rewind wasn't possible" / "seek callback returned error": a reused connection

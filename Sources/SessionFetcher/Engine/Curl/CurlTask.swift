@@ -175,7 +175,7 @@
       }
       return CurlErrorMapping.urlError(
         code: code, curlMessage: transfer.errorMessage(code: code), url: originalRequest.url,
-        bodyIsFile: transfer.body?.isFile ?? false)
+        bodyIsFile: transfer.body?.isFile ?? false, overHTTP2: transfer.spokeHTTP2)
     }
 
     var failingURLInfo: [String: Any] {

@@ -98,8 +98,10 @@
       ccurl_easy_setopt_long(easy, CCURLOPT_TCP_NODELAY, 1)
       ccurl_easy_setopt_long(easy, CCURLOPT_BUFFERSIZE, Self.receiveBufferSize)
       ccurl_easy_setopt_long(easy, CCURLOPT_UPLOAD_BUFFERSIZE, Self.sendBufferSize)
-      ccurl_easy_setopt_long(easy, CCURLOPT_HTTP_VERSION, Int(CCURL_HTTP_VERSION_2TLS))
-      if scheme == "https" {
+      let offersHTTP2 = HTTP2Offer.offers(setting: tls.offersHTTP2, libcurlVersion: ccurl_version_number())
+      ccurl_easy_setopt_long(
+        easy, CCURLOPT_HTTP_VERSION, Int(offersHTTP2 ? CCURL_HTTP_VERSION_2TLS : CCURL_HTTP_VERSION_1_1))
+      if scheme == "https" && offersHTTP2 {
         // Wait for a connection being made rather than open another, in case it multiplexes (HTTP/2
         // by ALPN). Never for plain http: libcurl would wait there too (HTTP_VERSION 2TLS counts as
         // wanting HTTP/2), serializing requests that 16 HTTP/1.1 connections would run at once.
@@ -302,6 +304,13 @@
     /// nor SOCKS5 (libcurl matches its login).
     private func forbidReuseOfAuthenticatedConnection() {
       ccurl_easy_setopt_long(easy, CCURLOPT_FORBID_REUSE, 1)
+    }
+
+    /// Whether the transfer's connection spoke HTTP/2 (negotiated by ALPN), read when it has ended.
+    var spokeHTTP2: Bool {
+      var version = 0
+      ccurl_easy_getinfo_long(easy, CCURLINFO_HTTP_VERSION, &version)
+      return version == Int(CCURL_HTTP_VERSION_2_0)
     }
 
     /// The status of the proxy's answer to CONNECT, or 0 when no CONNECT was answered.

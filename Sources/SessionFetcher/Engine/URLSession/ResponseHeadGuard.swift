@@ -3,8 +3,8 @@
   import Foundation
   import FoundationNetworking
 
-  /// Keeps responses FoundationNetworking cannot survive from reaching it, through the libcurl handle
-  /// of each task, set before the task's transfer starts.
+  /// Keeps responses FoundationNetworking cannot survive (or cannot tell from whole ones) from
+  /// reaching it, through the libcurl handle of each task, set before the task's transfer starts.
   ///
   /// FoundationNetworking (swift-corelibs-foundation 6.3) ends the process on two kinds of response:
   ///
@@ -56,6 +56,11 @@
         let raw = FoundationNetworkingMirror.child(easyHandle, "rawHandle") as? UnsafeMutableRawPointer
       else { return }
       _ = ccurl_easy_setopt_off(raw, CCURLOPT_MAXFILESIZE_LARGE, largestConvertibleLength)
+      if !HTTP2Offer.offeredByDefault {
+        // libcurl's default offers HTTP/2 over TLS; before 8.13 it can pass off a cut HTTP/2 body
+        // as a whole one (``HTTP2Offer``). FoundationNetworking sets no HTTP version of its own.
+        _ = ccurl_easy_setopt_long(raw, CCURLOPT_HTTP_VERSION, Int(CCURL_HTTP_VERSION_1_1))
+      }
       if let request = task.originalRequest, asksToClose(request) {
         // The request's own `Connection: close` (RFC 9112 §9.6): FoundationNetworking sends the
         // header but keeps the connection for the next task when the server does not close it.
