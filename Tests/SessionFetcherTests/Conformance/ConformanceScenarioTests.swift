@@ -17,6 +17,7 @@ struct ConformanceScenarioTests {
     case serverClosingAfterEachAnswerIsRecovered = "a server that closes after every answer without saying so"
     case cancellationBeforeStartSendsNothing = "a task cancelled before the fetch starts sends nothing"
     case cancellationDuringTheBodyEndsTheFetch = "a task cancelled during the body ends the fetch"
+    case cancellationAfterARedirectEndsTheFetch = "a task cancelled after a redirect ends the fetch"
     case stopWhileWaitingCompletesAsCancelled =
       "stopping a fetch that waits for its answer completes it as cancelled"
     case concurrentRequestsAllComplete = "sixteen requests at once all complete"
@@ -106,6 +107,16 @@ struct ConformanceScenarioTests {
       let error = await Self.errorOfTask { try await task.value }
       #expect((error as? SessionFetcherError) == .cancelled, "\(String(describing: error))")
       #expect(server.bytesWritten(path: "/stream") < total)
+
+    case .cancellationAfterARedirectEndsTheFetch:
+      let server = try TestServer()
+      defer { server.stop() }
+      let fetcher = Self.fetcher(server.url("/redirect?to=/hang"))
+      let task = Task { _ = try await fetcher.beginFetch() }
+      #expect(await eventually(timeout: 60) { server.requestCount(path: "/hang") == 1 })
+      task.cancel()
+      let error = await Self.errorOfTask { try await task.value }
+      #expect((error as? SessionFetcherError) == .cancelled, "\(String(describing: error))")
 
     case .stopWhileWaitingCompletesAsCancelled:
       let server = try TestServer()

@@ -31,6 +31,8 @@ struct ConformanceTests {
     case refused
     /// A `SessionFetcherError` other than a status.
     case fetcherError
+    /// `SessionFetcherError.responseTooLarge`.
+    case responseTooLarge
   }
 
   /// What the caller receives as data.
@@ -52,6 +54,8 @@ struct ConformanceTests {
     case headerPresent(String)
     /// The header's values, split at commas, are these.
     case headerValues(String, [String])
+    /// The header's value holds this text.
+    case headerContains(String, String)
     case target(String)
     case query(String, String)
     case bodyLength(Int)
@@ -79,6 +83,8 @@ struct ConformanceTests {
     /// Added in order with `addValue`, so a repeated name is sent with both values.
     var headers: [(String, String)] = []
     var timeout: TimeInterval?
+    var resourceTimeout: TimeInterval?
+    var bodyLimit: Int64?
     /// `user:password` for `fetcher.credential`.
     var credential: String?
     var outcome = Outcome.success
@@ -182,6 +188,26 @@ struct ConformanceTests {
       path: "/set-cookie?c=a%3D1&redirect=%2Fcookies",
       received: .text(#"{"cookie":"a=1"}"#), sent: [.header("Cookie", "a=1")]),
     Row(
+      name: "307 to another origin keeps method and body", method: "POST",
+      path: "/redirect?to={other}/echo&status=307", body: payload, received: .echo,
+      sent: [.method("POST"), .bodyLength(4096)]),
+    Row(
+      name: "a redirect to an answer that never comes fails", path: "/redirect?to=/empty",
+      outcome: .transport(nil)),
+    Row(
+      name: "Location with a raw space is sent encoded", path: "/redirect?to=%2Ftext%3Fvalue%3Da%20b",
+      received: .text("a b"), sent: [.target("/text?value=a%20b")]),
+    Row(
+      name: "every cookie of one answer goes with the next hop",
+      path: "/set-cookie?c=a%3D1&c=b%3D2&redirect=%2Fcookies",
+      sent: [.headerContains("Cookie", "a=1"), .headerContains("Cookie", "b=2")]),
+    Row(
+      name: "a cookie for another path is not sent",
+      path: "/set-cookie?c=a%3D1%3B%20Path%3D%2Fother&redirect=%2Fcookies", sent: [.header("Cookie", nil)]),
+    Row(
+      name: "an expired cookie is not sent", path: "/set-cookie?c=a%3D1%3B%20Max-Age%3D0&redirect=%2Fcookies",
+      sent: [.header("Cookie", nil)]),
+    Row(
       name: "a redirect to a scheme other than http(s) is refused",
       path: "/redirect?to=ftp%3A%2F%2F{host}%2Fx",
       outcome: .fetcherError, sent: [.requestCount(1)]),
@@ -283,6 +309,9 @@ struct ConformanceTests {
     Row(
       name: "Accept-Encoding offers gzip", path: "/headers",
       sent: [.headerValues("Accept-Encoding", ["gzip"])]),
+    Row(
+      name: "a caller's Transfer-Encoding: identity on a GET is harmless", path: "/headers",
+      headers: [("Transfer-Encoding", "identity")], sent: [.header("Transfer-Encoding", nil), .bodyLength(0)]),
   ]
 
   static let targetRows: [Row] = [
@@ -315,6 +344,7 @@ struct ConformanceTests {
       name: "a fragment is never sent", path: "/bytes/4#frag", received: .pattern(4),
       sent: [.target("/bytes/4")]),
     Row(name: "an empty path is sent as /", path: "{origin}", outcome: .status(404), sent: [.target("/")]),
+    Row(name: "a trailing slash is kept", path: "/headers/", sent: [.target("/headers/")]),
   ]
 
   static let timeoutRows: [Row] = [
@@ -334,6 +364,30 @@ struct ConformanceTests {
     Row(
       name: "a late answer within the timeout arrives", path: "/delay/0.5", timeout: 60,
       received: .text("delayed")),
+  ]
+
+  static let limitRows: [Row] = [
+    Row(
+      name: "a Content-Length over the body limit fails", path: "/bytes/100000", bodyLimit: 1000,
+      outcome: .responseTooLarge),
+    Row(
+      name: "a chunked body growing past the limit fails", path: "/chunked?chunks=100&size=1000",
+      bodyLimit: 1000,
+      outcome: .responseTooLarge),
+    Row(
+      name: "a body of exactly the limit arrives", path: "/bytes/1000", bodyLimit: 1000,
+      received: .pattern(1000)),
+    Row(
+      name: "an answer to HEAD announcing more than the limit succeeds", method: "HEAD",
+      path: "/bytes/100000",
+      bodyLimit: 1000, received: .count(0)),
+    Row(
+      name: "a decoded body past the limit fails (a gzip bomb)", path: "/bomb?decoded=100000000&coding=gzip",
+      bodyLimit: 1_000_000, outcome: .responseTooLarge),
+    Row(
+      name: "the deadline for the whole fetch ends a slow body",
+      path: "/drip?bytes=100&chunks=100&interval=200",
+      resourceTimeout: 1, outcome: .transport(.timedOut)),
   ]
 
   static let decodingRows: [Row] = [
@@ -364,6 +418,9 @@ struct ConformanceTests {
       name: "credentials in the URL answer Basic", path: "http://u:p@{host}/basic-auth/u/p",
       received: .contains(#""authenticated":true"#)),
     Row(
+      name: "a credential answers a Digest challenge", path: "/digest-auth/auth/u/p", credential: "u:p",
+      received: .contains(#""authenticated":true"#)),
+    Row(
       name: "a Bearer token is sent as given", path: "/bearer/t0k",
       headers: [("Authorization", "Bearer t0k")],
       received: .contains(#""authenticated":true"#)),
@@ -384,8 +441,8 @@ struct ConformanceTests {
     ]
 
   static let rows =
-    redirectRows + framingRows + requestBodyRows + headerRows + targetRows + timeoutRows + decodingRows
-    + authRows + statusRows
+    redirectRows + framingRows + requestBodyRows + headerRows + targetRows + timeoutRows + limitRows
+    + decodingRows + authRows + statusRows
 
   @Test func theTableHasAtLeastEightyRows() {
     #expect(
@@ -424,6 +481,7 @@ struct ConformanceTests {
       case .method(let method): #expect(last?.method == method)
       case .header(let name, let value): #expect(last?.header(name) == value.map(expand))
       case .headerPresent(let name): #expect(last?.header(name)?.isEmpty == false)
+      case .headerContains(let name, let text): #expect(last?.header(name)?.contains(text) == true)
       case .headerValues(let name, let values):
         let sent = (last?.headerValues(name) ?? []).flatMap { $0.split(separator: ",") }.map {
           $0.trimmingCharacters(in: .whitespaces)
@@ -453,6 +511,8 @@ struct ConformanceTests {
       }
     }
     if let timeout = row.timeout { fetcher.request?.timeoutInterval = timeout }
+    fetcher.resourceTimeoutInterval = row.resourceTimeout
+    fetcher.maximumResponseBodyLength = row.bodyLimit
     if let credential = row.credential?.split(separator: ":").map(String.init), credential.count == 2 {
       fetcher.credential = URLCredential(user: credential[0], password: credential[1], persistence: .none)
     }
@@ -490,6 +550,11 @@ struct ConformanceTests {
       }
     case .fetcherError:
       #expect(result.fetcherError != nil && result.fetcherError?.statusCode == nil, "\(error)")
+    case .responseTooLarge:
+      guard case .responseTooLarge? = result.fetcherError else {
+        Issue.record("not refused as too large: \(error)")
+        return
+      }
     }
     let data = result.data ?? Data()
     switch row.received {

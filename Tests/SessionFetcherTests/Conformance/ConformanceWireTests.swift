@@ -138,6 +138,26 @@ struct ConformanceWireTests {
       name: "a thousand header fields are accepted",
       answer: "HTTP/1.1 200 OK\r\n" + (0..<1000).map { "X-Field-\($0): \($0)\r\n" }.joined() + hello,
       body: "hello"),
+    Row(
+      name: "bytes past the Content-Length are not part of the body",
+      answer: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloEXTRA", ending: .close, body: "hello"),
+    Row(
+      name: "Content-Length: 0 ends the body at once", answer: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+      body: ""),
+    Row(
+      name: "an answer without header fields and a close", answer: "HTTP/1.1 200 OK\r\n\r\n", ending: .close,
+      body: ""),
+    Row(
+      name: "a header field with an empty value", answer: "HTTP/1.1 200 OK\r\nX-Empty:\r\n" + hello,
+      body: "hello"),
+    Row(
+      name: "an interim answer before an error status",
+      answer: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\ngone",
+      outcome: .status(404), body: "gone"),
+    Row(
+      name: "101 Switching Protocols to a request that asked for no upgrade is refused",
+      answer: "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n",
+      outcome: .transport(.badServerResponse)),
     Row(name: "a status line without reason phrase", answer: "HTTP/1.1 200 \r\n" + hello, body: "hello"),
     Row(
       name: "a status code the client does not know (299)", answer: "HTTP/1.1 299 Whatever\r\n" + hello,
