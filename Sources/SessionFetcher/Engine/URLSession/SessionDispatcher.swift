@@ -162,9 +162,10 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
   package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
     let registration = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
     Self.redirectGate.completed(task)
-    var refusedFraming = false
     #if canImport(FoundationNetworking)
-      refusedFraming = ResponseHeadGuard.taskCompleted(task)
+      let refusedFraming = ResponseHeadGuard.taskCompleted(task)
+    #else
+      let refusedFraming = false
     #endif
     // Counted here: FoundationNetworking's own counters may still be 0 when the task completes.
     if ArenaTrim.taskEnded(movingBytes: max(registration?.bytesMoved ?? 0, task.countOfBytesSent)) {
