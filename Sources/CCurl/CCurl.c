@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -288,6 +289,8 @@ struct ccurl_header_gate {
   size_t held_length;
   size_t held_capacity;
   size_t dropped_lines;
+  // Set when a head was refused for its framing (see content_lengths_disagree).
+  int refused_framing;
 };
 
 // Where an easy handle keeps CURLOPT_HEADERFUNCTION and CURLOPT_HEADERDATA, in bytes from its
@@ -377,6 +380,56 @@ static size_t count_held_lines(const ccurl_header_gate *gate) {
   return count;
 }
 
+// Whether the held head's Content-Length fields (each a comma-separated list) name more than one
+// length: the framing is invalid then, and a user agent must not use the response (RFC 9112
+// §6.3). libcurl takes the first number and reads the body by it. A value that is not a number is
+// left to libcurl, which refuses it.
+static int content_lengths_disagree(const ccurl_header_gate *gate) {
+  static const char name[] = "content-length:";
+  const size_t name_length = sizeof name - 1;
+  int seen = 0;
+  unsigned long long first = 0;
+  for (size_t at = 0; at < gate->held_length;) {
+    size_t length;
+    memcpy(&length, gate->held + at, sizeof length);
+    const char *line = gate->held + at + sizeof length;
+    at += sizeof length + length;
+    if (length < name_length || strncasecmp(line, name, name_length) != 0) continue;
+    size_t i = name_length;
+    while (i < length) {
+      while (i < length && (line[i] == ' ' || line[i] == '\t' || line[i] == ',')) i++;
+      if (i >= length || line[i] == '\r' || line[i] == '\n') break;
+      if (line[i] < '0' || line[i] > '9') return 0;
+      unsigned long long value = 0;
+      for (; i < length && line[i] >= '0' && line[i] <= '9'; i++) {
+        if (value > (~0ULL - 9) / 10) return 0;
+        value = value * 10 + (unsigned long long)(line[i] - '0');
+      }
+      if (seen && value != first) return 1;
+      seen = 1;
+      first = value;
+    }
+  }
+  return 0;
+}
+
+// Hands one held line to the original callback; returns whether it took it. FoundationNetworking's
+// parser takes a line only with its CRLF, where RFC 9112 §2.2 lets a recipient end a line with a
+// bare LF, as libcurl does: such a line is handed on with a CR before its LF.
+static int hand_on(ccurl_header_gate *gate, char *line, size_t length) {
+  if (length >= 1 && line[length - 1] == '\n' && (length < 2 || line[length - 2] != '\r')) {
+    char *crlf = malloc(length + 1);
+    if (crlf == NULL) return 0;
+    memcpy(crlf, line, length - 1);
+    crlf[length - 1] = '\r';
+    crlf[length] = '\n';
+    size_t taken = gate->original(crlf, 1, length + 1, gate->original_data);
+    free(crlf);
+    return taken == length + 1;
+  }
+  return gate->original(line, 1, length, gate->original_data) == length;
+}
+
 // libcurl hands the header callback one whole line per call: status lines, fields and the blank
 // line that ends a head, and after a chunked or HTTP/2 body each trailer field, never followed by
 // a blank line. A line starting a status line begins a new head: anything held before it never
@@ -391,13 +444,17 @@ static size_t gate_callback(char *buffer, size_t size, size_t nitems, void *user
   if (hold_line(gate, buffer, length) != 0) return 0;
   int blank = (length == 2 && buffer[0] == '\r' && buffer[1] == '\n') || (length == 1 && buffer[0] == '\n');
   if (!blank) return length;
+  if (content_lengths_disagree(gate)) {
+    gate->held_length = 0;
+    gate->refused_framing = 1;
+    return 0;
+  }
   size_t at = 0;
   while (at < gate->held_length) {
     size_t line_length;
     memcpy(&line_length, gate->held + at, sizeof line_length);
     char *line = gate->held + at + sizeof line_length;
-    size_t taken = gate->original(line, 1, line_length, gate->original_data);
-    if (taken != line_length) {
+    if (!hand_on(gate, line, line_length)) {
       // Refused (or a pause, which a held line cannot honour): the transfer fails.
       gate->held_length = 0;
       return 0;
@@ -435,6 +492,10 @@ ccurl_header_gate *ccurl_header_gate_install(CURL *easy, void *expected_header_d
 
 size_t ccurl_header_gate_dropped_lines(const ccurl_header_gate *gate) {
   return gate ? gate->dropped_lines + count_held_lines(gate) : 0;
+}
+
+int ccurl_header_gate_refused_framing(const ccurl_header_gate *gate) {
+  return gate ? gate->refused_framing : 0;
 }
 
 void ccurl_header_gate_free(ccurl_header_gate *gate) {

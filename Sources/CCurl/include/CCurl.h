@@ -325,6 +325,9 @@ typedef struct ccurl_header_gate ccurl_header_gate;
 ccurl_header_gate *ccurl_header_gate_install(CURL *easy, void *expected_header_data);
 /// How many lines the gate has dropped.
 size_t ccurl_header_gate_dropped_lines(const ccurl_header_gate *gate);
+/// Whether the gate refused a head whose Content-Length fields name different lengths (RFC 9112
+/// §6.3), failing the transfer; lines ending in a bare LF are handed on with CRLF.
+int ccurl_header_gate_refused_framing(const ccurl_header_gate *gate);
 void ccurl_header_gate_free(ccurl_header_gate *gate);
 
 // MARK: - Memory files

@@ -399,6 +399,14 @@ extension SessionFetcher {
     }
 
     var wireRequest = request
+    // The engine frames the body it is given: a caller's (or a decorator's) Content-Length or
+    // Transfer-Encoding that disagreed with it would leave the rest of the body to be read as the
+    // next request on the connection (RFC 9112 §6.3). A body-less POST, PUT or PATCH still says
+    // `Content-Length: 0` (see the engines).
+    for name in ["Content-Length", "Transfer-Encoding"]
+    where wireRequest.value(forHTTPHeaderField: name) != nil {
+      wireRequest.setValue(nil, forHTTPHeaderField: name)
+    }
     // The fetcher's own timer enforces the timeouts on every engine (see `checkTimeout`); URLSession's
     // is only a backstop, at least 2 s later. Its timer is whole seconds on Linux (a fractional value
     // is cut, one below a second fires at once), and where it fires while the task waits for the

@@ -122,7 +122,8 @@ public final class SessionFetcher: @unchecked Sendable {
   ///
   /// A name that is not a token, or a value with a control character (CR, LF, NUL…), is kept as
   /// given, and the fetch then fails at begin with ``SessionFetcherError/invalidConfiguration(_:)``
-  /// naming the header (see ``RequestValidation``), with nothing sent.
+  /// naming the header (see ``RequestValidation``), with nothing sent. `Content-Length` and
+  /// `Transfer-Encoding` are the engine's, from the body it sends: a value set here is not sent.
   public func setRequestValue(_ value: String?, forHTTPHeaderField field: String) {
     storage.withLock {
       guard $0.lifecycle.phase == .idle, $0.config.request != nil else { return }

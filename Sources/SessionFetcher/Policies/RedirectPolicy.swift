@@ -44,7 +44,8 @@ package enum RedirectPolicy {
 
   /// The next request after `response` redirected `request`.
   ///
-  /// - 303 (and 301/302 for anything but GET/HEAD) become GET without a body, as browsers do;
+  /// - 303 (for anything but HEAD) and 301/302 after a POST become GET without a body, as the Fetch
+  ///   standard and RFC 9110 §15.4.2–15.4.3 allow; 301/302 keep any other method and its body;
   /// - 307 and 308 keep the method and the body;
   /// - another origin (scheme, host or port) loses `Authorization`, `Proxy-Authorization` and `Cookie`;
   /// - https → http is refused, and so is any target the insecure-scheme gate refuses, and any
@@ -66,8 +67,7 @@ package enum RedirectPolicy {
     let method = (request.httpMethod ?? "GET").uppercased()
     var keepsBody = true
     switch response.statusCode {
-    case 303 where method != "HEAD", 301 where method != "GET" && method != "HEAD",
-      302 where method != "GET" && method != "HEAD":
+    case 303 where method != "HEAD", 301 where method == "POST", 302 where method == "POST":
       next.httpMethod = "GET"
       keepsBody = false
     case 307, 308:

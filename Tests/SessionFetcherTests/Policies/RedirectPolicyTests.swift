@@ -38,6 +38,10 @@ struct RedirectPolicyTests {
     Case(status: 301, method: "POST", expectedMethod: "GET", keepsBody: false),
     Case(status: 302, method: "POST", expectedMethod: "GET", keepsBody: false),
     Case(status: 302, method: "HEAD", expectedMethod: "HEAD", keepsBody: false),
+    // Only a POST may become a GET on 301/302 (RFC 9110 §15.4.2, the Fetch standard).
+    Case(status: 301, method: "PUT", expectedMethod: "PUT", keepsBody: true),
+    Case(status: 302, method: "DELETE", expectedMethod: "DELETE", keepsBody: true),
+    Case(status: 302, method: "PATCH", expectedMethod: "PATCH", keepsBody: true),
     Case(status: 303, method: "POST", expectedMethod: "GET", keepsBody: false),
     Case(status: 303, method: "PUT", expectedMethod: "GET", keepsBody: false),
     Case(status: 303, method: "HEAD", expectedMethod: "HEAD", keepsBody: false),

@@ -62,6 +62,11 @@ package struct CurlResponseHead: Sendable, Equatable {
     fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value
   }
 
+  /// Every value of a field, in the order received, the name compared without regard to ASCII case.
+  package func values(named name: String) -> [String] {
+    fields.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
+  }
+
   /// The response for `url`.
   package func response(url: URL) -> HTTPURLResponse? {
     HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: headerFields)

@@ -158,6 +158,7 @@
     /// The error of a transfer libcurl ended with `code`.
     func error(curlCode code: Int32, transfer: CurlTransfer) -> (any Error)? {
       if isCancelled { return URLError(.cancelled, userInfo: failingURLInfo) }
+      if let refused = transfer.refusedHead { return refused }
       if let failure = transfer.body?.failure { return failure }
       guard code != CCURLE_OK else { return nil }
       if code == CCURLE_SSL_CERTPROBLEM {
@@ -201,6 +202,11 @@
       // body): hand it over, and the fetcher refuses it (`ResponseSanity`).
       if head.isInterim && head.statusCode != 101 { return bytes.count }
       guard let url = originalRequest.url else { return 0 }
+      if ResponseFraming.contentLengthsDisagree(head.values(named: "Content-Length")) {
+        // libcurl would read the body by the first length (RFC 9112 §6.3: unusable framing).
+        transfer.refusedHead = URLError(.badServerResponse, userInfo: failingURLInfo)
+        return 0
+      }
       // The `HTTPURLResponse` is made only when someone asks for it (a challenge, a redirect, the
       // fetcher's `response`): the fetcher's own decisions read the parsed head.
       let response = ResponseHead(parsed: head, url: url)

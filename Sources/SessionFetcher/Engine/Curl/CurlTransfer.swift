@@ -26,6 +26,9 @@
     var headParser = CurlResponseHeadParser()
     /// Whether the final head was handed over (later header lines are trailers).
     var deliveredFinalHead = false
+    /// Set when the header callback refused the head (framing that cannot be used): the transfer's
+    /// error.
+    var refusedHead: URLError?
     /// The final head was a challenge answered with a credential: its body is dropped and the
     /// request sent again once this transfer ends.
     var resend: Credential?
@@ -155,6 +158,11 @@
         // "Name;" is how libcurl sends a header with an empty value ("Name:" would remove it).
         appendHeader(value.isEmpty ? "\(name);" : "\(name): \(value)")
       }
+      if request.value(forHTTPHeaderField: "User-Agent") == nil {
+        // libcurl sends none of its own; a server sees the one FoundationNetworking sends, whichever
+        // engine (RFC 9110 §10.1.5: a user agent should send one).
+        appendHeader("User-Agent: \(Self.defaultUserAgent)")
+      }
       // An empty Expect removes libcurl's `Expect: 100-continue` (a round trip per upload), unless
       // the request asks for one itself.
       if request.value(forHTTPHeaderField: "Expect") == nil { appendHeader("Expect:") }
@@ -201,6 +209,11 @@
       // "" asks for every encoding the loaded libcurl can decode; a request's own value is kept.
       setString(CCURLOPT_ACCEPT_ENCODING, acceptEncoding)
     }
+
+    /// The `User-Agent` of a request that has none: the form FoundationNetworking sends
+    /// (`<process> (unknown version) curl/<version>`).
+    static let defaultUserAgent =
+      "\(ProcessInfo.processInfo.processName) (unknown version) curl/\(CurlLibrary.version ?? "unknown")"
 
     /// 128 KiB: fewer callbacks for large bodies, and the bound on what one write callback brings.
     static let receiveBufferSize = 128 * 1024

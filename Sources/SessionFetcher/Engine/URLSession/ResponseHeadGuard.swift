@@ -20,6 +20,11 @@
   ///   `CURLOPT_MAXFILESIZE_LARGE` just below that makes libcurl refuse such a length before the end
   ///   of the head reaches the callback: the task fails with libcurl's "Maximum file size exceeded".
   ///
+  /// The gate also refuses a head whose `Content-Length` fields name different lengths (RFC 9112
+  /// §6.3; libcurl would read the body by the first), failing the task with
+  /// `URLError(.badServerResponse)`, and hands on a line ending in a bare LF with CRLF, which
+  /// FoundationNetworking's parser requires (RFC 9112 §2.2 lets a recipient take the bare LF).
+  ///
   /// Both are set where no byte of the response can have arrived yet: FoundationNetworking makes a
   /// data task's protocol, and its libcurl handle, inside `resume()` on its work queue, after asking
   /// the session's `URLCache` for a cached response and before it configures the handle and adds it
@@ -86,12 +91,16 @@
       }
     }
 
-    /// Frees the gate of `task`, which completed.
-    static func taskCompleted(_ task: URLSessionTask) {
+    /// Frees the gate of `task`, which completed; returns whether the gate refused the response's
+    /// framing (Content-Length fields that disagree), which failed the transfer.
+    @discardableResult
+    static func taskCompleted(_ task: URLSessionTask) -> Bool {
       guard let installed = gates.withLock({ $0.byTask.removeValue(forKey: ObjectIdentifier(task)) }) else {
-        return
+        return false
       }
+      let refused = ccurl_header_gate_refused_framing(installed.gate) != 0
       ccurl_header_gate_free(installed.gate)
+      return refused
     }
 
     /// The `_EasyHandle` of `task`'s protocol.

@@ -163,7 +163,9 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     let registration = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
     Self.redirectGate.completed(task)
     #if canImport(FoundationNetworking)
-      ResponseHeadGuard.taskCompleted(task)
+      let refusedFraming = ResponseHeadGuard.taskCompleted(task)
+    #else
+      let refusedFraming = false
     #endif
     // Counted here: FoundationNetworking's own counters may still be 0 when the task completes.
     if ArenaTrim.taskEnded(movingBytes: max(registration?.bytesMoved ?? 0, task.countOfBytesSent)) {
@@ -171,7 +173,14 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     }
     // FoundationNetworking reports many of libcurl's failures as -1 or apart from Apple, with
     // libcurl's text: give them Apple's code (see `FoundationNetworkingErrors`).
-    let mapped = (error as? URLError).flatMap(FoundationNetworkingErrors.appleError)
+    var mapped = (error as? URLError).flatMap(FoundationNetworkingErrors.appleError)
+    if refusedFraming, let failed = error as? URLError {
+      // Not libcurl's text for the refusal ("Failed writing header"): the response was at fault.
+      let info = failed.userInfo.filter {
+        $0.key != NSLocalizedDescriptionKey && $0.key != NSUnderlyingErrorKey
+      }
+      mapped = URLError(.badServerResponse, userInfo: info)
+    }
     guard let registration else { return }
     registration.handler.task(
       registration.task, didCompleteWithError: (mapped ?? error).map(IPv6LiteralHost.decoded))
