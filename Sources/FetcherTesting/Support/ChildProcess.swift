@@ -122,6 +122,20 @@
       return lines
     }
 
+    /// The first line `pid` writes to `output`, once it is whole: polled every 10 ms for at most
+    /// `timeout` seconds; nil if the child ends or the time runs out first (a server printing the
+    /// port it listens on).
+    package static func firstLine(of pid: pid_t, output: URL, timeout: TimeInterval) -> String? {
+      let deadline = Date().addingTimeInterval(timeout)
+      var status: Int32 = 0
+      while Date() < deadline, waitpid(pid, &status, WNOHANG) == 0 {
+        let text = readGrowingFile(output)
+        if let end = text.firstIndex(of: "\n") { return String(text[..<end]) }
+        usleep(10_000)
+      }
+      return nil
+    }
+
     /// The text of a file another process may still be writing, read with read(2): Foundation's
     /// `String(contentsOf:)` of a file that is empty when it looks keeps what it allocated
     /// (LeakSanitizer reports it).

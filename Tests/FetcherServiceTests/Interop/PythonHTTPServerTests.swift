@@ -86,14 +86,7 @@ final class PythonEchoServer {
       let pid = try ChildProcess.spawn(
         [Self.python ?? "/usr/bin/python3", "-c", Self.script],
         environment: ProcessInfo.processInfo.environment, output: output)
-      let deadline = Date().addingTimeInterval(30)
-      var port: Int?
-      var status: Int32 = 0
-      while port == nil, Date() < deadline, waitpid(pid, &status, WNOHANG) == 0 {
-        let text = ChildProcess.readGrowingFile(output)
-        if let end = text.firstIndex(of: "\n") { port = Int(text[..<end]) } else { usleep(10_000) }
-      }
-      guard let port else {
+      guard let port = ChildProcess.firstLine(of: pid, output: output, timeout: 30).flatMap(Int.init) else {
         _ = ChildProcess.wait(pid, timeout: 0)
         try? FileManager.default.removeItem(at: output)
         throw PythonServerUnavailable(description: "python3 printed no port")

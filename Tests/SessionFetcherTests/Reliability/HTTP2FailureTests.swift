@@ -253,14 +253,7 @@ final class HTTP2TestServer: Sendable {
           Self.python ?? "/usr/bin/python3", "-c", Self.script, fixtures.file("server.pem").path,
           fixtures.file("server.key").path,
         ], environment: ProcessInfo.processInfo.environment, output: output)
-      let deadline = Date().addingTimeInterval(30)
-      var port: Int?
-      var status: Int32 = 0
-      while port == nil, Date() < deadline, waitpid(pid, &status, WNOHANG) == 0 {
-        let text = ChildProcess.readGrowingFile(output)
-        if let end = text.firstIndex(of: "\n") { port = Int(text[..<end]) } else { usleep(10_000) }
-      }
-      guard let port else {
+      guard let port = ChildProcess.firstLine(of: pid, output: output, timeout: 30).flatMap(Int.init) else {
         kill(pid, SIGKILL)
         _ = ChildProcess.wait(pid, timeout: 10)
         throw TLSFixtures.FixtureError(
