@@ -154,6 +154,12 @@ extension SessionFetcherError {
   /// What to change for a refused URL: the property that allows it, on the fetcher or its service.
   static func insecureRequestText(_ url: URL) -> String {
     let scheme = url.scheme?.lowercased() ?? ""
+    guard SecurityPolicy.isHTTP(scheme: scheme) else {
+      // No setting applies: neither allowLocalhostRequest (http only) nor a redirect's target.
+      let named = scheme.isEmpty ? "no scheme" : "the scheme \"\(scheme)\""
+      return "Unsupported URL refused: \(oneLine(url.absoluteString)) has \(named); SessionFetcher "
+        + "fetches http and https URLs"
+    }
     let allow =
       SecurityPolicy.isLocalhost(url)
       ? "set allowLocalhostRequest = true (the host is this machine) or add \"\(scheme)\" to "

@@ -17,6 +17,11 @@ import Testing
       .insecureRequest(URL(string: "http://example.com/")!),
       ["http://example.com/", "use https", "\"http\" to allowedInsecureSchemes"]
     ),
+    // No engine fetches ftp: the refusal says so, and names no setting that would not help.
+    (
+      .insecureRequest(URL(string: "ftp://localhost/pub/x")!),
+      ["ftp://localhost/pub/x", "\"ftp\"", "http and https"]
+    ),
     (.invalidURL("not a url"), ["\"not a url\"", "absolute URL", "SessionFetcher.fetcher(urlString:)"]),
     (.invalidURL(""), ["an empty string", "https://example.com/path"]),
     (.cancelled, ["cancelled"]),
@@ -82,6 +87,92 @@ import Testing
     for name in names {
       #expect(text.contains(name), "\(text) should name \(name)")
     }
+  }
+
+  @Test func anUnsupportedSchemeNamesNoSettingThatCannotHelp() {
+    let text = SessionFetcherError.insecureRequest(URL(string: "ftp://localhost/pub/x")!).description
+    #expect(!text.contains("allowLocalhostRequest") && !text.contains("allowedInsecureSchemes"), "\(text)")
+  }
+
+  /// `describe(_:url:)` over the errors a fetch ends with: the line each must be, exactly.
+  static let described: [(error: any Error, url: URL?, line: String)] = {
+    let url = URL(string: "https://api.example.com:8443/items?page=2")!
+    func urlError(_ code: URLError.Code, _ text: String?) -> URLError {
+      var info: [String: Any] = [NSURLErrorFailingURLErrorKey: url]
+      if let text { info[NSLocalizedDescriptionKey] = text }
+      return URLError(code, userInfo: info)
+    }
+    return [
+      (
+        urlError(.cannotConnectToHost, "Failed to connect to api.example.com port 8443: Connection refused"),
+        nil,
+        "Could not connect to api.example.com:8443: Failed to connect to api.example.com port 8443: "
+          + "Connection refused (URLError -1004)"
+      ),
+      (
+        urlError(.timedOut, nil), nil,
+        "Timed out waiting for api.example.com:8443 (URLError -1001); request.timeoutInterval or "
+          + "resourceTimeoutInterval set the limits"
+      ),
+      (
+        urlError(.cannotFindHost, "(null)"), nil,
+        "Could not resolve the host of https://api.example.com:8443/items?page=2 (URLError -1003)"
+      ),
+      (
+        urlError(.serverCertificateHasUnknownRoot, "SSL certificate problem:\nunable to get local issuer"),
+        nil,
+        "The certificate of api.example.com:8443 is not trusted: SSL certificate problem: unable to get "
+          + "local issuer (URLError -1203); tlsSettings.additionalTrustRoots adds a root (libcurl engine)"
+      ),
+      (
+        urlError(.httpTooManyRedirects, nil), nil,
+        "Too many redirects from https://api.example.com:8443/items?page=2 (URLError -1007); "
+          + "maximumRedirects sets the limit"
+      ),
+      (
+        URLError(.networkConnectionLost), url,
+        "The connection to api.example.com:8443 was lost before the response was complete (URLError -1005)"
+      ),
+      (
+        URLError(.networkConnectionLost), nil,
+        "The connection to the server was lost before the response was complete (URLError -1005)"
+      ),
+      // The status's reason phrase is the platform's (its case differs between Foundations).
+      (
+        SessionFetcherError.status(code: 404, data: Data("gone".utf8)), url,
+        SessionFetcherError.status(code: 404, data: Data("gone".utf8)).description
+          + " from api.example.com:8443"
+      ),
+      (
+        SessionFetcherError.status(code: 500, data: nil), nil,
+        SessionFetcherError.status(code: 500, data: nil).description
+      ),
+      (SessionFetcherError.cancelled, url, "The fetch was cancelled"),
+      (CocoaError(.fileReadNoSuchFile), nil, SessionFetcherError.readable(CocoaError(.fileReadNoSuchFile))),
+    ]
+  }()
+
+  @Test(arguments: Self.described.indices)
+  func describeNamesTheHostAndTheCause(_ index: Int) {
+    let (error, url, line) = Self.described[index]
+    let text = SessionFetcherError.describe(error, url: url)
+    #expect(text == line)
+    #expect(!text.contains(where: \.isNewline) && !text.contains("UserInfo") && !text.contains("(null)"))
+  }
+
+  /// Through a real refused connection on each engine: one line naming the host, port and cause.
+  @Test(arguments: FetcherEngine.libcurl.isAvailable ? [FetcherEngine.urlSession, .libcurl] : [.urlSession])
+  func aRefusedConnectionIsOneLineNamingTheHost(engine: FetcherEngine) async throws {
+    let port = try closedPort()
+    let fetcher = SessionFetcher.fetcher(urlString: "http://127.0.0.1:\(port)/items")
+    fetcher.engine = engine
+    fetcher.allowLocalhostRequest = true
+    fetcher.callbackQueue = makeCallbackQueue()
+    let error = try #require(await fetcher.fetchResult(timeout: 60).error)
+    let text = SessionFetcherError.describe(error, url: fetcher.request?.url)
+    #expect(text.hasPrefix("Could not connect to 127.0.0.1:\(port)"), "\(text)")
+    #expect(text.hasSuffix("(URLError -1004)"), "\(text)")
+    #expect(!text.contains("UserInfo") && !text.contains(where: \.isNewline), "\(text)")
   }
 
   @Test func aFoundationErrorInsideReadsAsItsLocalizedText() {
