@@ -19,8 +19,8 @@ import Testing
 /// refused, `REFUSED_STREAM`), `/refused-once`, `/goaway-once` (a graceful `GOAWAY` naming no
 /// stream processed, the first time), `/rst-before-head`, `/rst-error` and `/rst-noerror` (a reset
 /// after 16 KiB of body, without `END_STREAM`), `/data0` and `/oversize` (a frame that breaks the
-/// protocol after 16 KiB), `/goaway-after`, `/close`, `/bad-header` (an upper-case header name) and
-/// `/huge-header` (a 200 KB header block).
+/// protocol after 16 KiB), `/goaway-after`, `/close`, `/bad-header` (an upper-case header name),
+/// `/huge-header` (a 200 KB header block) and `/trailers` (the body, then a HEADERS frame).
 @Suite(
   "HTTP/2 failures", .linuxOnly("needs Linux: the server runs as a child process (ChildProcess)"),
   .enabled(if: TLSFixtures.isAvailable && HTTP2TestServer.isAvailable, HTTP2TestServer.skipMessage),
@@ -89,6 +89,19 @@ struct HTTP2FailureTests {
     #expect(result.error == nil)
     #expect(result.data?.count == 17_384)
     #expect(on.timing.transferMetrics?.httpVersion == "HTTP/2")
+  }
+
+  /// Trailers (a HEADERS frame after the body, RFC 9113 §8.1) end the body as `END_STREAM` does:
+  /// the whole body, a success, the trailer fields not taken for a head.
+  @Test func trailersEndTheBody() async throws {
+    let server = try await HTTP2TestServer.start()
+    defer { server.stop() }
+    let fetcher = Self.fetcher(server, "/trailers")
+    let result = await fetcher.fetchResult(timeout: 60)
+    #expect(result.error == nil)
+    #expect(result.data?.count == 17_384)
+    #expect(fetcher.statusCode == 200)
+    #expect((fetcher.response as? HTTPURLResponse)?.value(forHTTPHeaderField: "x-trailer") == nil)
   }
 
   struct CutBody: Sendable, CustomStringConvertible {
@@ -321,6 +334,9 @@ final class HTTP2TestServer: Sendable {
             flush(); return True
         conn.send_headers(sid, [(":status", "200"), ("content-type", "application/octet-stream")])
         conn.send_data(sid, b"x" * 16384); flush()
+        if mode == "trailers":
+            conn.send_data(sid, b"y" * 1000); flush()
+            conn.send_headers(sid, [("x-trailer", "yes")], end_stream=True); flush(); return True
         if mode in ("ok", "refused-once", "goaway-once"):
             conn.send_data(sid, b"y" * 1000, end_stream=True); flush(); return True
         if mode == "rst-noerror":
