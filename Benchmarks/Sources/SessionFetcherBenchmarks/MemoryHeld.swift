@@ -18,7 +18,9 @@ import SessionFetcher
 ///   beginning (AsyncHTTPClient: 10,000 `HTTPClient.Request`s);
 /// - `inflight_bytes`: per fetch of 1,000 begun against a listener that accepts and never answers
 ///   (the engine's connection limit applies: most wait in the engine, as they would for a user);
-/// - `after_stop_bytes`: left once those fetches are stopped and have ended.
+/// - `after_stop_bytes`: left once those fetches are stopped and have ended, the caller has let go
+///   of them, and the worker threads the stops woke have gone (``Resident/settleThreads()``; the
+///   base reading settles the same way).
 ///
 /// Before the first reading the client has made 16 small GETs, so its engine, connections and
 /// threads exist.
@@ -70,6 +72,9 @@ func runMemory(client: String, options: Options) throws {
           guard Date() < deadline else { throw BenchmarkError("stopped fetches still fetching after 60 s") }
           Thread.sleep(forTimeInterval: 0.01)
         }
+        // The caller lets go of them, as the other clients' runs do: a stopped fetcher the caller
+        // keeps is the caller's memory (its request, settings and response state).
+        fetchers.removeAll()
       }
     }
   case "raw":
@@ -82,7 +87,7 @@ func runMemory(client: String, options: Options) throws {
     let session = URLSession(configuration: libraryLikeConfiguration())
     defer { session.invalidateAndCancel() }
     try measureInflightRounds(count: inflightCount, into: &fields) {
-      let tasks = (0..<inflightCount).map { _ in session.dataTask(with: silent) }
+      var tasks = (0..<inflightCount).map { _ in session.dataTask(with: silent) }
       tasks.forEach { $0.resume() }
       _ = listener.waitForConnections(1, timeout: 10)
       Thread.sleep(forTimeInterval: 1)
@@ -93,6 +98,7 @@ func runMemory(client: String, options: Options) throws {
           guard Date() < deadline else { throw BenchmarkError("cancelled tasks still running after 60 s") }
           Thread.sleep(forTimeInterval: 0.01)
         }
+        tasks.removeAll()
       }
     }
   case "ahc":
@@ -143,13 +149,14 @@ func runMemory(client: String, options: Options) throws {
 private func measureInflightRounds(
   count: Int, into fields: inout [(String, String)], begin: () throws -> () throws -> Void
 ) throws {
+  Resident.settleThreads()
   let base = Resident.trimmedBytes()
   var afterStop: [Int] = []
   for round in 0..<3 {
     let stop = try begin()
     if round == 0 { fields.append(("inflight_bytes", "\((Resident.trimmedBytes() - base) / count)")) }
     try stop()
-    Thread.sleep(forTimeInterval: 1)
+    Resident.settleThreads()
     afterStop.append(Resident.trimmedBytes())
   }
   fields.append(("after_stop_bytes", "\(afterStop[0] - base)"))
@@ -165,6 +172,25 @@ enum Resident {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
     return unsafeBitCast(symbol, to: TrimFunction.self)
   }()
+
+  /// The threads of this process now.
+  static func threadCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
+  }
+
+  /// Waits until the process's thread count has not changed for 6 s (at most 20 s): libdispatch
+  /// retires a worker thread about 5 s after it goes idle, and the stack it touched stays resident
+  /// until then (4 MB after 1,000 stopped fetches), which is not what a client keeps.
+  static func settleThreads() {
+    let limit = Date().addingTimeInterval(20)
+    var count = threadCount()
+    var since = Date()
+    while Date() < limit && Date().timeIntervalSince(since) < 6 {
+      Thread.sleep(forTimeInterval: 0.5)
+      let now = threadCount()
+      if now != count { (count, since) = (now, Date()) }
+    }
+  }
 
   /// `VmRSS` in bytes after `malloc_trim(0)`, so that what glibc could give back does not count.
   static func trimmedBytes() -> Int {
