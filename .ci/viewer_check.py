@@ -25,6 +25,7 @@ import time
 
 class Browser:
     def __init__(self, chromium, width=1440, height=860):
+        self.width, self.height = width, height
         self.profile = tempfile.mkdtemp(prefix="viewer-check-profile-")
         to_chrome_r, self.to_chrome = os.pipe()
         self.from_chrome, from_chrome_w = os.pipe()
@@ -188,6 +189,40 @@ def check_showcase(browser, run, screenshot):
     browser.js("__click(__rowNamed('Retried after').querySelector('.caret'))")
     check("a fetch expands into its attempts",
           browser.js("document.querySelectorAll('#rows .row.child').length") == 2)
+
+    # Sizes in the units they are counted in (1,024 bytes to the KiB).
+    sizes = browser.js("__rows().map(r => r.querySelector('.c-size').textContent)")
+    check("sizes are in KiB and MiB", any("KiB" in t for t in sizes)
+          and not any(" kB" in t or " MB" in t for t in sizes), str(sizes))
+    upload = browser.js("__rowNamed('Upload of 256 KiB').querySelector('.c-size').textContent")
+    check("an upload shows the bytes it sent", upload.startswith("↑ 256.0 KiB"), upload)
+    download = browser.js("__rowNamed('Download in windows')")
+    if download is not None:
+        status = browser.js("__rowNamed('Download in windows').querySelector('.c-status').textContent")
+        size = browser.js("__rowNamed('Download in windows').querySelector('.c-size').textContent")
+        check("a download in Range windows shows the caller's status", status == "200", status)
+        check("a download in Range windows counts every window's bytes", size == "2.0 MiB", size)
+
+    # Each failed attempt carries its own error.
+    browser.js("__click(__rowNamed('Retried after lost connections').querySelector('.caret'))")
+    failed = browser.js("Array.from(document.querySelectorAll('#rows .row.child.err')).filter(r =>"
+                        " r.querySelector('.c-name').textContent.includes('/empty?retried')"
+                        " && r.querySelector('.badge.fail')).length")
+    check("each failed attempt is marked with its error", failed == 3, f"{failed} marked")
+    browser.js("__click(__rowNamed('Retried after lost connections').querySelector('.caret'))")
+
+    # Bars stay inside the waterfall panel at every width.
+    for width in (720, 1024, browser.width):
+        browser.call("Emulation.setDeviceMetricsOverride",
+                     {"width": width, "height": browser.height, "deviceScaleFactor": 1, "mobile": False},
+                     session=True)
+        browser.js("window.dispatchEvent(new Event('resize')); __settle()")
+        outside = browser.js(
+            "Array.from(document.querySelectorAll('#rows .c-wf > *')).filter(b => {"
+            " const c = b.parentElement.getBoundingClientRect(), r = b.getBoundingClientRect();"
+            " return r.left < c.left - 1 || r.right > c.right + 1; }).length")
+        check(f"bars stay inside the panel at {width} px", outside == 0, f"{outside} outside")
+    # The last size set is the browser's own: the screenshot below is taken at it.
 
     # The detail pane.
     browser.js("__click(__rowNamed('Hostile body'))")

@@ -94,6 +94,9 @@ struct FetchRecord: Sendable {
   var throttleEndDate: Date?
   var errorText: String?
   var isCancelled = false
+  /// The status the caller got (`fetcher.statusCode` at the end), which for a download in Range
+  /// windows is not the last window's `206`; nil when no response came.
+  var callerStatus: Int?
 
   var elapsed: TimeInterval { endDate.timeIntervalSince(startDate) }
   var finalStatus: Int? { exchanges.last?.statusCode }

@@ -51,6 +51,8 @@ struct HAREntry {
     var error: String?
     /// Whether the fetch was stopped.
     var cancelled: Bool
+    /// The status the caller got (not the last Range window's `206`), when a response came.
+    var status: Int?
     /// How many entries the fetch has.
     var entries: Int
   }
@@ -188,6 +190,7 @@ extension HAREntry.FetchSummary {
     writer.field("log", string: log)
     writer.field("error", string: error)
     writer.field("cancelled", bool: cancelled ? true : nil)
+    writer.field("status", integer: status)
     writer.field("entries", integer: entries)
     writer.endObject()
   }

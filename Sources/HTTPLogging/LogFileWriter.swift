@@ -19,6 +19,8 @@ final class LogFileWriter: @unchecked Sendable {
   private let queue = DispatchQueue(label: "SessionFetcher.HTTPLogging.writer")
   private var run: LogRun?
   private var failedKey: RunKey?
+  /// The run ``openRun(settings:)`` last opened (or found failed), read without the queue.
+  private let openedKey = Locked<RunKey?>(nil)
   /// Records waiting for the queue; a drain is queued when the first one arrives.
   private let pending = Locked<[PendingRecord]>([])
 
@@ -33,6 +35,15 @@ final class LogFileWriter: @unchecked Sendable {
     var runDirectory: URL?
     /// The stamp in the run folder's name, when the caller chose it.
     var dateStamp: String?
+
+    /// The run `settings` write to.
+    init(_ settings: LoggingSettings) {
+      directory = settings.effectiveDirectory
+      processName = settings.effectiveProcessName
+      generation = settings.runGeneration
+      runDirectory = settings.runDirectory
+      dateStamp = settings.dateStamp
+    }
   }
 
   /// A finished fetch waiting for the queue, with its text log when it was already formatted.
@@ -81,9 +92,7 @@ final class LogFileWriter: @unchecked Sendable {
   /// Queues the files of one fetch. `text` is its text log when no body of it gets a file of its
   /// own (the log then names no file, so the one made for ``SessionFetcher/log`` is the same).
   func write(_ prepared: PreparedRecord, text: String? = nil, settings: LoggingSettings) {
-    let key = RunKey(
-      directory: settings.effectiveDirectory, processName: settings.effectiveProcessName,
-      generation: settings.runGeneration, runDirectory: settings.runDirectory, dateStamp: settings.dateStamp)
+    let key = RunKey(settings)
     let isFirst = pending.withLock { records -> Bool in
       records.append(PendingRecord(prepared: prepared, key: key, text: text))
       return records.count == 1
@@ -92,6 +101,22 @@ final class LogFileWriter: @unchecked Sendable {
       Self.flushAtExit()
       queue.asyncAfter(deadline: .now() + Self.coalescingDelay) { self.drain() }
     }
+  }
+
+  /// Opens the run `settings` name, when it is not open yet: its folder, and the notice that names
+  /// it, then come before the run's first fetch sends anything, not when that fetch ends, in the
+  /// middle of whatever the program prints meanwhile (a progress line). Once per run: later calls
+  /// only compare a key.
+  func openRun(settings: LoggingSettings) {
+    let key = RunKey(settings)
+    guard openedKey.withLock({ $0 != key }) else { return }
+    queue.sync {
+      // What earlier fetches left waiting goes to their own run before this one replaces it.
+      drain()
+      guard failedKey != key else { return }
+      do { _ = try currentRun(for: key) } catch { fail(key, error) }
+    }
+    openedKey.withLock { $0 = key }
   }
 
   /// Waits until every queued write is done.

@@ -276,7 +276,7 @@ enum HARFormatter {
         startedTime: epochMilliseconds(record.startDate), time: milliseconds(record.elapsed),
         throttled: record.throttleEndDate.map { milliseconds($0.timeIntervalSince(record.startDate)) },
         log: place.textLog, error: record.errorText, cancelled: record.isCancelled,
-        entries: max(1, record.exchanges.count))
+        status: record.callerStatus, entries: max(1, record.exchanges.count))
     }
     if record.exchanges.isEmpty, let place {
       let entry = HAREntry(

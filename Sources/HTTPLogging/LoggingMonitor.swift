@@ -46,6 +46,7 @@ final class LoggingMonitor: RequestBodyStreamObserver {
       return
     }
     guard settings.filter?(fetcher) ?? true else { return }
+    if settings.isToFileEnabled { writer.openRun(settings: settings) }
     let request = fetcher.request
     let cap = max(0, settings.maximumBodySize)
     var requestBody: LoggedBody?
@@ -166,6 +167,8 @@ final class LoggingMonitor: RequestBodyStreamObserver {
     let now = Date()
     state.record.endDate = fetcher.timing.endDate ?? now
     state.record.comment = fetcher.comment ?? state.record.comment
+    let status = fetcher.statusCode
+    state.record.callerStatus = status > 0 ? status : nil
     if let error {
       state.record.errorText = Self.describe(error)
       if case .cancelled = error as? SessionFetcherError { state.record.isCancelled = true }

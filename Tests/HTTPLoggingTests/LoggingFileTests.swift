@@ -201,6 +201,24 @@ struct LoggingFileTests {
     }
   }
 
+  /// The run's folder (and the notice naming it on standard error) comes when the run's first fetch
+  /// begins, not when it ends: a program's progress line printed meanwhile is not cut by it.
+  @Test("the run folder is made when the first fetch begins, before it ends")
+  func runFolderBeforeTheFirstFetchEnds() async throws {
+    try await withLogging { folder in
+      let fetcher = server.fetcher("/hang")
+      fetcher.beginFetch { _, _ in }
+      defer { fetcher.stopFetching() }
+      var made = false
+      for _ in 0..<500 where !made {
+        made = (try? runFolders(in: folder).isEmpty == false) ?? false
+        if !made { try await Task.sleep(nanoseconds: 10_000_000) }
+      }
+      #expect(made)
+      #expect(fetcher.isFetching)
+    }
+  }
+
   @Test("loggingRunDirectory writes what is waiting: the run folder of a fetch that just ended")
   func runDirectoryWithoutFlush() async throws {
     try await withLogging { folder in
@@ -324,8 +342,13 @@ struct LoggingFileTests {
         #expect(text.contains("Continued: bytes=1048576-2097151"))
         #expect(text.contains("Continued: bytes=2097152-3145727"))
         #expect(!text.contains("Redirected to:"))
-        let kinds = try pageEntries().map { $0["_kind"] as? String }
+        let entries = try pageEntries()
+        let kinds = entries.map { $0["_kind"] as? String }
         #expect(kinds == ["first", "continuation", "continuation"])
+        // The page shows the status the caller got, not the last window's 206.
+        #expect(fetcher.statusCode == 200)
+        #expect(entries.first.flatMap(harSummary)?["status"] as? Int == 200)
+        #expect(entries.compactMap { harResponse($0)["status"] as? Int }.last == 206)
         // Each window's body went to the file: logged by its size, no body files.
         #expect(!allFiles(under: folder).contains { $0.0.lastPathComponent.hasSuffix("_response.bin") })
       }

@@ -324,6 +324,31 @@ extension LoggingFileTests {
       hostile.setRequestValue("\"quoted\" ünïcode <tag>", forHTTPHeaderField: "X-Note")
       _ = await hostile.fetchResult()
       _ = await server.fetcher("/bytes/2048?contentType=application/octet-stream").fetchResult()
+      // Every attempt fails on the wire: each is marked with its own error in the page.
+      let lost = server.fetcher("/empty?retried")
+      lost.comment = "Retried after lost connections"
+      lost.isRetryEnabled = true
+      lost.minRetryInterval = 0.05
+      lost.maxRetryInterval = 1
+      lost.retryBlock = { suggested, _, response in response(suggested && lost.retryCount < 2) }
+      _ = await lost.fetchResult()
+      let upload = server.fetcher("/echo")
+      upload.comment = "Upload of 256 KiB"
+      upload.bodyData = TestServer.patternBytes(count: 256 * 1024)
+      _ = await upload.fetchResult()
+      var fetchCount = 17
+      #if canImport(FoundationNetworking)
+        // The URLSession engine's Range windows: one row, with the status the caller got.
+        let download = server.fetcher("/bytes/\(2 * 1024 * 1024 + 100)")
+        download.comment = "Download in windows"
+        download.engine = .urlSession
+        download.destinationFileURL = FileManager.default.temporaryDirectory.appendingPathComponent(
+          "viewer-download-\(UUID().uuidString).bin")
+        download.downloadWindowLength = 1024 * 1024
+        _ = await download.fetchResult()
+        if let file = download.destinationFileURL { try? FileManager.default.removeItem(at: file) }
+        fetchCount += 1
+      #endif
       let stopped = server.fetcher("/hang")
       stopped.comment = "Stopped while waiting"
       stopped.stopFetchingTriggersCompletionHandler = true
@@ -334,7 +359,7 @@ extension LoggingFileTests {
       SessionFetcher.flushLogs()
       let run = try #require(SessionFetcher.loggingRunDirectory)
       let entries = try pageEntries()
-      #expect(Set(entries.compactMap { $0["_fetch"] as? Int }).count == 15)
+      #expect(Set(entries.compactMap { $0["_fetch"] as? Int }).count == fetchCount)
       #expect(entries.contains { $0["_kind"] as? String == "retry" })
       #expect(entries.contains { (harSummary($0)?["throttled"] as? Double ?? 0) > 0 })
       #expect(fileNames(in: entries).contains { $0.hasSuffix("_response.png") })

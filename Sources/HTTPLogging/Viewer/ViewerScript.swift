@@ -28,8 +28,9 @@ extension ViewerPage {
       function bytes(v) {
         if (!(v >= 0)) return '–';
         if (v < 1024) return v + ' B';
-        if (v < 1048576) return (v / 1024).toFixed(1) + ' kB';
-        return (v / 1048576).toFixed(1) + ' MB';
+        if (v < 1048576) return (v / 1024).toFixed(1) + ' KiB';
+        if (v < 1073741824) return (v / 1048576).toFixed(1) + ' MiB';
+        return (v / 1073741824).toFixed(2) + ' GiB';
       }
       function str(v) { return typeof v === 'string' ? v : ''; }
       function arr(v) { return Array.isArray(v) ? v : []; }
@@ -80,6 +81,7 @@ extension ViewerPage {
           var start = num(e._startedTime, Date.parse(str(e.startedDateTime)));
           ex.push({ entry: e, req: req, res: res, t: t, kind: str(e._kind) || 'first', start: num(start, 0),
             time: num(e.time, -1), status: num(res.status, 0), error: str(e._error),
+            size: num(obj(res.content).size, -1), sent: num(req.bodySize, -1),
             retryDelay: num(e._retryDelay, -1) });
         }
         var first = ex[0], last = ex[ex.length - 1];
@@ -99,13 +101,25 @@ extension ViewerPage {
         var comment = str(first.entry.comment);
         var f = { n: n, ex: ex, start: start, time: time, end: time >= 0 ? start + time : NaN, pending: pending,
           comment: comment, url: url, host: host, name: comment || (seg + query) || url || '(no URL)',
-          method: str(last.req.method) || str(first.req.method) || 'GET', status: last.status,
+          method: str(last.req.method) || str(first.req.method) || 'GET',
+          // The status the caller got: not the last Range window's 206.
+          status: num(summary.status, last.status),
           error: error, cancelled: summary.cancelled === true, throttled: num(summary.throttled, num(first.t.blocked, 0)),
-          log: safeFile(summary.log), size: num(obj(last.res.content).size, -1), search: null };
+          log: safeFile(summary.log), size: total(ex, 'size'), sent: total(ex, 'sent'), search: null };
         f.sc = pending ? 'f' : statusClass(f.status, !!error);
         f.retries = ex.filter(function (x) { return x.kind === 'retry'; }).length;
         f.redirects = ex.filter(function (x) { return x.kind === 'redirect'; }).length;
         return f;
+      }
+
+      // Bytes over every exchange of a fetch (its windows, redirects and failed attempts), or -1.
+      function total(ex, key) {
+        var sum = -1;
+        ex.forEach(function (x) { if (x[key] > 0) sum = Math.max(sum, 0) + x[key]; else if (x[key] === 0 && sum < 0) sum = 0; });
+        return sum;
+      }
+      function sizeText(received, sent) {
+        return sent > 0 ? '↑ ' + bytes(sent) + ' ↓ ' + bytes(received) : bytes(received);
       }
 
       function searchText(f) {
@@ -176,9 +190,11 @@ extension ViewerPage {
         scroller.style.setProperty('--tick', (step / span * 100) + '%');
       }
       function pct(t) { return ((t - t0) / span * 100); }
+      // Inside the panel at every width: a bar never starts before 0 % nor ends past 100 %.
       function place(e, from, to) {
-        e.style.left = pct(from) + '%';
-        e.style.width = Math.max(0, pct(to) - pct(from)) + '%';
+        var left = Math.min(100, Math.max(0, pct(from))), right = Math.min(100, Math.max(left, pct(to)));
+        e.style.left = left + '%';
+        e.style.width = (right - left) + '%';
         return e;
       }
 
@@ -249,7 +265,7 @@ extension ViewerPage {
 
       function makeRow(item, i) {
         var f = item.f, x = item.x >= 0 ? f.ex[item.x] : null;
-        var row = el('div', 'row grid' + (x ? ' child' : '') + (f.sc === 'f' || (f.error && !x) ? ' err' : '') +
+        var row = el('div', 'row grid' + (x ? ' child' : '') + (f.sc === 'f' || (f.error && !x) || (x && x.error) ? ' err' : '') +
           (f.index === state.sel && (x ? item.x === state.ex : state.ex < 0 || !expanded[f.n]) ? ' sel' : ''));
         row.style.top = (i * RH) + 'px';
         row.setAttribute('data-fetch', String(f.index));
@@ -258,6 +274,8 @@ extension ViewerPage {
         var name = el('div', 'c-name');
         if (x) {
           name.textContent = kindLabel(f, item.x) + ' · ' + shortURL(str(x.req.url));
+          // A failed attempt says why, beside its own bytes.
+          if (x.error) name.appendChild(el('span', 'badge fail', x.error));
         } else {
           if (f.ex.length > 1) { var caret = el('span', 'caret', expanded[f.n] ? '▾' : '▸'); caret.setAttribute('data-toggle', '1'); name.appendChild(caret); }
           name.appendChild(document.createTextNode(f.name));
@@ -265,13 +283,13 @@ extension ViewerPage {
           if (f.redirects) name.appendChild(el('span', 'badge', '→ ' + f.redirects));
           if (f.throttled > 0) name.appendChild(el('span', 'badge', 'throttled'));
         }
-        name.title = x ? str(x.req.url) : f.url + (f.comment ? '\n' + f.comment : '') + (f.error ? '\n' + f.error : '');
+        name.title = x ? str(x.req.url) + (x.error ? '\n' + x.error : '') : f.url + (f.comment ? '\n' + f.comment : '') + (f.error ? '\n' + f.error : '');
         row.appendChild(name);
         row.appendChild(el('div', 'c-method', x ? str(x.req.method) : f.method));
         var sc = x ? statusClass(x.status, !!x.error) : f.sc;
         row.appendChild(el('div', 'c-status st-' + sc, statusText(f, x)));
         row.appendChild(el('div', 'c-host', f.host));
-        row.appendChild(el('div', 'c-size', bytes(x ? num(obj(x.res.content).size, -1) : f.size)));
+        row.appendChild(el('div', 'c-size', x ? sizeText(x.size, x.sent) : sizeText(f.size, f.sent)));
         row.appendChild(el('div', 'c-time', f.pending && !x ? 'pending' : ms(x ? x.time : f.time)));
         var cell = el('div', 'c-wf');
         waterfall(cell, f, item.x);

@@ -37,7 +37,7 @@ extension ViewerPage {
     .main { flex: 1; display: flex; min-height: 0; }
     .list { flex: 1; min-width: 0; display: flex; flex-direction: column; }
     #scroller { flex: 1; overflow: auto; position: relative; outline: none; }
-    .grid { display: grid; grid-template-columns: 46px minmax(150px, 2.2fr) 64px 72px minmax(90px, 1fr) 70px 66px
+    .grid { display: grid; grid-template-columns: 46px minmax(150px, 2.2fr) 64px 72px minmax(90px, 1fr) 132px 66px
       minmax(220px, 3.4fr); }
     .detail-open .grid { grid-template-columns: 40px minmax(140px, 2fr) 60px 72px 0 0 62px minmax(160px, 2.2fr); }
     .detail-open .c-host, .detail-open .c-size { visibility: hidden; overflow: hidden; padding: 0; }
@@ -65,6 +65,8 @@ extension ViewerPage {
     .badge { display: inline-block; font-size: 10px; line-height: 14px; padding: 0 5px; border-radius: 7px;
       margin-left: 6px; background: var(--head); border: 1px solid var(--line); color: var(--dim); }
     .badge.retry { color: var(--retry); border-color: var(--retry); }
+    .badge.fail { color: var(--c5); border-color: var(--c5); max-width: 60%; overflow: hidden;
+      text-overflow: ellipsis; vertical-align: bottom; }
     .c-wf { position: relative; padding: 0 !important; background-image: linear-gradient(to right, var(--grid) 1px,
       transparent 1px); background-size: var(--tick, 25%) 100%; }
     .seg-bar { position: absolute; top: 7px; height: 10px; display: flex; min-width: 2px; border-radius: 1px; }
