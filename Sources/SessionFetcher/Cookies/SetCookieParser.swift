@@ -38,13 +38,12 @@ public enum SetCookieParser {
   /// How far in the future an expiry may lie (400 days); a later one is brought back to it.
   public static let maximumLifetime: TimeInterval = 400 * 86_400
 
-  /// The multi-label public suffixes that a `Domain` attribute may not name when the system's
-  /// libpsl cannot be loaded (besides any single-label name): common country-code second-level
-  /// domains (`co.uk`, `com.au`, `co.jp`, …) and hosting platforms (`github.io`,
-  /// `s3.amazonaws.com`, `myshopify.com`, …).
+  /// The plain rules of the Public Suffix List built into the library (`co.uk`, `com.au`,
+  /// `github.io`, `s3.amazonaws.com`, … about 9,800; its wildcard and exception rules, such as
+  /// `*.ck` and `!www.ck`, apply too but are not in this set), which a `Domain` attribute may not
+  /// name when the system's libpsl cannot be loaded (Apple platforms, Linux without `libpsl5`).
   ///
-  /// A small fallback only: with libpsl (Debian's `libpsl5`, which libcurl depends on) the whole
-  /// Public Suffix List applies. See ``publicSuffixListSource``.
+  /// With libpsl the system's copy of the list applies instead. See ``publicSuffixListSource``.
   public static var knownPublicSuffixes: Set<String> { PublicSuffixList.builtInSuffixes }
 
   /// Which public suffix list cookie domains are checked against: `"libpsl 0.21.2 (…)"` when the

@@ -84,9 +84,9 @@ struct PublicSuffixListTests {
     DomainCase("http://127.0.0.1/", "0.0.1", .rejected),
   ]
 
-  /// Cases only the full list gets right: wildcard and exception rules, entries the built-in list
-  /// does not carry, IDN suffixes.
-  static let libpslOnlyCases: [DomainCase] = [
+  /// Cases only the full list gets right: wildcard and exception rules, rarer entries, IDN
+  /// suffixes. The built-in list is the full list too.
+  static let fullListCases: [DomainCase] = [
     DomainCase("https://a.b.ck/", "b.ck", .rejected),  // *.ck
     DomainCase("https://a.www.ck/", "www.ck", .domainCookie),  // !www.ck
     DomainCase("https://a.b.kawasaki.jp/", "b.kawasaki.jp", .rejected),  // *.kawasaki.jp
@@ -123,11 +123,70 @@ struct PublicSuffixListTests {
     try check(testCase, with: suffixes)
   }
 
+  @Test("Domain attributes that need the full list", arguments: List.allCases, fullListCases)
+  func fullListDomainDecisions(list: List, testCase: DomainCase) throws {
+    guard let suffixes = list.list else { return }
+    try check(testCase, with: suffixes)
+  }
+
+  /// The list's algorithm on a small list of its own: the rule with the most labels prevails, an
+  /// exception over a wildcard, a wildcard matches one label, and an unlisted name's suffix is its
+  /// last label.
   @Test(
-    "Domain attributes that need the full list", .enabled(if: PublicSuffixList.libpsl != nil),
-    arguments: libpslOnlyCases)
-  func libpslDomainDecisions(testCase: DomainCase) throws {
-    try check(testCase, with: try #require(PublicSuffixList.libpsl))
+    arguments: [
+      ("com", "com", nil), ("example.com", "com", "example.com"), ("a.b.example.com", "com", "example.com"),
+      ("www.example.co.uk", "co.uk", "example.co.uk"), ("co.uk", "co.uk", nil), ("uk", "uk", nil),
+      ("a.b.ck", "b.ck", "a.b.ck"), ("b.ck", "b.ck", nil), ("ck", "ck", nil),
+      ("www.ck", "ck", "www.ck"), ("a.www.ck", "ck", "www.ck"),
+      ("x.city.kawasaki.jp", "kawasaki.jp", "city.kawasaki.jp"),
+      ("q.y.kawasaki.jp", "y.kawasaki.jp", "q.y.kawasaki.jp"),
+      ("localhost", "localhost", nil), ("a.example.internal", "internal", "example.internal"),
+      ("b1.s3.amazonaws.com", "s3.amazonaws.com", "b1.s3.amazonaws.com"),
+    ] as [(String, String, String?)])
+  func rulesFollowTheListsAlgorithm(host: String, suffix: String, registrable: String?) {
+    let rules = PublicSuffixRules(
+      text: """
+        // a comment
+        com
+        uk
+        co.uk
+        *.ck
+        !www.ck
+        jp
+        *.kawasaki.jp
+        !city.kawasaki.jp
+        s3.amazonaws.com
+
+        """)
+    #expect(rules.publicSuffix(of: host) == suffix)
+    #expect(rules.registrableDomain(host) == registrable)
+    #expect(rules.isPublicSuffix(host) == (registrable == nil))
+  }
+
+  /// The built-in list and libpsl (reading Debian's copy of the same list) answer alike for every
+  /// rule of the list: the rule's own name, a name one label below it, and one two labels below
+  /// (a wildcard's `*` and an exception's `!` made into labels).
+  @Test(.enabled(if: PublicSuffixList.libpsl != nil))
+  func theBuiltInListAgreesWithLibpsl() throws {
+    let libpsl = try #require(PublicSuffixList.libpsl)
+    let rules = PublicSuffixRules.list
+    var names: Set<String> = []
+    for rule in rules.rules.union(rules.exceptions).union(rules.wildcards.map { "w." + $0 }) {
+      names.formUnion([rule, "x." + rule, "y.x." + rule])
+    }
+    // libpsl takes names as UTF-8 and its own tables in the list's Unicode form: compare the ASCII
+    // names, whose rules the generator also wrote in punycode.
+    let asciiNames = names.filter { $0.allSatisfy(\.isASCII) }
+    #expect(asciiNames.count > 25_000)
+    var disagreements: [String] = []
+    for name in asciiNames.sorted() {
+      let ours = (
+        PublicSuffixList.builtIn.isPublicSuffix(name), PublicSuffixList.builtIn.registrableDomain(name)
+      )
+      let theirs = (libpsl.isPublicSuffix(name), libpsl.registrableDomain(name))
+      if ours != theirs { disagreements.append("\(name): \(ours) vs libpsl \(theirs)") }
+    }
+    #expect(disagreements.isEmpty, "\(disagreements.count): \(disagreements.prefix(20))")
   }
 
   @Test("the default list is libpsl when it loads, else the built-in one")
