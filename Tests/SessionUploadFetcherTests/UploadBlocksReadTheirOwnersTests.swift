@@ -83,7 +83,7 @@ struct UploadBlocksReadTheirOwnersTests {
       if block == .completionHandler { reads.append(Self.read(upload)) }
       finished.append(true)
     }
-    guard await eventually(timeout: 10, { finished.count >= 1 && reads.count > 0 }) else {
+    guard await eventually(timeout: 60, { finished.count >= 1 && reads.count > 0 }) else {
       Issue.record("\(block.rawValue) did not run, or the upload did not end: blocked on a lock?")
       upload.stopFetching()
       return

@@ -40,9 +40,10 @@ extension SessionFetcher {
   /// that hangs on a loaded machine leaves evidence. The fetcher is not stopped, and a completion
   /// that arrives later is ignored.
   ///
-  /// - Parameter timeout: The most seconds to wait (default 30: generous, for loaded machines).
+  /// - Parameter timeout: The most seconds to wait (default 60: generous, for loaded machines,
+  ///   whose shared thread pool can stall for 20 s under a whole suite on two cores).
   /// - Returns: The completion's data and error.
-  public func fetchResult(timeout: TimeInterval = 30) async -> FetchResult {
+  public func fetchResult(timeout: TimeInterval = 60) async -> FetchResult {
     await withCheckedContinuation { (continuation: CheckedContinuation<FetchResult, Never>) in
       let once = Recorder<Bool>()
       let resume: @Sendable (FetchResult) -> Void = { result in
@@ -96,10 +97,10 @@ public final class Recorder<Value>: @unchecked Sendable {
 /// Waits until `condition` holds, checking every 10 ms, at most `timeout` seconds.
 ///
 /// - Parameters:
-///   - timeout: The most seconds to wait (default 30).
+///   - timeout: The most seconds to wait (default 60, as for ``SessionFetcher/fetchResult(timeout:)``).
 ///   - condition: Checked on the calling task; it must not block.
 /// - Returns: Whether the condition held in time.
-public func eventually(timeout: TimeInterval = 30, _ condition: () -> Bool) async -> Bool {
+public func eventually(timeout: TimeInterval = 60, _ condition: () -> Bool) async -> Bool {
   let deadline = Date().addingTimeInterval(timeout)
   while Date() < deadline {
     if condition() { return true }

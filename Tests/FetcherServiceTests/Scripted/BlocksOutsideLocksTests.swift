@@ -34,7 +34,7 @@ struct BlocksOutsideLocksTests {
     Thread.detachNewThread {
       fetcher.beginFetch { data, _ in completed.append(data) }
     }
-    guard await eventually(timeout: 10, { completed.count == 1 }) else {
+    guard await eventually(timeout: 60, { completed.count == 1 }) else {
       // The service's lock is held for ever by the thread that began: touch nothing of it.
       Issue.record("the fetch did not complete: the configuration block waits on the service's lock")
       return
@@ -59,7 +59,7 @@ struct BlocksOutsideLocksTests {
     DispatchQueue.concurrentPerform(iterations: fetchers.count) { index in
       fetchers[index].beginFetch { data, error in completed.append(error == nil && data == Data("1".utf8)) }
     }
-    #expect(await eventually(timeout: 10) { completed.count == fetchers.count })
+    #expect(await eventually(timeout: 60) { completed.count == fetchers.count })
     #expect(completed.values.allSatisfy { $0 })
     #expect(service.sharedSessionCreationCount == 1)
   }

@@ -106,7 +106,7 @@ struct SessionTests {
     service.resetSession()
     #expect(!old.isInvalidated)
     gate.open()
-    #expect(await eventually(timeout: 20) { results.count == 3 })
+    #expect(await eventually(timeout: 60) { results.count == 3 })
     #expect(results.values.allSatisfy { $0.error == nil })
     #expect(await eventually { old.isInvalidated })
   }

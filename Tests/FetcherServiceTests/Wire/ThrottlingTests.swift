@@ -100,7 +100,7 @@ struct ThrottlingTests {
     #expect(service.numberOfDelayedFetchers == 0)
     #expect(service.numberOfRunningFetchers == 12)
     gate.open()
-    #expect(await eventually(timeout: 20) { results.count == 12 })
+    #expect(await eventually(timeout: 60) { results.count == 12 })
     #expect(results.values.allSatisfy { $0.error == nil })
   }
 
@@ -113,7 +113,7 @@ struct ThrottlingTests {
     service.maxRunningFetchersPerHost = 4
     #expect(await eventually { server.requestCount(path: "/slow") == 4 })
     gate.open()
-    #expect(await eventually(timeout: 20) { results.count == 4 })
+    #expect(await eventually(timeout: 60) { results.count == 4 })
   }
 
   @Test func dataAndHostlessURLsNeverWait() async throws {
@@ -154,7 +154,7 @@ struct ThrottlingTests {
     #expect(!service.isDelayingFetcher(delayed))
     #expect(service.numberOfFetchers == 2)
     gate.open()
-    #expect(await eventually(timeout: 20) { results.count == 3 })
+    #expect(await eventually(timeout: 60) { results.count == 3 })
     let byIndex = Dictionary(results.values, uniquingKeysWith: { first, _ in first })
     #expect(byIndex[0]?.error == nil)
     #expect(byIndex[2]?.error == nil)

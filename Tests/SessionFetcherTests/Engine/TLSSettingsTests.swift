@@ -251,7 +251,7 @@ struct TLSSettingsTests {
     if FileStamp(path: roots.path)?.isSettled == false {
       #expect(TLSValidation.rememberedVerdict(onFileAt: roots.path) == nil)
     }
-    #expect(await eventually(timeout: 10) { FileStamp(path: roots.path)?.isSettled == true })
+    #expect(await eventually(timeout: 60) { FileStamp(path: roots.path)?.isSettled == true })
     try TLSValidation.check(settings)
     #expect(TLSValidation.rememberedVerdict(onFileAt: roots.path) == [.certificate])
     #expect(

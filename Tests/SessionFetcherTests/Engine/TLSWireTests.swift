@@ -288,7 +288,7 @@ struct TLSTrustRootChangeTests {
     let roots = fixtures.file("settled-roots.pem")
     func fetch() async -> FetchResult { await Self.fetch(server, trusting: roots) }
     try Data(contentsOf: fixtures.file("ca.pem")).write(to: roots)
-    #expect(await eventually(timeout: 10) { FileStamp(path: roots.path)?.isSettled == true })
+    #expect(await eventually(timeout: 60) { FileStamp(path: roots.path)?.isSettled == true })
     for _ in 0..<3 {
       let result = await fetch()
       #expect(result.error == nil, "\(String(describing: result.error))")

@@ -90,7 +90,7 @@ struct StopTests {
       }
     }
     // Every fetcher completes exactly once: fetched, or cancelled (whichever came first).
-    #expect(await eventually(timeout: 20) { completions.count == fetchers.count })
+    #expect(await eventually(timeout: 60) { completions.count == fetchers.count })
     try await Task.sleep(nanoseconds: 200_000_000)
     await drain(queue)
     #expect(completions.count == fetchers.count)

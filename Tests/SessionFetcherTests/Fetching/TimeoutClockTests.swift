@@ -178,7 +178,7 @@ struct TimeoutClockTests {
     clock.disarm(never)
     try await Task.sleep(nanoseconds: 300_000_000)
     queue.resume()
-    #expect(await eventually(timeout: 20) { fired.count == 3 })
+    #expect(await eventually(timeout: 60) { fired.count == 3 })
     #expect(fired.values == ["first", "second", "third"])
     #expect(clock.armedCount == 0)
   }
@@ -191,7 +191,7 @@ struct TimeoutClockTests {
     // The timer is set for an hour; the later arm must bring it forward.
     let late = clock.arm(Target("late"), after: 3_600)
     _ = clock.arm(Target("soon"), after: 0.05)
-    #expect(await eventually(timeout: 20) { fired.count == 1 })
+    #expect(await eventually(timeout: 60) { fired.count == 1 })
     #expect(fired.values == ["soon"])
     clock.disarm(late)
     #expect(clock.armedCount == 0)
@@ -206,7 +206,7 @@ struct TimeoutClockTests {
     }
     box.withLock { $0 = clock }
     _ = clock.arm(Target("again"), after: 0.01)
-    #expect(await eventually(timeout: 20) { fired.count == 3 })
+    #expect(await eventually(timeout: 60) { fired.count == 3 })
     #expect(clock.armedCount == 0)
     box.withLock { $0 = nil }
   }
@@ -226,7 +226,7 @@ struct TimeoutClockTests {
       clock.disarm(token)
     }
     #expect(disarmed == nil)
-    #expect(await eventually(timeout: 20) { fired == nil })
+    #expect(await eventually(timeout: 60) { fired == nil })
   }
 }
 
@@ -258,7 +258,7 @@ struct RetryDelayTests {
   @Test func aWaitThatEndedCannotBeCancelled() async {
     let woke = Locked(0)
     let wait = RetryDelay(seconds: 0.01) { woke.withLock { $0 += 1 } }
-    #expect(await eventually(timeout: 20) { woke.current == 1 })
+    #expect(await eventually(timeout: 60) { woke.current == 1 })
     #expect(!wait.cancel())
     #expect(woke.current == 1)
   }

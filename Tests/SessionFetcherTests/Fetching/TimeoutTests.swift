@@ -143,7 +143,7 @@ struct TimeoutTests {
     let pending = Task { await fetcher.fetchResult(timeout: 40) }
     // The first attempt's answer (a head and half the body) waits behind the hold; the attempt
     // times out, and the retry is on the wire before the engine reports anything.
-    #expect(await eventually(timeout: 20) { watch.retries.count > 0 && server.requests.count >= 3 })
+    #expect(await eventually(timeout: 60) { watch.retries.count > 0 && server.requests.count >= 3 })
     hold.releaseEngine()
     let result = await pending.value
     #expect(result.error == nil)
@@ -178,7 +178,7 @@ struct TimeoutTests {
     Thread.detachNewThread {
       fetcher.beginFetch { data, error in done.append(FetchResult(data: data, error: error)) }
     }
-    #expect(await eventually(timeout: 25) { done.count > 0 })
+    #expect(await eventually(timeout: 60) { done.count > 0 })
     let heldUntilTheEnd = providerReturned.count == 0
     hold.open()
     #expect(heldUntilTheEnd, "the result came only after the provider returned")

@@ -194,7 +194,7 @@ struct RacesAndLeaksTests {
       _ = await fetcher.fetchResult()
     }
     weak.release()
-    #expect(await eventually(timeout: 20) { weak.alive == 0 })
+    #expect(await eventually(timeout: 60) { weak.alive == 0 })
     let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
       !$0.hasPrefix("f")
     }

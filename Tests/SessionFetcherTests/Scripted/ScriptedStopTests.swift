@@ -74,7 +74,7 @@ struct ScriptedStopTests {
       if index == fetchers.count / 2 { gate.open() }
       if index < fetchers.count { fetchers[index].stopFetching() }
     }
-    #expect(await eventually(timeout: 20) { outcomes.count == fetchers.count })
+    #expect(await eventually(timeout: 60) { outcomes.count == fetchers.count })
     await drain(queue)
     #expect(outcomes.count == fetchers.count)
     #expect(counter.started == counter.stopped)

@@ -22,7 +22,7 @@ struct StreamChunkCopyTests {
     let chunks = try await bounded {
       let stream = try await fetcher.beginStreaming(highWaterMark: 8 << 20)
       // Nothing is read until the whole body waits in the buffer.
-      #expect(await eventually(timeout: 20) { stream.bufferedByteCount == length })
+      #expect(await eventually(timeout: 60) { stream.bufferedByteCount == length })
       var chunks: [Data] = []
       for try await chunk in stream { chunks.append(chunk) }
       return chunks
@@ -46,7 +46,7 @@ struct StreamChunkCopyTests {
     let fetcher = server.fetcher("/bytes/\(length)")
     let total = try await bounded {
       let stream = try await fetcher.beginStreaming(highWaterMark: .max)
-      #expect(await eventually(timeout: 20) { stream.bufferedByteCount == length })
+      #expect(await eventually(timeout: 60) { stream.bufferedByteCount == length })
       var body = Data()
       for try await chunk in stream { body.append(chunk) }
       return body

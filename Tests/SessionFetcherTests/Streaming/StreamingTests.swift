@@ -211,7 +211,7 @@ struct StreamingTests {
     #expect(await eventually { !fetcher.isFetching })
     #expect(await eventually { counter.started == 1 && counter.stopped == 1 })
     // The server's writes fail once the client is gone: the count stops well short of the body.
-    let settled = await eventually(timeout: 20) {
+    let settled = await eventually(timeout: 60) {
       let before = server.bytesWritten(path: "/stream")
       Thread.sleep(forTimeInterval: 0.2)
       return server.bytesWritten(path: "/stream") == before
