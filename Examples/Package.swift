@@ -13,6 +13,7 @@ let package = Package(
     .executable(name: "fetch", targets: ["fetch"]),
     .executable(name: "quickstart", targets: ["quickstart"]),
     .executable(name: "storage", targets: ["storage"]),
+    .executable(name: "mirror", targets: ["mirror"]),
   ],
   dependencies: [
     .package(name: "SessionFetcher", path: ".."),
@@ -56,6 +57,17 @@ let package = Package(
         .product(name: "FetcherService", package: "SessionFetcher"),
         .product(name: "SessionUploadFetcher", package: "SessionFetcher"),
         .product(name: "FetcherTesting", package: "SessionFetcher"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "mirror",
+      dependencies: [
+        .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherService", package: "SessionFetcher"),
+        .product(name: "HTTPLogging", package: "SessionFetcher"),
+        .product(name: "FetcherTesting", package: "SessionFetcher"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
