@@ -14,6 +14,7 @@ let package = Package(
     .executable(name: "quickstart", targets: ["quickstart"]),
     .executable(name: "storage", targets: ["storage"]),
     .executable(name: "mirror", targets: ["mirror"]),
+    .executable(name: "uploader", targets: ["uploader"]),
   ],
   dependencies: [
     .package(name: "SessionFetcher", path: ".."),
@@ -65,6 +66,18 @@ let package = Package(
       dependencies: [
         .product(name: "SessionFetcher", package: "SessionFetcher"),
         .product(name: "FetcherService", package: "SessionFetcher"),
+        .product(name: "HTTPLogging", package: "SessionFetcher"),
+        .product(name: "FetcherTesting", package: "SessionFetcher"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "uploader",
+      dependencies: [
+        .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherService", package: "SessionFetcher"),
+        .product(name: "MIMEDocument", package: "SessionFetcher"),
         .product(name: "HTTPLogging", package: "SessionFetcher"),
         .product(name: "FetcherTesting", package: "SessionFetcher"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
