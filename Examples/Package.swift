@@ -4,7 +4,8 @@ import PackageDescription
 // Each example depends only on the modules it uses; fetch uses MIMEDocument and FetcherService's
 // `setBody(_:)` for -F, and HTTPLogging for --log-dir; storage, a storage SDK's fetcher layer, serves
 // itself with FetcherTesting. quickstart is the README's quick start, byte
-// for byte (scripts/check-snippets.sh checks it and runs it against `demo --serve`).
+// for byte (scripts/check-snippets.sh checks it and runs it against `demo --serve`). mirror and
+// uploader are command-line tools with a `--selftest` against FetcherTesting's server, which CI runs.
 let package = Package(
   name: "SessionFetcherExamples",
   platforms: [.macOS(.v13)],
