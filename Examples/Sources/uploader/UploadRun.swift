@@ -71,6 +71,9 @@ final class UploadRun: Sendable {
       tokenURL: request.server.appendingPathComponent("oauth/token"))
     service.callbackQueue = DispatchQueue(label: "uploader callbacks")
     service.isRetryEnabled = true
+    // Without a cap, a refused connection is retried for as long as the backoff allows: a quarter
+    // of an hour for a POST, whose delays may grow to 600 s.
+    service.maxRetryCount = 3
     service.allowLocalhostRequest = true
     if request.insecureHTTP { service.allowedInsecureSchemes = ["http"] }
     if let engine = request.engine { service.engine = engine }
@@ -143,6 +146,8 @@ final class UploadRun: Sendable {
       throw UploadFailure(description: "\(what): the reply is not what the service sends: \(error)")
     } catch let error as UploadFailure {
       throw error
+    } catch let error as URLError {
+      throw UploadFailure(description: "\(what): \(error.localizedDescription)")
     } catch {
       throw UploadFailure(description: "\(what): \(error)")
     }

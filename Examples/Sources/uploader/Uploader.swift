@@ -77,16 +77,20 @@ struct Uploader: AsyncParsableCommand {
 
   private func upload() async -> Int32 {
     let environment = ProcessInfo.processInfo.environment
+    guard let server = server.flatMap(URL.init(string:)), let file else { return 2 }  // See validate().
+    guard let token = token ?? environment["UPLOADER_TOKEN"], !token.isEmpty else {
+      Console.error("uploader: give the access token with --token or UPLOADER_TOKEN")
+      return 2
+    }
+    let fileURL = URL(fileURLWithPath: file)
     let request = UploadRequest(
-      server: URL(string: server ?? "")!, file: URL(fileURLWithPath: file ?? ""),
-      title: title ?? URL(fileURLWithPath: file ?? "").lastPathComponent,
+      server: server, file: fileURL, title: title ?? fileURL.lastPathComponent,
       fields: fields.map { field in
         let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         return (String(parts[0]), String(parts[1]))
       },
-      tags: tags, token: token ?? environment["UPLOADER_TOKEN"] ?? "",
-      refreshToken: refreshToken ?? environment["UPLOADER_REFRESH_TOKEN"], engine: engine?.engine,
-      insecureHTTP: insecureHTTP)
+      tags: tags, token: token, refreshToken: refreshToken ?? environment["UPLOADER_REFRESH_TOKEN"],
+      engine: engine?.engine, insecureHTTP: insecureHTTP)
     do {
       let photo = try await UploadRun(request, showsProgress: true).run()
       Console.out(
