@@ -11,9 +11,9 @@ enum Interrupts {
   private static let state = MirrorLock(State())
 
   /// Call once, before the first run. One source serves the whole process: on Linux, libdispatch
-  /// catches the signal with a handler of its own, installed when the source starts, so a
-  /// `signal()` call after that (say, to restore the default between runs) would silence every
-  /// later source.
+  /// catches the signal with a handler of its own, installed when the first source starts, and a
+  /// later `signal()` call (say, to restore the default between runs) replaces it: no source, not
+  /// even a new one, hears the signal again.
   static func install() {
     signal(SIGINT, SIG_IGN)  // Until the source starts, Ctrl-C must not end the process halfway.
     let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
