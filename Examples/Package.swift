@@ -4,7 +4,8 @@ import PackageDescription
 // Each example depends only on the modules it uses; fetch uses MIMEDocument and FetcherService's
 // `setBody(_:)` for -F, and HTTPLogging for --log-dir; storage, a storage SDK's fetcher layer, serves
 // itself with FetcherTesting. quickstart is the README's quick start, byte
-// for byte (scripts/check-snippets.sh checks it and runs it against `demo --serve`).
+// for byte (scripts/check-snippets.sh checks it and runs it against `demo --serve`). mirror and
+// uploader are command-line tools with a `--selftest` against FetcherTesting's server, which CI runs.
 let package = Package(
   name: "SessionFetcherExamples",
   platforms: [.macOS(.v13)],
@@ -13,6 +14,8 @@ let package = Package(
     .executable(name: "fetch", targets: ["fetch"]),
     .executable(name: "quickstart", targets: ["quickstart"]),
     .executable(name: "storage", targets: ["storage"]),
+    .executable(name: "mirror", targets: ["mirror"]),
+    .executable(name: "uploader", targets: ["uploader"]),
   ],
   dependencies: [
     .package(name: "SessionFetcher", path: ".."),
@@ -56,6 +59,29 @@ let package = Package(
         .product(name: "FetcherService", package: "SessionFetcher"),
         .product(name: "SessionUploadFetcher", package: "SessionFetcher"),
         .product(name: "FetcherTesting", package: "SessionFetcher"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "mirror",
+      dependencies: [
+        .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherService", package: "SessionFetcher"),
+        .product(name: "HTTPLogging", package: "SessionFetcher"),
+        .product(name: "FetcherTesting", package: "SessionFetcher"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "uploader",
+      dependencies: [
+        .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherService", package: "SessionFetcher"),
+        .product(name: "MIMEDocument", package: "SessionFetcher"),
+        .product(name: "HTTPLogging", package: "SessionFetcher"),
+        .product(name: "FetcherTesting", package: "SessionFetcher"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),

@@ -89,6 +89,10 @@ public protocol FetcherAuthorizer: Sendable {
   /// one; a fetcher's own ``SessionFetcher/authorizer`` sets nothing. Keep it weak, as GTM does
   /// (the service holds the authorizer): in a class, `weak var fetcherService: (any
   /// FetcherServiceProtocol)?` behind a lock. The default keeps nothing: it is always nil.
+  ///
+  /// A fetcher the service makes carries this authorizer, like every fetcher of the service: set
+  /// its ``SessionFetcher/authorizer`` to nil for a token request, or that request is sent with the
+  /// expired token, and a 401 from the token endpoint asks ``primeForRefresh()`` for another refresh.
   var fetcherService: (any FetcherServiceProtocol)? { get nonmutating set }
 }
 
