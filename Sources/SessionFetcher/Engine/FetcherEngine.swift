@@ -78,3 +78,17 @@ public enum FetcherEngine: Sendable, Equatable, CustomStringConvertible {
     }
   }
 }
+
+extension FetcherEngine: LosslessStringConvertible {
+  /// The engine a name gives, as a command-line option or a configuration file would: `libcurl`
+  /// (or `curl`), `urlSession` (or `url-session`), in any case; nil for any other name. The
+  /// inverse of ``description``.
+  ///
+  /// ```swift
+  /// let engine = FetcherEngine("libcurl") ?? .default
+  /// ```
+  public init?(_ description: String) {
+    guard let engine = Self.parse(description) else { return nil }
+    self = engine
+  }
+}

@@ -45,6 +45,18 @@ struct FetcherEngineTests {
     #expect(FetcherEngine.parse(value) == engine)
   }
 
+  /// A name read from a command line or a file: the same words as the environment variable, and
+  /// each engine's `description` gives it back.
+  @Test(
+    arguments: [
+      ("libcurl", .libcurl), ("Curl", .libcurl), ("urlSession", .urlSession), ("url-session", .urlSession),
+      ("", nil), ("ftp", nil),
+    ] as [(String, FetcherEngine?)])
+  func aNameGivesItsEngine(name: String, engine: FetcherEngine?) {
+    #expect(FetcherEngine(name) == engine)
+    for each in [FetcherEngine.urlSession, .libcurl] { #expect(FetcherEngine(each.description) == each) }
+  }
+
   @Test func theDefaultFollowsTheEnvironment() {
     let value = ProcessInfo.processInfo.environment["SESSIONFETCHER_ENGINE"]
     #expect(FetcherEngine.default == (FetcherEngine.parse(value) ?? .urlSession))
