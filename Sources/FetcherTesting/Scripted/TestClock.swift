@@ -1,7 +1,7 @@
 import Foundation
 import SessionFetcher
 
-/// Virtual time for the waits of an ``EventSource``: a wait takes no real time, it advances
+/// Virtual time for the waits of an `EventSource`: a wait takes no real time, it advances
 /// ``now`` and is recorded in ``waits``, so a test reads the delays the stream chose instead of
 /// sleeping through them.
 ///

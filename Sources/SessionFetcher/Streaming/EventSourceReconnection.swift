@@ -36,8 +36,14 @@ public enum EventSourceError: Error, Sendable, CustomStringConvertible {
     case .gaveUp(let url, let attempts, let lastCause):
       return
         "gave up on the event stream \(url.absoluteString) after \(attempts) reconnection attempts in a row "
-        + "without an event; the last one failed with: \(lastCause)"
+        + "without an event; the last one failed with: \(Self.brief(lastCause))"
     }
+  }
+
+  /// A transport error as its code and message, not the whole `NSError` with its user info.
+  private static func brief(_ error: any Error) -> String {
+    guard let error = error as? URLError else { return "\(error)" }
+    return "URLError \(error.code.rawValue) (\(error.localizedDescription))"
   }
 }
 

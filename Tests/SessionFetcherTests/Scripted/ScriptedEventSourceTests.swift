@@ -247,7 +247,12 @@ struct ScriptedEventSourceTests {
     let text = error.description
     #expect(text.contains("https://feeds.example/live?x=1"))
     #expect(text.contains("5 reconnection attempts"))
-    #expect(text.contains("\(URLError(.cannotConnectToHost))"))
+    #expect(
+      text.hasSuffix(
+        "the last one failed with: URLError -1004 (\(URLError(.cannotConnectToHost).localizedDescription))"))
+    let ended = EventSourceError.gaveUp(
+      url: url, attempts: 2, lastCause: EventSourceError.streamEnded(url: url))
+    #expect(ended.description.hasSuffix("the server ended the event stream https://feeds.example/live?x=1"))
     #expect(error.url == url)
   }
 
