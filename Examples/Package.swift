@@ -13,6 +13,8 @@ let package = Package(
     .executable(name: "fetch", targets: ["fetch"]),
     .executable(name: "quickstart", targets: ["quickstart"]),
     .executable(name: "storage", targets: ["storage"]),
+    // tail-events: an event-stream tail; --selftest serves itself with FetcherTesting.
+    .executable(name: "tail-events", targets: ["tail-events"]),
   ],
   dependencies: [
     .package(name: "SessionFetcher", path: ".."),
@@ -55,6 +57,16 @@ let package = Package(
         .product(name: "SessionFetcher", package: "SessionFetcher"),
         .product(name: "FetcherService", package: "SessionFetcher"),
         .product(name: "SessionUploadFetcher", package: "SessionFetcher"),
+        .product(name: "FetcherTesting", package: "SessionFetcher"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // tail-events: follows a server-sent event stream, reporting each reconnection.
+    .executableTarget(
+      name: "tail-events",
+      dependencies: [
+        .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "HTTPLogging", package: "SessionFetcher"),
         .product(name: "FetcherTesting", package: "SessionFetcher"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
