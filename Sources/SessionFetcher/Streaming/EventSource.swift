@@ -23,16 +23,18 @@ import Foundation
 ///
 /// **When it reconnects.** After a connection ends normally or fails in transport, or is answered
 /// 408, 429, 502, 503 or 504 (a server that is down or busy), the stream waits and connects again.
-/// The delay of reconnection attempt n (counted since the last received event, from 1) is the base
-/// interval — the server's latest `retry:` field, else `defaultRetryInterval` (3 s) — doubled for
-/// each attempt after the first and capped by `maximumRetryInterval` (30 s); a `retry:` above the
-/// cap is used as it is, and a `Retry-After` on a 429 or 503 lengthens the delay. So a stream whose
-/// server went away reconnects after 3, 6, 12, 24 and 30 s, and a dropped connection that had
-/// delivered events is resumed after the base interval.
+/// The delay of reconnection attempt n (counted from 1 since a connection last received anything:
+/// an event, a comment or a field, so that a server closing idle connections is not taken for one
+/// that is down) is the base interval — the server's latest `retry:` field, else
+/// `defaultRetryInterval` (3 s) — doubled for each attempt after the first and capped by
+/// `maximumRetryInterval` (30 s); a `retry:` above the cap is used as it is, and a `Retry-After` on
+/// a 429 or 503 lengthens the delay. So a stream whose server went away reconnects after 3, 6, 12,
+/// 24 and 30 s, and a dropped connection that had delivered events is resumed after the base
+/// interval.
 ///
-/// **When it ends.** After `maximumReconnections` (5) reconnection attempts in a row without an
-/// event, the sequence throws ``EventSourceError/gaveUp(url:attempts:lastCause:)``. As in browsers, a
-/// 204 ends it (nil, no error), and it throws without reconnecting for another HTTP error status
+/// **When it ends.** After `maximumReconnections` (5) reconnection attempts in a row that received
+/// nothing, the sequence throws ``EventSourceError/gaveUp(url:attempts:lastCause:)``. As in
+/// browsers, a 204 ends it (nil, no error), and it throws without reconnecting for another HTTP error status
 /// (``SessionFetcherError/status(code:data:)``), a response that is not a 200 `text/event-stream`
 /// (``EventSourceError/notAnEventStream(url:status:contentType:)``), an event longer than the
 /// fetcher's ``SessionFetcher/maximumEventLength`` (``SessionFetcherError/responseTooLarge(limit:)``:
@@ -111,7 +113,7 @@ extension SessionFetcher {
   ///   - url: the event stream.
   ///   - lastEventID: the ID to send as `Last-Event-ID` on the first request (one saved from an
   ///     earlier run); nil or empty sends none.
-  ///   - maximumReconnections: reconnection attempts allowed in a row without receiving an event
+  ///   - maximumReconnections: reconnection attempts allowed in a row without receiving anything
   ///     before the sequence throws ``EventSourceError/gaveUp(url:attempts:lastCause:)`` (default 5).
   ///   - defaultRetryInterval: seconds before the first reconnection until the server sends `retry:`
   ///     (default 3).

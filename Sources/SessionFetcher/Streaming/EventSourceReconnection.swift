@@ -14,7 +14,7 @@ public enum EventSourceError: Error, Sendable, CustomStringConvertible {
   /// or a 200 whose `Content-Type` is not `text/event-stream` (nil: it had none). As in browsers,
   /// the stream ends without reconnecting.
   case notAnEventStream(url: URL, status: Int, contentType: String?)
-  /// The stream reconnected `attempts` times in a row without receiving an event (its
+  /// The stream reconnected `attempts` times in a row without receiving anything (its
   /// `maximumReconnections`), and the last of those connections failed with `lastCause`.
   case gaveUp(url: URL, attempts: Int, lastCause: any Error)
 
@@ -36,7 +36,7 @@ public enum EventSourceError: Error, Sendable, CustomStringConvertible {
     case .gaveUp(let url, let attempts, let lastCause):
       return
         "gave up on the event stream \(url.absoluteString) after \(attempts) reconnection attempts in a row "
-        + "without an event; the last one failed with: \(Self.brief(lastCause))"
+        + "without receiving anything; the last one failed with: \(Self.brief(lastCause))"
     }
   }
 
@@ -50,7 +50,8 @@ public enum EventSourceError: Error, Sendable, CustomStringConvertible {
 /// The reconnection decisions of an event stream, as a value: the stream reports how each
 /// connection ended, and this answers whether to reconnect and after how long. No I/O.
 ///
-/// The delay before reconnection attempt n (counted since the last received event, from 1) is the
+/// The delay before reconnection attempt n (counted from 1 since the last connection that received
+/// anything: an event, a comment, a field; a server that closes idle connections is not down) is the
 /// base interval — the server's latest `retry:`, else ``defaultInterval`` — doubled for each
 /// attempt after the first, and capped by ``maximumInterval``; a base above the cap is used as it
 /// is (the server asked for it). A `Retry-After` on a 429 or 503 lengthens the delay, never
@@ -62,7 +63,7 @@ package struct EventSourceReconnection: Sendable, Equatable {
     case reconnect(after: TimeInterval, attempt: Int)
     /// End the stream with the connection's error: reconnecting would not help.
     case fail
-    /// End the stream: `attempts` reconnections in a row brought no event.
+    /// End the stream: `attempts` reconnections in a row received nothing.
     case giveUp(attempts: Int)
   }
 
@@ -71,7 +72,7 @@ package struct EventSourceReconnection: Sendable, Equatable {
   package let maximumReconnections: Int
   /// The server's latest `retry:`, in seconds.
   package private(set) var serverInterval: TimeInterval?
-  /// Reconnection attempts made since the last received event.
+  /// Reconnection attempts made since a connection last received anything.
   package private(set) var attemptsInARow = 0
 
   package init(defaultInterval: TimeInterval, maximumInterval: TimeInterval, maximumReconnections: Int) {
@@ -88,8 +89,9 @@ package struct EventSourceReconnection: Sendable, Equatable {
     serverInterval = TimeInterval(max(0, retryMilliseconds)) / 1000
   }
 
-  /// An event arrived: the connection works, and the count of attempts starts again.
-  package mutating func didReceiveEvent() {
+  /// A connection received part of the stream (an event, a comment, a field): it works, and the
+  /// count of attempts starts again.
+  package mutating func didReceiveData() {
     attemptsInARow = 0
   }
 

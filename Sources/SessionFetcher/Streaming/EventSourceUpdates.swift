@@ -11,7 +11,7 @@ public enum EventSourceUpdate: Sendable {
   case event(ServerSentEvent)
   /// A connection ended with `cause` (``EventSourceError/streamEnded(url:)`` when the server ended
   /// it normally); the stream waits `after` seconds, then makes reconnection attempt `attempt`
-  /// (1 for the first since the last event). Given before the wait begins.
+  /// (1 for the first since a connection last received anything). Given before the wait begins.
   case reconnecting(after: TimeInterval, cause: any Error, attempt: Int)
 }
 
@@ -109,7 +109,6 @@ public struct EventSourceUpdates: AsyncSequence, Sendable {
         do {
           if let event = try await events?.next() {
             note(events?.parser)
-            reconnection.didReceiveEvent()
             return .event(event)
           }
           note(events?.parser)
@@ -127,6 +126,7 @@ public struct EventSourceUpdates: AsyncSequence, Sendable {
     private mutating func note(_ parser: ServerSentEventParser?) {
       guard let parser else { return }
       lastEventID = parser.lastEventID
+      if parser.parsedByteCount > 0 { reconnection.didReceiveData() }
       if let time = parser.reconnectionTime { reconnection.serverAsked(retryMilliseconds: time) }
     }
 

@@ -53,6 +53,9 @@ public struct ServerSentEventParser: Sendable {
   public private(set) var lastEventID = ""
   /// The reconnection time in milliseconds that the stream asked for with `retry:`, if any.
   public private(set) var reconnectionTime: Int?
+  /// The bytes parsed so far (comments and fields included): whether a connection delivered
+  /// anything.
+  package private(set) var parsedByteCount = 0
 
   /// The longest event data, and the longest field value, in bytes (see the type's description).
   public let maximumEventLength: Int
@@ -95,6 +98,7 @@ public struct ServerSentEventParser: Sendable {
   ///   completed before it in `bytes` are lost, and every later call throws the same error.
   public mutating func parse(_ bytes: Data) throws -> [ServerSentEvent] {
     guard !isOverLimit else { throw tooLarge }
+    parsedByteCount += bytes.count
     do {
       return try parseWithinLimits(bytes)
     } catch {

@@ -113,6 +113,14 @@ struct ScriptedEventSourceTests {
         .reconnect(after: 3, cause: "ended", attempt: 1), .reconnect(after: 6, cause: "refused", attempt: 2),
         .reconnect(after: 12, cause: "refused", attempt: 3),
       ], end: .finished, sentIDs: [nil, nil, "1", "1", "1"]),
+    // A server or a proxy that closes idle connections after keep-alive comments is not down.
+    Row(
+      name: "a connection that received only a comment starts the count again",
+      answers: [refused, stream(": keep-alive\n\n"), refused, noContent],
+      updates: [
+        .reconnect(after: 3, cause: "refused", attempt: 1), .reconnect(after: 3, cause: "ended", attempt: 1),
+        .reconnect(after: 6, cause: "refused", attempt: 2),
+      ], end: .finished, sentIDs: [nil, nil, nil, nil]),
     Row(
       name: "a 503's Retry-After lengthens the delay",
       answers: [.response(status: 503, headers: ["Retry-After": "20"]), noContent],
