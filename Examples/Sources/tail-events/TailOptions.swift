@@ -12,7 +12,7 @@ struct TailOptions {
 
       --last-event-id ID      start from an ID saved by an earlier run (sent as Last-Event-ID)
       --engine E              urlSession or libcurl (default: SESSIONFETCHER_ENGINE, else urlSession)
-      --max-reconnections N   give up after N reconnections in a row without an event (default 5)
+      --max-reconnections N   give up after N reconnections in a row that receive nothing
       --insecure-http         allow http:// URLs (default: https only; loopback needs this too)
       --log                   log every request with HTTPLogging; prints the run's index.html path
       --selftest              check reconnection and resumption against a local test server
