@@ -16,6 +16,11 @@ let package = Package(
     .executable(name: "storage", targets: ["storage"]),
     .executable(name: "mirror", targets: ["mirror"]),
     .executable(name: "uploader", targets: ["uploader"]),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // tail-events: an event-stream tail; --selftest serves itself with FetcherTesting.
+    .executable(name: "tail-events", targets: ["tail-events"]),
   ],
   dependencies: [
     .package(name: "SessionFetcher", path: ".."),
@@ -82,6 +87,16 @@ let package = Package(
         .product(name: "HTTPLogging", package: "SessionFetcher"),
         .product(name: "FetcherTesting", package: "SessionFetcher"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // tail-events: follows a server-sent event stream, reporting each reconnection.
+    .executableTarget(
+      name: "tail-events",
+      dependencies: [
+        .product(name: "SessionFetcher", package: "SessionFetcher"),
+        .product(name: "HTTPLogging", package: "SessionFetcher"),
+        .product(name: "FetcherTesting", package: "SessionFetcher"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),

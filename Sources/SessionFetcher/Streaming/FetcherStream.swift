@@ -186,7 +186,7 @@ extension SessionFetcher {
 
   /// The body parsed as server-sent events, beginning the fetch when the first event is asked for.
   /// Sets `Accept: text/event-stream`. There is no reconnection; see
-  /// ``eventSource(url:maximumReconnections:defaultRetryInterval:makeFetcher:)`` for that.
+  /// ``eventSource(url:lastEventID:maximumReconnections:defaultRetryInterval:maximumRetryInterval:makeFetcher:)`` for that.
   ///
   /// ```swift
   /// for try await event in fetcher.events() { print(event.event, event.data) }

@@ -53,6 +53,9 @@ public struct ServerSentEventParser: Sendable {
   public private(set) var lastEventID = ""
   /// The reconnection time in milliseconds that the stream asked for with `retry:`, if any.
   public private(set) var reconnectionTime: Int?
+  /// The bytes parsed so far (comments and fields included): whether a connection delivered
+  /// anything.
+  package private(set) var parsedByteCount = 0
 
   /// The longest event data, and the longest field value, in bytes (see the type's description).
   public let maximumEventLength: Int
@@ -74,10 +77,16 @@ public struct ServerSentEventParser: Sendable {
 
   /// Creates a parser at the start of a stream.
   ///
-  /// - Parameter maximumEventLength: the most bytes of data one event may carry, and of one line's
-  ///   value (default 16 MiB, as ``SessionFetcher/maximumEventLength``); at least 1.
-  public init(maximumEventLength: Int = SessionFetcher.defaultMaximumEventLength) {
+  /// - Parameters:
+  ///   - maximumEventLength: the most bytes of data one event may carry, and of one line's value
+  ///     (default 16 MiB, as ``SessionFetcher/maximumEventLength``); at least 1.
+  ///   - lastEventID: the last event ID the stream starts with: an event stream's ID persists from
+  ///     one connection to the next, so the events of a resumed connection that carry no `id:` have
+  ///     the ID it was resumed from.
+  public init(maximumEventLength: Int = SessionFetcher.defaultMaximumEventLength, lastEventID: String = "") {
     self.maximumEventLength = max(1, maximumEventLength)
+    self.lastEventID = lastEventID
+    idBuffer = lastEventID
     let lineLimit = self.maximumEventLength.addingReportingOverflow(Self.fieldAllowance)
     lines = ByteLineSplitter(maximumLineLength: lineLimit.overflow ? .max : lineLimit.partialValue)
   }
@@ -89,6 +98,7 @@ public struct ServerSentEventParser: Sendable {
   ///   completed before it in `bytes` are lost, and every later call throws the same error.
   public mutating func parse(_ bytes: Data) throws -> [ServerSentEvent] {
     guard !isOverLimit else { throw tooLarge }
+    parsedByteCount += bytes.count
     do {
       return try parseWithinLimits(bytes)
     } catch {
@@ -192,16 +202,20 @@ where Base.Element == Data {
 
   let base: Base
   let maximumEventLength: Int
+  /// The ID the parser starts with (the one a resumed event source sends as `Last-Event-ID`).
+  let lastEventID: String
 
-  init(_ base: Base, maximumEventLength: Int) {
+  init(_ base: Base, maximumEventLength: Int, lastEventID: String = "") {
     self.base = base
     self.maximumEventLength = maximumEventLength
+    self.lastEventID = lastEventID
   }
 
   /// Iterates the events.
   public func makeAsyncIterator() -> AsyncIterator {
     AsyncIterator(
-      base: base.makeAsyncIterator(), parser: ServerSentEventParser(maximumEventLength: maximumEventLength))
+      base: base.makeAsyncIterator(),
+      parser: ServerSentEventParser(maximumEventLength: maximumEventLength, lastEventID: lastEventID))
   }
 
   /// Gives the events in order.

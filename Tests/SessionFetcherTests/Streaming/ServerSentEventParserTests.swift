@@ -106,4 +106,17 @@ struct ServerSentEventParserTests {
     _ = try parser.parse(Data("retry: 99999999999999999999999\n\n".utf8))
     #expect(parser.reconnectionTime == Int.max)
   }
+
+  /// A resumed stream's parser starts from the ID it resumed from: events without `id:` carry it,
+  /// an empty `id:` clears it, another `id:` replaces it.
+  @Test func aParserStartsFromTheLastEventIDItIsGiven() throws {
+    var parser = ServerSentEventParser(lastEventID: "41")
+    #expect(parser.lastEventID == "41")
+    #expect(try parser.parse(Data(": ping\n\n".utf8)).isEmpty)
+    #expect(parser.lastEventID == "41")
+    #expect(try parser.parse(Data("data: a\n\n".utf8)) == [ServerSentEvent(id: "41", data: "a")])
+    #expect(try parser.parse(Data("id: 42\ndata: b\n\n".utf8)) == [ServerSentEvent(id: "42", data: "b")])
+    #expect(try parser.parse(Data("id\ndata: c\n\n".utf8)) == [ServerSentEvent(data: "c")])
+    #expect(parser.lastEventID == "")
+  }
 }

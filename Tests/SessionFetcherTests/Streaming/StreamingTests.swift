@@ -294,6 +294,39 @@ struct StreamingTests {
     #expect(Array(sent.prefix(3)) == [nil, "2", "4"])
   }
 
+  /// A connection the server drops is reported as a reconnection with its transport error and the
+  /// server's `retry:` delay, and the stream resumes from the last event's ID; the first request
+  /// carries the ID the stream was started from.
+  @Test func eventSourceReportsADroppedConnectionAndResumes() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let source = SessionFetcher.eventSource(
+      url: server.url("/sse?events=4&id=11&dropAfter=2&retry=50"), lastEventID: "10", maximumReconnections: 2
+    ) { request in
+      let fetcher = SessionFetcher(request: request)
+      fetcher.allowLocalhostRequest = true
+      fetcher.callbackQueue = makeCallbackQueue()
+      return fetcher
+    }
+    let updates = try await bounded {
+      var updates: [String] = []
+      for try await update in source.updates {
+        switch update {
+        case .event(let event):
+          updates.append(event.id ?? "-")
+        case .reconnecting(let delay, let cause, let attempt):
+          #expect(cause is URLError, "\(cause)")
+          updates.append("reconnect \(attempt) after \(delay)")
+        }
+        if updates.last == "14" { break }
+      }
+      return updates
+    }
+    #expect(updates == ["11", "12", "reconnect 1 after 0.05", "13", "14"])
+    let sent = server.requests(path: "/sse").map { $0.header("Last-Event-ID") }
+    #expect(sent == ["10", "12"])
+  }
+
   @Test func eventSourceStopsOnAnHTTPError() async throws {
     let server = try TestServer()
     defer { server.stop() }
