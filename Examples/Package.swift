@@ -16,9 +16,6 @@ let package = Package(
     .executable(name: "storage", targets: ["storage"]),
     .executable(name: "mirror", targets: ["mirror"]),
     .executable(name: "uploader", targets: ["uploader"]),
-      ],
-      swiftSettings: [.swiftLanguageMode(.v6)]
-    ),
     // tail-events: an event-stream tail; --selftest serves itself with FetcherTesting.
     .executable(name: "tail-events", targets: ["tail-events"]),
   ],
