@@ -97,7 +97,7 @@ public final class Recorder<Value>: @unchecked Sendable {
 /// Waits until `condition` holds, checking every 10 ms, at most `timeout` seconds.
 ///
 /// - Parameters:
-///   - timeout: The most seconds to wait (default 60, as for ``SessionFetcher/fetchResult(timeout:)``).
+///   - timeout: The most seconds to wait (default 60, as for `fetchResult(timeout:)`).
 ///   - condition: Checked on the calling task; it must not block.
 /// - Returns: Whether the condition held in time.
 public func eventually(timeout: TimeInterval = 60, _ condition: () -> Bool) async -> Bool {
