@@ -51,9 +51,10 @@ extension MIMEDocumentError: LocalizedError {
       return
         "The MIME part file \(url.path) changed while it was streamed (expected \(expectedLength) bytes)."
     case .invalidHeader(let name):
-      return "The MIME part header \"\(name)\" has a name or value that would break the document."
+      return
+        "The MIME part header \"\(Self.escaped(name))\" has a name or value that would break the document."
     case .invalidBoundary(let boundary):
-      return "The MIME boundary \"\(boundary)\" is empty or contains a line break."
+      return "The MIME boundary \"\(Self.escaped(boundary))\" is empty or contains a line break."
     case .tooLargeForData(let length):
       return "A MIME document of \(length) bytes is too large to generate in memory."
     case .noDelimiter:
@@ -61,7 +62,29 @@ extension MIMEDocumentError: LocalizedError {
     case .missingCloseDelimiter:
       return "The multipart body ends before its closing boundary: it was cut short."
     case .malformedHeader(let line):
-      return "A part of the multipart body has a malformed header line: \"\(line)\"."
+      return "A part of the multipart body has a malformed header line: \"\(Self.escaped(line))\"."
     }
   }
+}
+
+extension MIMEDocumentError {
+  /// `text` with CR, LF and NUL written as `\\r`, `\\n` and `\\0`: what an error quotes keeps its
+  /// sentence on one line.
+  static func escaped(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\r": result += "\\r"
+      case "\n": result += "\\n"
+      case "\0": result += "\\0"
+      default: result.unicodeScalars.append(scalar)
+      }
+    }
+    return result
+  }
+}
+
+extension MIMEDocumentError: CustomStringConvertible {
+  /// The same sentence as `errorDescription`, so that `print(error)` reads as it does.
+  public var description: String { errorDescription ?? "MIME document error" }
 }

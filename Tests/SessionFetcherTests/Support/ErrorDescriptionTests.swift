@@ -175,6 +175,21 @@ import Testing
     #expect(!text.contains("UserInfo") && !text.contains(where: \.isNewline), "\(text)")
   }
 
+  /// An event stream's errors are one line naming the stream, however they are printed.
+  @Test func eventSourceErrorsAreOneLine() {
+    let url = URL(string: "https://example.com/events")!
+    let errors: [EventSourceError] = [
+      .streamEnded(url: url), .notAnEventStream(url: url, status: 200, contentType: "text/html"),
+      .gaveUp(url: url, attempts: 5, lastCause: URLError(.cannotConnectToHost)),
+    ]
+    for error in errors {
+      let line = error.description
+      #expect("\(error)" == line && SessionFetcherError.describe(error) == line)
+      #expect(line.contains(url.absoluteString))
+      #expect(!line.contains(where: \.isNewline) && !line.contains("UserInfo"), "\(line)")
+    }
+  }
+
   @Test func aFoundationErrorInsideReadsAsItsLocalizedText() {
     let cocoa = CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: "/data/x"])
     let posix = NSError(domain: NSPOSIXErrorDomain, code: Int(ENOENT))
