@@ -196,6 +196,8 @@ def check_showcase(browser, run, screenshot):
           and not any(" kB" in t or " MB" in t for t in sizes), str(sizes))
     upload = browser.js("__rowNamed('Upload of 256 KiB').querySelector('.c-size').textContent")
     check("an upload shows the bytes it sent", upload.startswith("↑ 256.0 KiB"), upload)
+    check("an upload's bar has its sending phase",
+          browser.js("!!__rowNamed('Upload of 256 KiB').querySelector('.seg-bar i.send')"))
     download = browser.js("__rowNamed('Download in windows')")
     if download is not None:
         status = browser.js("__rowNamed('Download in windows').querySelector('.c-status').textContent")

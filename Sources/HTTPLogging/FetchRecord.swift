@@ -58,6 +58,9 @@ struct LoggedExchange: Sendable {
   var requestHeaders: HeaderList
   var requestBody: LoggedBody?
   var sentDate: Date
+  /// When the request body's last bytes so far went out (nil: no body, or the engine did not say):
+  /// the end of the sending phase.
+  var bodySentDate: Date?
   var responseDate: Date?
   var endDate: Date?
   var statusCode: Int?

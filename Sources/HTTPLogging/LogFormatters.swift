@@ -297,11 +297,18 @@ enum HARFormatter {
     for (index, exchange) in record.exchanges.enumerated() {
       let isLast = index == record.exchanges.count - 1
       let end = exchange.endDate ?? record.endDate
-      let wait = (exchange.responseDate ?? end).timeIntervalSince(exchange.sentDate)
+      // Without the engine's phases: sending lasts until the body's last bytes went out, when the
+      // fetcher was told of them; waiting, from then until the response head.
+      let sent = min(exchange.bodySentDate ?? exchange.sentDate, exchange.responseDate ?? end)
+      let send = max(0, sent.timeIntervalSince(exchange.sentDate))
+      let wait = (exchange.responseDate ?? end).timeIntervalSince(sent)
       let receive = exchange.responseDate.map { end.timeIntervalSince($0) } ?? 0
       var timings =
-        exchange.metrics.map(timings)
-        ?? HAREntry.Timings(send: 0, wait: milliseconds(wait), receive: milliseconds(receive))
+        exchange.metrics.map {
+          Self.timings($0, bodySent: exchange.bodySentDate?.timeIntervalSince(exchange.sentDate))
+        }
+        ?? HAREntry.Timings(
+          send: milliseconds(send), wait: milliseconds(wait), receive: milliseconds(receive))
       if index == 0, let slot = record.throttleEndDate {
         timings.blocked = milliseconds(slot.timeIntervalSince(record.startDate))
       }
@@ -343,18 +350,21 @@ enum HARFormatter {
   }
 
   /// HAR timings from an engine's phases: `dns`, `connect` (TLS included, as HAR 1.2 counts it) and
-  /// `ssl` are -1 for a phase the exchange did not go through (a reused connection); `send` is 0
-  /// (libcurl does not time the request's writing apart from the wait).
-  static func timings(_ metrics: TransferMetrics) -> HAREntry.Timings {
+  /// `ssl` are -1 for a phase the exchange did not go through (a reused connection). libcurl does
+  /// not time the request's writing apart from the wait: `send` runs from the request's start to
+  /// `bodySent` (seconds after the exchange began, when its body's last bytes went out; nil: no
+  /// body, `send` is 0), and `wait` from there to the first byte.
+  static func timings(_ metrics: TransferMetrics, bodySent: TimeInterval? = nil) -> HAREntry.Timings {
     let lookupEnd = metrics.nameLookup ?? 0
     let connectEnd = metrics.secureConnection ?? metrics.connect
     let requestStart = metrics.requestStart ?? connectEnd ?? lookupEnd
     let firstByte = metrics.firstByte ?? metrics.total
+    let sent = bodySent.map { min(max($0, requestStart), firstByte) } ?? requestStart
     return HAREntry.Timings(
       dns: metrics.nameLookup.map(milliseconds) ?? -1,
       connect: connectEnd.map { milliseconds($0 - lookupEnd) } ?? -1,
       ssl: metrics.secureConnection.map { milliseconds($0 - (metrics.connect ?? lookupEnd)) } ?? -1,
-      send: 0, wait: milliseconds(firstByte - requestStart),
+      send: milliseconds(sent - requestStart), wait: milliseconds(firstByte - sent),
       receive: milliseconds(metrics.total - firstByte))
   }
 

@@ -105,6 +105,18 @@ final class LoggingMonitor: RequestBodyStreamObserver {
     }
   }
 
+  func fetcher(
+    _ fetcher: SessionFetcher, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+    totalBytesExpectedToSend: Int64
+  ) {
+    let now = Date()
+    update(fetcher) { state in
+      guard let last = state.record.exchanges.indices.last, state.record.exchanges[last].responseDate == nil
+      else { return }
+      state.record.exchanges[last].bodySentDate = now
+    }
+  }
+
   func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {
     update(fetcher) { state in
       guard let last = state.record.exchanges.indices.last else { return }

@@ -1,4 +1,5 @@
 import Foundation
+import SessionFetcher
 import Testing
 
 @testable import HTTPLogging
@@ -145,5 +146,21 @@ struct HARFormatterTests {
     ])
   func htmlEscaping(_ text: String, _ expected: String) {
     #expect(HTMLLogFormatter.escape(text) == expected)
+  }
+
+  /// libcurl's phases with the fetcher's own moment the body went out: sending runs from the
+  /// request's start to that moment (kept inside the request's start and the first byte), waiting
+  /// from there; without a body, sending is 0.
+  @Test(
+    arguments: [
+      (nil, 0, 400), (0.3, 200, 200), (0.05, 0, 400), (0.9, 400, 0),
+    ] as [(TimeInterval?, Double, Double)])
+  func sendingRunsUntilTheBodyWentOut(bodySent: TimeInterval?, send: Double, wait: Double) {
+    let metrics = TransferMetrics(
+      nameLookup: 0.01, connect: 0.05, requestStart: 0.1, firstByte: 0.5, total: 0.6)
+    let timings = HARFormatter.timings(metrics, bodySent: bodySent)
+    #expect(abs(timings.send - send) < 0.001)
+    #expect(abs(timings.wait - wait) < 0.001)
+    #expect(abs(timings.receive - 100) < 0.001)
   }
 }

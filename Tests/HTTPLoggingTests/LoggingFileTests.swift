@@ -219,6 +219,23 @@ struct LoggingFileTests {
     }
   }
 
+  /// An upload's sending phase: from the request to its body's last bytes, then the wait, on the
+  /// process's engine.
+  @Test("an upload's HAR entry has a sending phase before its wait")
+  func uploadHasASendingPhase() async throws {
+    try await withLogging { _ in
+      let upload = server.fetcher("/echo")
+      upload.bodyData = TestServer.patternBytes(count: 4 * 1024 * 1024)
+      #expect(await upload.fetchResult().error == nil)
+      SessionFetcher.flushLogs()
+      let entry = try #require(try pageEntries().last)
+      let timings = try #require(entry["timings"] as? [String: Any])
+      let send = try #require(timings["send"] as? Double)
+      #expect(send > 0, "\(timings)")
+      #expect((timings["wait"] as? Double ?? -1) >= 0, "\(timings)")
+    }
+  }
+
   @Test("loggingRunDirectory writes what is waiting: the run folder of a fetch that just ended")
   func runDirectoryWithoutFlush() async throws {
     try await withLogging { folder in

@@ -54,7 +54,8 @@ enum ViewerPage {
       <div class="statusbar"><div class="footer" id="footer"></div>
       <div class="legend"><span><i class="ph-throttle" style="position:static;display:inline-block"></i>throttle</span>\
       <span><i style="background:var(--dns)"></i>DNS</span><span><i style="background:var(--connect)"></i>connect</span>\
-      <span><i style="background:var(--tls)"></i>TLS</span><span><i style="background:var(--w2)"></i>waiting</span>\
+      <span><i style="background:var(--tls)"></i>TLS</span><span><i style="background:var(--dim)"></i>sending</span>\
+      <span><i style="background:var(--w2)"></i>waiting</span>\
       <span><i style="background:var(--c2)"></i>download</span>\
       <span><i style="border-top:2px dashed var(--retry);height:0"></i>retry delay</span></div>
       </div>

@@ -19,6 +19,11 @@ public protocol FetcherEventMonitor: AnyObject, Sendable {
   func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse)
   /// A chunk of the response body arrived.
   func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data)
+  /// Bytes of the request body went out: `bytesSent` now, `totalBytesSent` in this attempt, of
+  /// `totalBytesExpectedToSend` (-1 when unknown).
+  func fetcher(
+    _ fetcher: SessionFetcher, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+    totalBytesExpectedToSend: Int64)
   /// A redirect is about to be followed.
   func fetcher(_ fetcher: SessionFetcher, willRedirectFrom response: HTTPURLResponse, to request: URLRequest)
   /// The attempt failed with `error` and another one starts after `delay` seconds.
@@ -39,6 +44,11 @@ extension FetcherEventMonitor {
   public func fetcher(_ fetcher: SessionFetcher, didReceiveResponse response: URLResponse) {}
   /// Does nothing; implement it to observe body bytes as they arrive.
   public func fetcher(_ fetcher: SessionFetcher, didReceiveData data: Data) {}
+  /// Does nothing; implement it to observe request body bytes as they are sent.
+  public func fetcher(
+    _ fetcher: SessionFetcher, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+    totalBytesExpectedToSend: Int64
+  ) {}
   /// Does nothing; implement it to observe redirects that are followed.
   public func fetcher(
     _ fetcher: SessionFetcher, willRedirectFrom response: HTTPURLResponse, to request: URLRequest

@@ -37,7 +37,13 @@ extension SessionFetcher: SessionTaskHandler {
     }
     guard let progress else { return }
     let expected = progress.expected
-    deliver(on: progress.queue) { progress.block(bytesSent, totalBytesSent, expected) }
+    if let block = progress.block {
+      deliver(on: progress.queue) { block(bytesSent, totalBytesSent, expected) }
+    }
+    for monitor in allMonitors() {
+      monitor.fetcher(
+        self, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent, totalBytesExpectedToSend: expected)
+    }
   }
 
   package func task(_ task: any EngineTask, willRedirect response: HTTPURLResponse, to request: URLRequest)
@@ -459,12 +465,13 @@ struct ChunkHandOff {
   var expected: Int64
 }
 
-/// A `sendProgressBlock` call, decided under the fetcher's lock by
-/// `FetcherStorage.bodyBytesSent(_:total:expected:from:)`.
+/// Body bytes the exchange in flight sent, and the `sendProgressBlock` call for them, decided under
+/// the fetcher's lock by `FetcherStorage.bodyBytesSent(_:total:expected:from:)`.
 struct SendProgressDelivery {
   /// The fetch's callback queue.
   var queue: DispatchQueue
-  var block: @Sendable (Int64, Int64, Int64) -> Void
+  /// The fetch's `sendProgressBlock`, if it has one.
+  var block: (@Sendable (Int64, Int64, Int64) -> Void)?
   /// The body's length as the block is told it (-1: unknown).
   var expected: Int64
 }
@@ -472,7 +479,7 @@ struct SendProgressDelivery {
 extension FetcherStorage {
   /// `task` sent `count` more bytes of the request body, `total` in all, of `expected` (as the
   /// engine knows it: 0 or less when it does not): counts them, publishes the progress, and says
-  /// which block to tell, if any.
+  /// which block to tell, if any; nil when `task` is not the exchange in flight.
   mutating func bodyBytesSent(_ count: Int64, total: Int64, expected: Int64, from task: any EngineTask)
     -> SendProgressDelivery?
   {
@@ -486,8 +493,8 @@ extension FetcherStorage {
     publish(
       TransferProgress(
         direction: .upload, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
-    guard let block = config.sendProgressBlock else { return nil }
-    return SendProgressDelivery(queue: plan.callbackQueue, block: block, expected: expected)
+    return SendProgressDelivery(
+      queue: plan.callbackQueue, block: config.sendProgressBlock, expected: expected)
   }
 
   /// Fails the exchange in flight because the fetcher cannot go on with it: records the failure
