@@ -180,7 +180,7 @@ enum Resident {
 
   /// Waits until the process's thread count has not changed for 6 s (at most 20 s): libdispatch
   /// retires a worker thread about 5 s after it goes idle, and the stack it touched stays resident
-  /// until then (4 MB after 1,000 stopped fetches), which is not what a client keeps.
+  /// until then, which is not what a client keeps (Benchmarks/README has the figures).
   static func settleThreads() {
     let limit = Date().addingTimeInterval(20)
     var count = threadCount()
