@@ -6,7 +6,7 @@ import Testing
 
 /// The conformance behaviours that take more than one request or act during a fetch (connection
 /// reuse, closes, cancellation, concurrency), one scenario per behaviour, on the process's engine.
-@Suite("Conformance: scenarios")
+@Suite("Conformance: scenarios", .serialized)
 struct ConformanceScenarioTests {
   enum Scenario: String, CaseIterable, Sendable, CustomStringConvertible {
     case sequentialRequestsReuseAConnection = "sequential requests reuse one connection"

@@ -17,7 +17,7 @@ import Testing
 /// A path may name `{origin}` (this server), `{host}` (its `host:port`), `{other}` and
 /// `{otherHost}` (a second server, another origin) and `{closed}` (a port nothing listens on).
 /// The request checks read the last request that reached the server the fetch ended on.
-@Suite("Conformance")
+@Suite("Conformance", .serialized)
 struct ConformanceTests {
   /// How the fetch ends.
   enum Outcome: Sendable {

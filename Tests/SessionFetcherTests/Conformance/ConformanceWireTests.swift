@@ -8,7 +8,7 @@ import Testing
 /// on the process's engine. A self-delimited answer is followed by silence, not a close, so a
 /// client that waits for a body the framing rules say is not there hangs (to the test's bound)
 /// instead of passing.
-@Suite("Conformance: answers on the wire")
+@Suite("Conformance: answers on the wire", .serialized)
 struct ConformanceWireTests {
   /// What the server does after the answer.
   enum Ending: Sendable {
