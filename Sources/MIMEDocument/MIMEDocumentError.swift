@@ -52,9 +52,9 @@ extension MIMEDocumentError: LocalizedError {
         "The MIME part file \(url.path) changed while it was streamed (expected \(expectedLength) bytes)."
     case .invalidHeader(let name):
       return
-        "The MIME part header \"\(Self.escaped(name))\" has a name or value that would break the document."
+        "The MIME part header \(name.debugDescription) has a name or value that would break the document."
     case .invalidBoundary(let boundary):
-      return "The MIME boundary \"\(Self.escaped(boundary))\" is empty or contains a line break."
+      return "The MIME boundary \(boundary.debugDescription) is empty or contains a line break."
     case .tooLargeForData(let length):
       return "A MIME document of \(length) bytes is too large to generate in memory."
     case .noDelimiter:
@@ -62,25 +62,8 @@ extension MIMEDocumentError: LocalizedError {
     case .missingCloseDelimiter:
       return "The multipart body ends before its closing boundary: it was cut short."
     case .malformedHeader(let line):
-      return "A part of the multipart body has a malformed header line: \"\(Self.escaped(line))\"."
+      return "A part of the multipart body has a malformed header line: \(line.debugDescription)."
     }
-  }
-}
-
-extension MIMEDocumentError {
-  /// `text` with CR, LF and NUL written as `\\r`, `\\n` and `\\0`: what an error quotes keeps its
-  /// sentence on one line.
-  static func escaped(_ text: String) -> String {
-    var result = ""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\r": result += "\\r"
-      case "\n": result += "\\n"
-      case "\0": result += "\\0"
-      default: result.unicodeScalars.append(scalar)
-      }
-    }
-    return result
   }
 }
 

@@ -10,6 +10,10 @@ package enum RetryPolicy {
   package static let unprocessedStatuses: Set<Int> = [408, 429, 503]
   /// Statuses whose `Retry-After` header replaces the computed delay.
   package static let retryAfterStatuses: Set<Int> = [429, 503]
+  /// The `userInfo` key an engine sets (to `true`) on an error it reports after sending the request
+  /// again on its own: such an error is not retried again (each retry would be multiplied by the
+  /// engine's).
+  package static let retriedByTransportKey = "SessionFetcherRetriedByTransport"
 
   /// The methods RFC 9110 calls idempotent; others (POST, PATCH, …) are retried only when the
   /// failure proves the server did not process the request.
@@ -27,7 +31,7 @@ package enum RetryPolicy {
   package static func isTransientTransportError(_ error: URLError, receivedPartialBody: Bool) -> Bool {
     // libcurl sent the request again itself before it gave up (an HTTP/2 stream refused each
     // time): a retry here would be multiplied by libcurl's own.
-    if error.userInfo[CurlErrorMapping.retriedByTransportKey] as? Bool == true { return false }
+    if error.userInfo[retriedByTransportKey] as? Bool == true { return false }
     switch error.code {
     case .timedOut, .networkConnectionLost, .cannotConnectToHost:
       return true

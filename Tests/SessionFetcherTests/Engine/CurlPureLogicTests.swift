@@ -75,7 +75,7 @@ struct CurlPureLogicTests {
     let error = CurlErrorMapping.urlError(
       code: entry.code, curlMessage: entry.message, url: nil, overHTTP2: entry.overHTTP2)
     #expect(error.code == entry.expected)
-    let retried = error.userInfo[CurlErrorMapping.retriedByTransportKey] as? Bool == true
+    let retried = error.userInfo[RetryPolicy.retriedByTransportKey] as? Bool == true
     #expect(retried == entry.retried)
     // What libcurl already retried is not retried again; the lost connections are, for a GET.
     let suggested = RetryPolicy.isRetryable(statusCode: nil, error: error, method: "GET")

@@ -9,10 +9,6 @@ package enum CurlErrorMapping {
   package static let curlCodeKey = "SessionFetcherCurlCode"
   /// `NSURLErrorFailingURLStringErrorKey`'s value (the constant is deprecated on Linux).
   package static let failingURLStringKey = "NSErrorFailingURLStringKey"
-  /// The `userInfo` key set (to `true`) on an error libcurl reports after retrying the request on
-  /// its own: a fetcher does not retry it again (each of its retries would be multiplied by
-  /// libcurl's).
-  package static let retriedByTransportKey = "SessionFetcherRetriedByTransport"
 
   /// The `URLError` for a failed transfer.
   ///
@@ -32,7 +28,9 @@ package enum CurlErrorMapping {
       NSLocalizedDescriptionKey: curlMessage,
       curlCodeKey: Int(code),
     ]
-    if isRetriedByTransport(code: code, curlMessage: curlMessage) { userInfo[retriedByTransportKey] = true }
+    if isRetriedByTransport(code: code, curlMessage: curlMessage) {
+      userInfo[RetryPolicy.retriedByTransportKey] = true
+    }
     if let url {
       userInfo[NSURLErrorFailingURLErrorKey] = url
       userInfo[failingURLStringKey] = url.absoluteString
