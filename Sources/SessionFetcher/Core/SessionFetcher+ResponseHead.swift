@@ -1,0 +1,194 @@
+import Foundation
+
+// The response head of the exchange in flight: what the fetcher decides about it, under its lock,
+// and the one step that follows.
+extension SessionFetcher {
+  /// The response head of the current task (or a test block's). Reads the head, not its
+  /// `URLResponse`, for the fetcher's own decisions: that is made only for those who ask for it (a
+  /// stream consumer, a monitor, `didReceiveResponseBlock`, a download's part file, a redirect).
+  func receive(head: ResponseHead, from task: (any EngineTask)?) {
+    let statusCode = head.statusCode
+    // FoundationNetworking hands interim 1xx responses (a fake 100 for streamed uploads) to the
+    // delegate; a 101 is looked at below (switching protocols is never asked for).
+    if let statusCode, statusCode < 200, statusCode != 101 { return }
+    let decision: HeadDecision? = storage.withLock { storage in
+      guard accepts(task, storage), let plan = storage.plan else { return nil }
+      var decision = HeadDecision()
+      let now = Date()
+      storage.lifecycle.current.lastActivity = now
+      if let statusCode,
+        let error = ResponseSanity.error(status: statusCode, request: storage.lifecycle.current.request)
+      {
+        storage.lifecycle.current.responseHead = head
+        decision.next = .fail(fail(&storage, with: error))
+        return decision
+      }
+      if let statusCode, statusCode < 200 { return nil }
+      if storage.stream.isContinuation, !StreamWindows.downloadRestarts(head.response, storage: &storage) {
+        let response = head.response
+        // A paused stream (or the next window of a download) goes on from the head it has.
+        storage.stream.isContinuation = false
+        storage.lifecycle.current.response = storage.stream.head ?? response
+        storage.lifecycle.current.responseBodyLength = storage.stream.deliveredBytes
+        storage.lifecycle.current.expectedContentLength = storage.stream.head?.expectedContentLength ?? -1
+        storage.lifecycle.current.sink = storage.stream.isDownload ? .file : .stream
+        if let error = StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
+          ?? StreamWindows.continuationError(response, storage: storage)
+        {
+          decision.next = .fail(fail(&storage, with: error))
+        }
+        decision.cookies = (plan.cookieStorage, response.url ?? storage.lifecycle.current.request?.url)
+        return decision
+      }
+      // The first Range window of a stream: the fetcher and the consumer see the whole resource.
+      var wholeResource: URLResponse?
+      let window: StreamWindows.FirstResponse =
+        storage.stream.windowLength == nil
+        ? .asIs : StreamWindows.firstResponse(head.response, storage: &storage)
+      switch window {
+      case .asIs:
+        break
+      case .whole(let head):
+        wholeResource = head
+      case .refetch:
+        let hop = storage.lifecycle.current.hopRequest
+        let task = storage.lifecycle.cancelTask(.pausedForBackpressure).task
+        if let hop { decision.next = .refetch(task: task, hop: hop) }
+        decision.cookies = (plan.cookieStorage, head.url ?? storage.lifecycle.current.request?.url)
+        return decision
+      }
+      let head = wholeResource.map(ResponseHead.init) ?? head
+      if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
+      if storage.lifecycle.current.measure.responseDate == nil {
+        storage.lifecycle.current.measure.responseDate = now
+      }
+      storage.lifecycle.current.responseHead = head
+      storage.lifecycle.current.responseData = Data()
+      storage.lifecycle.current.responseBodyLength = 0
+      // The Content-Length of an encoded body is not the length of the decoded bytes counted here.
+      let isEncoded = ContentDecoding.isEncoded(head)
+      let expectedContentLength = head.expectedContentLength
+      storage.lifecycle.current.expectedContentLength = isEncoded ? -1 : expectedContentLength
+      let status = head.statusCode ?? 0
+      var sinkError: Error?
+      var streamConsumer: (any FetcherStreamConsumer)?
+      if storage.lifecycle.current.redirectTarget != nil, RedirectPolicy.isRedirect(status) {
+        storage.lifecycle.current.sink = .redirect
+      } else if (200..<300).contains(status) || head.statusCode == nil {
+        if storage.stream.isStreaming {
+          let response = head.response
+          storage.lifecycle.current.sink = .stream
+          storage.stream.head = response
+          streamConsumer = storage.stream.consumer?.consumer
+        } else if plan.accumulates {
+          storage.lifecycle.current.sink = .accumulate
+          if storage.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
+            decision.restartAccumulation = (plan.callbackQueue, block)
+          }
+          storage.accumulatedSinceResponse = false
+        } else if let destination = plan.destination {
+          storage.lifecycle.current.sink = .file
+          let choice = DownloadResume.choosePartFile(
+            for: head.response, destination: destination, storage: &storage)
+          decision.partFile = choice
+          if let failure = choice.failure {
+            sinkError = SessionFetcherError.downloadFailed(description: String(describing: failure))
+          } else if wholeResource != nil {
+            // The first of the download's windows: later ones continue from this head.
+            storage.stream.head = head.response
+            if storage.downloadResume.validator == nil, let validator = storage.stream.validator {
+              storage.downloadResume.validator = DownloadValidator(ifRange: validator)
+            }
+          }
+        } else {
+          storage.lifecycle.current.sink = .memory
+        }
+      } else {
+        storage.lifecycle.current.sink = .memory
+      }
+      if let limit = plan.maximumInMemoryBodyLength,
+        storage.lifecycle.current.sink == .memory || storage.lifecycle.current.sink == .redirect,
+        !isEncoded, expectedContentLength > limit, status != 204, status != 304,
+        storage.lifecycle.current.request?.httpMethod?.uppercased() != "HEAD"
+      {
+        // Refuse before the first byte: the announced body would not fit.
+        sinkError = SessionFetcherError.responseTooLarge(limit: limit)
+      }
+      if let sinkError {
+        decision.next = .fail(fail(&storage, with: sinkError))
+      } else if let block = storage.config.didReceiveResponseBlock,
+        storage.lifecycle.current.sink != .redirect,
+        !(status == 401 && plan.testBlock == nil
+          && head.httpResponse.flatMap(ServerChallenge.init(response:)) != nil)
+      {
+        // The final head (a 401 with a challenge waits for `answerChallenge`): its body waits for
+        // the block's decision.
+        var held = ResponseGate(hop: storage.hopCount)
+        held.streamConsumer = streamConsumer
+        storage.lifecycle.current.responseGate = held
+        decision.next = .askAboutResponse(hop: storage.hopCount, block: block, head: head.response)
+      } else if let streamConsumer {
+        // The head as the fetch sees it: a stream's first Range window describes the whole resource.
+        decision.next = .deliverToStream(streamConsumer, head: head.response)
+      }
+      decision.cookies = (plan.cookieStorage, head.url ?? storage.lifecycle.current.request?.url)
+      return decision
+    }
+    guard let decision else { return }
+    // Most responses set no cookie: the head answers that without making the response.
+    if head.statusCode != nil, let cookieStorage = decision.cookies.storage, let url = decision.cookies.url,
+      head.value(forHTTPHeaderField: "Set-Cookie") != nil,
+      let http = head.httpResponse
+    {
+      cookieStorage.handleResponse(http, for: url)
+    }
+    if let (queue, block) = decision.restartAccumulation {
+      deliver(on: queue) { block(nil) }
+    }
+    let monitors = allMonitors()
+    if !monitors.isEmpty {
+      let response = head.response
+      for monitor in monitors { monitor.fetcher(self, didReceiveResponse: response) }
+    }
+    if let choice = decision.partFile, !preparePartFile(choice, from: task) { return }
+    switch decision.next {
+    case .nothing:
+      break
+    case .refetch(let task, let hop):
+      // The server's answer to the first Range window cannot be streamed in windows: ask again whole.
+      Self.letGo(task)
+      sendHop(hop, body: .none)
+    case .fail(let failure):
+      endAttempt(failure)
+    case .askAboutResponse(let hop, let block, let response):
+      askAboutResponse(response, hop: hop, block: block)
+    case .deliverToStream(let consumer, let response):
+      consumer.fetcher(self, didReceiveStreamResponse: response)
+    }
+  }
+
+  /// What ``receive(head:from:)`` decided under the lock, for after it.
+  private struct HeadDecision {
+    /// The jar and the URL the head's cookies are for (no jar: none kept).
+    var cookies: (storage: SessionCookieStorage?, url: URL?) = (nil, nil)
+    /// The accumulate block is told to start over (a new 2xx after bytes it was given).
+    var restartAccumulation: (DispatchQueue, @Sendable (Data?) -> Void)?
+    /// The part file to create, open or empty (see `PartFileChoice`).
+    var partFile: PartFileChoice?
+    var next = Next.nothing
+
+    /// The one step that follows.
+    enum Next {
+      case nothing
+      /// The first Range window's answer cannot be streamed in windows: let go of the task and
+      /// send the hop again whole.
+      case refetch(task: (any EngineTask)?, hop: URLRequest)
+      /// The fetcher failed the exchange (see `fail`).
+      case fail(FailedAttempt)
+      /// The head waits for ``SessionFetcher/didReceiveResponseBlock``.
+      case askAboutResponse(hop: UInt64, block: DidReceiveResponseBlock, head: URLResponse)
+      /// Hand the head to the stream consumer.
+      case deliverToStream(any FetcherStreamConsumer, head: URLResponse)
+    }
+  }
+}

@@ -1,0 +1,203 @@
+import Foundation
+
+// A failed attempt: refresh the authorization, retry after a delay, ask `retryBlock`, or finish.
+extension SessionFetcher {
+  /// The result of one attempt, before the retry decision.
+  struct AttemptFailure {
+    var error: any Error
+    var response: HTTPURLResponse?
+    var data: Data?
+
+    /// The HTTP status the attempt failed with: that of a `.status` error (a final response, a
+    /// refused redirect, a stream window answered with an error), nil for any other failure.
+    var statusCode: Int? { (error as? SessionFetcherError)?.statusCode }
+  }
+
+  /// An attempt failed before reaching the server (body unavailable, session gone).
+  func attemptFailed(error: any Error) {
+    attemptFailed(AttemptFailure(error: error))
+  }
+
+  func attemptFailed(_ failure: AttemptFailure) {
+    let context:
+      (
+        method: String, partial: Bool, enabled: Bool, authorizer: (any FetcherAuthorizer)?,
+        refreshed: Bool, queue: DispatchQueue, block: RetryBlock?, elapsed: TimeInterval,
+        backoff: RetryBackoff, streamStarted: Bool, retriesLeft: Bool
+      )? = storage.withLock { storage in
+        guard storage.lifecycle.isFetching, let plan = storage.plan else { return nil }
+        if storage.backoff == nil {
+          storage.backoff = RetryBackoff(
+            minInterval: storage.config.effectiveMinRetryInterval,
+            maxInterval: storage.config.effectiveMaxRetryInterval, factor: storage.config.retryFactor)
+        }
+        return (
+          (plan.baseRequest.httpMethod ?? "GET").uppercased(),
+          storage.lifecycle.exchange?.receivedPartialBody ?? false,
+          storage.config.isRetryEnabled, plan.authorization?.authorizer, storage.didRefreshAuthorization,
+          plan.callbackQueue, storage.config.retryBlock,
+          Date().timeIntervalSince(storage.timing.startDate ?? Date()), storage.backoff!,
+          !StreamWindows.allowsRetry(after: failure.error, storage: storage),
+          storage.config.maxRetryCount.map { storage.timing.retryCount < $0 } ?? true
+        )
+      }
+    guard let context else { return }
+    discardPartFile()
+
+    if failure.statusCode == 401, let authorizer = context.authorizer, !context.refreshed {
+      storage.withLock { $0.didRefreshAuthorization = true }
+      Task {
+        LockAudit.userBlock("the authorizer's primeForRefresh")
+        if await authorizer.primeForRefresh() {
+          self.retryNow()
+        } else {
+          self.finishFailed(failure)
+        }
+      }
+      return
+    }
+    // A stream consumer already holds part of the body: a new attempt would deliver it twice
+    // (unless it asks for a fresh Range window after it, see `StreamWindows`).
+    guard context.enabled, !context.streamStarted, context.retriesLeft else {
+      finishFailed(failure)
+      return
+    }
+    var serverDelay: TimeInterval?
+    if let status = failure.statusCode, RetryPolicy.retryAfterStatuses.contains(status),
+      let value = failure.response?.value(forHTTPHeaderField: "Retry-After")
+    {
+      serverDelay = RetryPolicy.retryAfterDelay(value)
+      // A server asking for more than the longest delay we accept ends the retries.
+      if let serverDelay, serverDelay > context.backoff.maxInterval {
+        finishFailed(failure)
+        return
+      }
+    }
+    // The server may lengthen the backoff's delay, never shorten it.
+    let (delay, hasRetryAfter) = context.backoff.delay(serverDelay: serverDelay)
+    guard context.backoff.allowsRetry(elapsedSinceFirstAttempt: context.elapsed, hasRetryAfter: hasRetryAfter)
+    else {
+      finishFailed(failure)
+      return
+    }
+    let retryDelay = delay
+    let suggested = RetryPolicy.isRetryable(
+      statusCode: failure.statusCode, error: failure.error, method: context.method,
+      receivedPartialBody: context.partial)
+    guard let block = context.block else {
+      if suggested {
+        retry(after: retryDelay, failure: failure)
+      } else {
+        finishFailed(failure)
+      }
+      return
+    }
+    deliver(on: context.queue) {
+      LockAudit.userBlock("retryBlock")
+      block(suggested, failure.error) { shouldRetry in
+        if shouldRetry {
+          self.retry(after: retryDelay, failure: failure)
+        } else {
+          self.finishFailed(failure)
+        }
+      }
+    }
+  }
+
+  /// Deletes the attempt's part file, or keeps it for the next attempt to continue with a range
+  /// request when the server takes ranges (see `DownloadResume`).
+  private func discardPartFile() {
+    let cleanup = storage.withLock { storage in
+      StreamWindows.endDownloadWindows(&storage)
+      return DownloadResume.park(&storage)
+    }
+    cleanup.perform()
+  }
+
+  private func finishFailed(_ failure: AttemptFailure) {
+    finish(data: failure.data, error: failure.error)
+  }
+
+  /// Ends the attempt and waits `delay` before the next one.
+  private func retry(after delay: TimeInterval, failure: AttemptFailure) {
+    guard let ended = storage.withLock({ $0.attemptEndedForRetry(after: delay) }) else { return }
+    let (postStopped, queue, retryCount) = (ended.postStopped, ended.queue, ended.retryCount)
+    for monitor in allMonitors() { monitor.fetcher(self, willRetryAfter: delay, error: failure.error) }
+    if postStopped { post(.sessionFetcherStopped, on: queue) }
+    post(.sessionFetcherRetryDelayStarted, on: queue)
+    serviceHooks?.fetcher(self, isWaitingToRetry: true)
+    // Armed after the notifications, so that a short delay cannot end before they are posted; kept
+    // only if this is still the wait it was armed for (a stop, or a delay that already ended, in
+    // between: let go of at once).
+    let wait = RetryDelay(seconds: delay) { [weak self] in self?.retryDelayEnded() }
+    let kept = storage.withLock { storage in
+      guard storage.lifecycle.phase == .waitingToRetry, storage.timing.retryCount == retryCount else {
+        return false
+      }
+      storage.retryDelay = wait
+      return true
+    }
+    if !kept { wait.cancel() }
+  }
+
+  private func retryDelayEnded() {
+    let queue: DispatchQueue? = storage.withLock { storage in
+      guard storage.lifecycle.retryDelayEnded() == .startAttempt, let plan = storage.plan else { return nil }
+      storage.retryDelay = nil
+      storage.timing.retryCount += 1
+      return plan.callbackQueue
+    }
+    guard let queue else { return }
+    post(.sessionFetcherRetryDelayStopped, on: queue)
+    serviceHooks?.fetcher(self, isWaitingToRetry: false)
+    startAttempt()
+  }
+
+  /// Cuts a pending retry delay short (the service's early retry after a success on the same host).
+  package func retryImmediatelyIfWaiting() {
+    let wait = storage.withLock { $0.lifecycle.phase == .waitingToRetry ? $0.retryDelay : nil }
+    // Whoever cancels a pending wait ends it: the clock's wake, if it lost the race, never runs.
+    guard let wait, wait.cancel() else { return }
+    retryDelayEnded()
+  }
+
+  /// An authorization refresh: a new attempt at once, without a delay.
+  private func retryNow() {
+    guard let ended = storage.withLock({ $0.attemptEndedForImmediateRetry() }) else { return }
+    if ended.postStopped { post(.sessionFetcherStopped, on: ended.queue) }
+    startAttempt()
+  }
+}
+
+/// An attempt that ended to be tried again, decided under the fetcher's lock by
+/// `FetcherStorage.attemptEndedForRetry(after:)` or `.attemptEndedForImmediateRetry()`.
+struct AttemptEnded {
+  /// Post Stopped: the attempt's Started was posted.
+  var postStopped: Bool
+  /// The fetch's callback queue.
+  var queue: DispatchQueue
+  /// The retry count once the attempt ended (a delay's wait is kept only while it is unchanged).
+  var retryCount: Int
+}
+
+extension FetcherStorage {
+  /// The attempt failed and is tried again after `delay`: nil when it was not running (stopped
+  /// meanwhile).
+  mutating func attemptEndedForRetry(after delay: TimeInterval) -> AttemptEnded? {
+    guard let plan, case .scheduleRetry(let postStopped) = lifecycle.attemptEndedForRetry() else {
+      return nil
+    }
+    backoff?.recordRetry(after: delay)
+    return AttemptEnded(postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
+  }
+
+  /// The attempt failed and is tried again at once (an authorization refresh): nil when it was not
+  /// running.
+  mutating func attemptEndedForImmediateRetry() -> AttemptEnded? {
+    guard let plan, case .retryNow(let postStopped) = lifecycle.attemptEndedForImmediateRetry() else {
+      return nil
+    }
+    timing.retryCount += 1
+    return AttemptEnded(postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
+  }
+}
