@@ -18,33 +18,14 @@ extension SessionFetcher {
     attemptFailed(AttemptFailure(error: error))
   }
 
+  /// Decides what follows a failed attempt (`RetryDecision`) and does it.
   func attemptFailed(_ failure: AttemptFailure) {
-    let context:
-      (
-        method: String, partial: Bool, enabled: Bool, authorizer: (any FetcherAuthorizer)?,
-        refreshed: Bool, queue: DispatchQueue, block: RetryBlock?, elapsed: TimeInterval,
-        backoff: RetryBackoff, streamStarted: Bool, retriesLeft: Bool
-      )? = storage.withLock { storage in
-        guard storage.lifecycle.isFetching, let plan = storage.plan else { return nil }
-        if storage.backoff == nil {
-          storage.backoff = RetryBackoff(
-            minInterval: storage.config.effectiveMinRetryInterval,
-            maxInterval: storage.config.effectiveMaxRetryInterval, factor: storage.config.retryFactor)
-        }
-        return (
-          (plan.baseRequest.httpMethod ?? "GET").uppercased(),
-          storage.lifecycle.exchange?.receivedPartialBody ?? false,
-          storage.config.isRetryEnabled, plan.authorization?.authorizer, storage.didRefreshAuthorization,
-          plan.callbackQueue, storage.config.retryBlock,
-          Date().timeIntervalSince(storage.timing.startDate ?? Date()), storage.backoff!,
-          !StreamWindows.allowsRetry(after: failure.error, storage: storage),
-          storage.config.maxRetryCount.map { storage.timing.retryCount < $0 } ?? true
-        )
-      }
+    let context = storage.withLock { $0.retryContext(for: failure, at: Date()) }
     guard let context else { return }
     discardPartFile()
-
-    if failure.statusCode == 401, let authorizer = context.authorizer, !context.refreshed {
+    switch RetryDecision.decide(context.input) {
+    case .refreshAuthorization:
+      guard let authorizer = context.authorizer else { return finishFailed(failure) }
       storage.withLock { $0.didRefreshAuthorization = true }
       Task {
         LockAudit.userBlock("the authorizer's primeForRefresh")
@@ -54,51 +35,20 @@ extension SessionFetcher {
           self.finishFailed(failure)
         }
       }
-      return
-    }
-    // A stream consumer already holds part of the body: a new attempt would deliver it twice
-    // (unless it asks for a fresh Range window after it, see `StreamWindows`).
-    guard context.enabled, !context.streamStarted, context.retriesLeft else {
+    case .finish:
       finishFailed(failure)
-      return
-    }
-    var serverDelay: TimeInterval?
-    if let status = failure.statusCode, RetryPolicy.retryAfterStatuses.contains(status),
-      let value = failure.response?.value(forHTTPHeaderField: "Retry-After")
-    {
-      serverDelay = RetryPolicy.retryAfterDelay(value)
-      // A server asking for more than the longest delay we accept ends the retries.
-      if let serverDelay, serverDelay > context.backoff.maxInterval {
-        finishFailed(failure)
-        return
-      }
-    }
-    // The server may lengthen the backoff's delay, never shorten it.
-    let (delay, hasRetryAfter) = context.backoff.delay(serverDelay: serverDelay)
-    guard context.backoff.allowsRetry(elapsedSinceFirstAttempt: context.elapsed, hasRetryAfter: hasRetryAfter)
-    else {
-      finishFailed(failure)
-      return
-    }
-    let retryDelay = delay
-    let suggested = RetryPolicy.isRetryable(
-      statusCode: failure.statusCode, error: failure.error, method: context.method,
-      receivedPartialBody: context.partial)
-    guard let block = context.block else {
-      if suggested {
-        retry(after: retryDelay, failure: failure)
-      } else {
-        finishFailed(failure)
-      }
-      return
-    }
-    deliver(on: context.queue) {
-      LockAudit.userBlock("retryBlock")
-      block(suggested, failure.error) { shouldRetry in
-        if shouldRetry {
-          self.retry(after: retryDelay, failure: failure)
-        } else {
-          self.finishFailed(failure)
+    case .retry(let delay):
+      retry(after: delay, failure: failure)
+    case .askRetryBlock(let suggested, let delay):
+      guard let block = context.block else { return finishFailed(failure) }
+      deliver(on: context.queue) {
+        LockAudit.userBlock("retryBlock")
+        block(suggested, failure.error) { shouldRetry in
+          if shouldRetry {
+            self.retry(after: delay, failure: failure)
+          } else {
+            self.finishFailed(failure)
+          }
         }
       }
     }
@@ -169,6 +119,15 @@ extension SessionFetcher {
   }
 }
 
+/// What the retry decision reads, and what acting on it needs, taken under the fetcher's lock by
+/// `FetcherStorage.retryContext(for:at:)`.
+struct RetryContext {
+  var input: RetryDecision.Input
+  var authorizer: (any FetcherAuthorizer)?
+  var block: SessionFetcher.RetryBlock?
+  var queue: DispatchQueue
+}
+
 /// An attempt that ended to be tried again, decided under the fetcher's lock by
 /// `FetcherStorage.attemptEndedForRetry(after:)` or `.attemptEndedForImmediateRetry()`.
 struct AttemptEnded {
@@ -181,6 +140,32 @@ struct AttemptEnded {
 }
 
 extension FetcherStorage {
+  /// The retry decision's input for `failure` at `now`, with the backoff made on the first failure:
+  /// nil when the fetch is not under way (stopped meanwhile).
+  mutating func retryContext(for failure: SessionFetcher.AttemptFailure, at now: Date) -> RetryContext? {
+    guard lifecycle.isFetching, let plan else { return nil }
+    let backoff =
+      self.backoff
+      ?? RetryBackoff(
+        minInterval: config.effectiveMinRetryInterval, maxInterval: config.effectiveMaxRetryInterval,
+        factor: config.retryFactor)
+    self.backoff = backoff
+    let authorizer = plan.authorization?.authorizer
+    let input = RetryDecision.Input(
+      statusCode: failure.statusCode, error: failure.error,
+      retryAfter: failure.response?.value(forHTTPHeaderField: "Retry-After"),
+      method: (plan.baseRequest.httpMethod ?? "GET").uppercased(),
+      receivedPartialBody: lifecycle.exchange?.receivedPartialBody ?? false,
+      isRetryEnabled: config.isRetryEnabled,
+      canRefreshAuthorization: authorizer != nil && !didRefreshAuthorization,
+      streamHoldsBody: !StreamWindows.allowsRetry(after: failure.error, storage: self),
+      retriesLeft: config.maxRetryCount.map { timing.retryCount < $0 } ?? true,
+      hasRetryBlock: config.retryBlock != nil, backoff: backoff,
+      elapsed: now.timeIntervalSince(timing.startDate ?? now), now: now)
+    return RetryContext(
+      input: input, authorizer: authorizer, block: config.retryBlock, queue: plan.callbackQueue)
+  }
+
   /// The attempt failed and is tried again after `delay`: nil when it was not running (stopped
   /// meanwhile).
   mutating func attemptEndedForRetry(after delay: TimeInterval) -> AttemptEnded? {
