@@ -11,9 +11,9 @@ extension SessionFetcher {
     // FoundationNetworking hands interim 1xx responses (a fake 100 for streamed uploads) to the
     // delegate; a 101 is looked at below (switching protocols is never asked for).
     if let statusCode, statusCode < 200, statusCode != 101 { return }
-    let decision: HeadDecision? = storage.withLock { storage in
+    let decision: ReceivedHeadAction? = storage.withLock { storage in
       guard accepts(task, storage), let plan = storage.plan else { return nil }
-      var decision = HeadDecision()
+      var decision = ReceivedHeadAction()
       let now = Date()
       storage.lifecycle.current.lastActivity = now
       if let statusCode,
@@ -69,58 +69,53 @@ extension SessionFetcher {
       let isEncoded = ContentDecoding.isEncoded(head)
       let expectedContentLength = head.expectedContentLength
       storage.lifecycle.current.expectedContentLength = isEncoded ? -1 : expectedContentLength
-      let status = head.statusCode ?? 0
-      var sinkError: Error?
+      var input = HeadDecision.Input(status: head.statusCode)
+      input.hasRedirectTarget = storage.lifecycle.current.redirectTarget != nil
+      input.isStreaming = storage.stream.isStreaming
+      input.accumulates = plan.accumulates
+      input.hasDestination = plan.destination != nil
+      input.maximumInMemoryBodyLength = plan.maximumInMemoryBodyLength
+      input.isEncoded = isEncoded
+      input.expectedContentLength = expectedContentLength
+      input.method = storage.lifecycle.current.request?.httpMethod?.uppercased() ?? "GET"
+      let responseBlock = storage.config.didReceiveResponseBlock
+      input.hasResponseBlock = responseBlock != nil
+      input.isAnsweredChallenge =
+        head.statusCode == 401 && plan.testBlock == nil
+        && head.httpResponse.flatMap(ServerChallenge.init(response:)) != nil
+      let action = HeadDecision.decide(input)
+      storage.lifecycle.current.sink = action.sink
+      var sinkError: Error? = action.tooLarge.map { SessionFetcherError.responseTooLarge(limit: $0) }
       var streamConsumer: (any FetcherStreamConsumer)?
-      if storage.lifecycle.current.redirectTarget != nil, RedirectPolicy.isRedirect(status) {
-        storage.lifecycle.current.sink = .redirect
-      } else if (200..<300).contains(status) || head.statusCode == nil {
-        if storage.stream.isStreaming {
-          let response = head.response
-          storage.lifecycle.current.sink = .stream
-          storage.stream.head = response
-          streamConsumer = storage.stream.consumer?.consumer
-        } else if plan.accumulates {
-          storage.lifecycle.current.sink = .accumulate
-          if storage.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
-            decision.restartAccumulation = (plan.callbackQueue, block)
-          }
-          storage.accumulatedSinceResponse = false
-        } else if let destination = plan.destination {
-          storage.lifecycle.current.sink = .file
-          let choice = DownloadResume.choosePartFile(
-            for: head.response, destination: destination, storage: &storage)
-          decision.partFile = choice
-          if let failure = choice.failure {
-            sinkError = SessionFetcherError.downloadFailed(description: String(describing: failure))
-          } else if wholeResource != nil {
-            // The first of the download's windows: later ones continue from this head.
-            storage.stream.head = head.response
-            if storage.downloadResume.validator == nil, let validator = storage.stream.validator {
-              storage.downloadResume.validator = DownloadValidator(ifRange: validator)
-            }
-          }
-        } else {
-          storage.lifecycle.current.sink = .memory
+      switch action.sink {
+      case .stream:
+        storage.stream.head = head.response
+        streamConsumer = storage.stream.consumer?.consumer
+      case .accumulate:
+        if storage.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
+          decision.restartAccumulation = (plan.callbackQueue, block)
         }
-      } else {
-        storage.lifecycle.current.sink = .memory
-      }
-      if let limit = plan.maximumInMemoryBodyLength,
-        storage.lifecycle.current.sink == .memory || storage.lifecycle.current.sink == .redirect,
-        !isEncoded, expectedContentLength > limit, status != 204, status != 304,
-        storage.lifecycle.current.request?.httpMethod?.uppercased() != "HEAD"
-      {
-        // Refuse before the first byte: the announced body would not fit.
-        sinkError = SessionFetcherError.responseTooLarge(limit: limit)
+        storage.accumulatedSinceResponse = false
+      case .file:
+        guard let destination = plan.destination else { break }
+        let choice = DownloadResume.choosePartFile(
+          for: head.response, destination: destination, storage: &storage)
+        decision.partFile = choice
+        if let failure = choice.failure {
+          sinkError = SessionFetcherError.downloadFailed(description: String(describing: failure))
+        } else if wholeResource != nil {
+          // The first of the download's windows: later ones continue from this head.
+          storage.stream.head = head.response
+          if storage.downloadResume.validator == nil, let validator = storage.stream.validator {
+            storage.downloadResume.validator = DownloadValidator(ifRange: validator)
+          }
+        }
+      case .memory, .redirect:
+        break
       }
       if let sinkError {
         decision.next = .fail(fail(&storage, with: sinkError))
-      } else if let block = storage.config.didReceiveResponseBlock,
-        storage.lifecycle.current.sink != .redirect,
-        !(status == 401 && plan.testBlock == nil
-          && head.httpResponse.flatMap(ServerChallenge.init(response:)) != nil)
-      {
+      } else if action.asksResponseBlock, let block = responseBlock {
         // The final head (a 401 with a challenge waits for `answerChallenge`): its body waits for
         // the block's decision.
         var held = ResponseGate(hop: storage.hopCount)
@@ -168,7 +163,7 @@ extension SessionFetcher {
   }
 
   /// What ``receive(head:from:)`` decided under the lock, for after it.
-  private struct HeadDecision {
+  private struct ReceivedHeadAction {
     /// The jar and the URL the head's cookies are for (no jar: none kept).
     var cookies: (storage: SessionCookieStorage?, url: URL?) = (nil, nil)
     /// The accumulate block is told to start over (a new 2xx after bytes it was given).

@@ -64,18 +64,19 @@ extension SessionFetcher {
         exchange.task != nil || exchange.pendingHop != nil,
         let plan = storage.plan, !exchange.isSuspended
       else { return nil }
-      let now = Date()
-      let idleLeft = plan.idleTimeout - now.timeIntervalSince(exchange.lastActivity)
-      let deadlineLeft =
-        plan.resourceTimeout.map { $0 - now.timeIntervalSince(storage.attemptStart) } ?? .infinity
-      if idleLeft <= 0 || deadlineLeft <= 0 {
+      let action = TimeoutDecision.decide(
+        idleTimeout: plan.idleTimeout, lastActivity: exchange.lastActivity,
+        resourceTimeout: plan.resourceTimeout, attemptStart: storage.attemptStart, now: Date())
+      switch action {
+      case .timedOut:
         // Every other end of the attempt (a failure the fetcher decided, a pause, a stop) lets go
         // of the task under the lock that decides it, so the task here has no other reason.
         return .some(storage.lifecycle.cancelTask(.timedOut).task)
+      case .checkAgain(let delay):
+        // Armed again under the same lock, so that a pause or an end meanwhile cannot be missed.
+        armTimeout(&storage, after: delay)
+        return nil
       }
-      // Armed again under the same lock, so that a pause or an end meanwhile cannot be missed.
-      armTimeout(&storage, after: min(idleLeft, deadlineLeft))
-      return nil
     }
     guard let timedOut else { return }
     completeHop(error: nil)
