@@ -33,8 +33,10 @@ struct FetcherLifecycle {
     case waitingForSlot
     /// An attempt is on the wire (Started posted): its current exchange.
     case running(Exchange)
-    /// Between attempts, waiting out the retry delay; carries the failed attempt's last exchange.
-    case waitingToRetry(last: Exchange?)
+    /// Between attempts, waiting out the retry delay; carries the failed attempt's last exchange,
+    /// and the delay once it is armed (see ``retryDelayArmed(_:)``): a delay outside this state
+    /// cannot be written, and every way out of it hands the delay on to be cancelled.
+    case waitingToRetry(last: Exchange?, delay: RetryDelay?)
     /// The fetch ended and its completion is being delivered; carries the last exchange.
     case finished(last: Exchange?)
     /// Stopped by the user (or by task cancellation, or by the service's stop-all); carries the
@@ -78,7 +80,8 @@ struct FetcherLifecycle {
   var exchange: Exchange? {
     switch state {
     case .running(let exchange): return exchange
-    case .preparing(let last), .waitingToRetry(let last), .finished(let last), .stopped(let last): return last
+    case .preparing(let last), .waitingToRetry(let last, _), .finished(let last), .stopped(let last):
+      return last
     case .idle, .waitingForSlot: return nil
     }
   }
@@ -230,7 +233,7 @@ struct FetcherLifecycle {
     }
     let postStopped = isStartedNotificationOutstanding
     isStartedNotificationOutstanding = false
-    state = .waitingToRetry(last: last)
+    state = .waitingToRetry(last: last, delay: nil)
     return .scheduleRetry(postStopped: postStopped)
   }
 
@@ -250,10 +253,24 @@ struct FetcherLifecycle {
     }
   }
 
+  /// The delay of the wait the fetcher is in was armed: kept in the state, unless the wait ended
+  /// meanwhile (a stop, an early retry) or already has its delay. False: the caller cancels it.
+  mutating func retryDelayArmed(_ delay: RetryDelay) -> Bool {
+    guard case .waitingToRetry(let last, nil) = state else { return false }
+    state = .waitingToRetry(last: last, delay: delay)
+    return true
+  }
+
+  /// The armed delay of the wait the fetcher is in, if any.
+  var pendingRetryDelay: RetryDelay? {
+    guard case .waitingToRetry(_, let delay) = state else { return nil }
+    return delay
+  }
+
   /// The retry delay ran out: the caller posts RetryDelayStopped and starts the next attempt.
   mutating func retryDelayEnded() -> StartAction {
     switch state {
-    case .waitingToRetry(let last):
+    case .waitingToRetry(let last, _):
       state = .preparing(last: last)
       return .startAttempt
     case .idle, .preparing, .waitingForSlot, .running, .finished, .stopped:
@@ -267,6 +284,8 @@ struct FetcherLifecycle {
     var postRetryDelayStopped: Bool
     /// The task of the exchange in flight, for the caller to let go of after the lock.
     var task: (any EngineTask)?
+    /// The armed retry delay of the wait that ended, to cancel.
+    var retryDelay: RetryDelay?
   }
 
   /// What the fetcher does after ``finish()``.
@@ -286,8 +305,9 @@ struct FetcherLifecycle {
       // An exchange whose task ended by itself keeps the reason it had (none, for a success).
       if exchange.task != nil { result.task = exchange.endTask(.stopped) }
       state = .finished(last: exchange)
-    case .waitingToRetry(let last):
+    case .waitingToRetry(let last, let delay):
       result.postRetryDelayStopped = true
+      result.retryDelay = delay
       state = .finished(last: last)
     case .preparing(let last):
       state = .finished(last: last)
@@ -310,6 +330,8 @@ struct FetcherLifecycle {
     var mayCompleteAsCancelled: Bool
     /// The task of the exchange in flight, for the caller to let go of after the lock.
     var task: (any EngineTask)?
+    /// The armed retry delay of the wait that ended, to cancel.
+    var retryDelay: RetryDelay?
   }
 
   /// What the fetcher does after ``stop()``.
@@ -335,8 +357,9 @@ struct FetcherLifecycle {
     case .running(let exchange):
       result.task = exchange.endTask(.stopped)
       state = .stopped(last: exchange)
-    case .waitingToRetry(let last):
+    case .waitingToRetry(let last, let delay):
       result.postRetryDelayStopped = true
+      result.retryDelay = delay
       state = .stopped(last: last)
     case .preparing(let last):
       state = .stopped(last: last)

@@ -182,8 +182,6 @@ struct FetcherStorage {
   /// The armed timeout check (see `SessionFetcher.timeoutClock`). Outside the exchange: every way
   /// out of `running` disarms it after the transition that decided it.
   var timeoutToken: UInt64?
-  /// The pending wait before the next attempt (see `RetryDelay`).
-  var retryDelay: RetryDelay?
   /// The download's part file: kept across the retries of an attempt (see `DownloadResume`).
   var partFile: PartFile?
   /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt.

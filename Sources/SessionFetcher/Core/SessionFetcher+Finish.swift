@@ -119,8 +119,7 @@ extension FetcherStorage {
       downloadedData = data
     }
     SessionFetcher.disarmTimeout(&self)
-    retryDelay?.cancel()
-    retryDelay = nil
+    finish.retryDelay?.cancel()
     let partFiles = DownloadResume.fetchEnded(&self, succeeded: error == nil)
     return FetchEnding(
       transition: finish, queue: plan?.callbackQueue ?? config.callbackQueue, completion: completion,

@@ -81,11 +81,7 @@ extension SessionFetcher {
     // between: let go of at once).
     let wait = RetryDelay(seconds: delay) { [weak self] in self?.retryDelayEnded() }
     let kept = storage.withLock { storage in
-      guard storage.lifecycle.phase == .waitingToRetry, storage.timing.retryCount == retryCount else {
-        return false
-      }
-      storage.retryDelay = wait
-      return true
+      storage.timing.retryCount == retryCount && storage.lifecycle.retryDelayArmed(wait)
     }
     if !kept { wait.cancel() }
   }
@@ -93,7 +89,6 @@ extension SessionFetcher {
   private func retryDelayEnded() {
     let queue: DispatchQueue? = storage.withLock { storage in
       guard storage.lifecycle.retryDelayEnded() == .startAttempt, let plan = storage.plan else { return nil }
-      storage.retryDelay = nil
       storage.timing.retryCount += 1
       return plan.callbackQueue
     }
@@ -105,7 +100,7 @@ extension SessionFetcher {
 
   /// Cuts a pending retry delay short (the service's early retry after a success on the same host).
   package func retryImmediatelyIfWaiting() {
-    let wait = storage.withLock { $0.lifecycle.phase == .waitingToRetry ? $0.retryDelay : nil }
+    let wait = storage.withLock { $0.lifecycle.pendingRetryDelay }
     // Whoever cancels a pending wait ends it: the clock's wake, if it lost the race, never runs.
     guard let wait, wait.cancel() else { return }
     retryDelayEnded()

@@ -139,8 +139,7 @@ extension FetcherStorage {
     timing.endDate = now
     finalError = SessionFetcherError.cancelled
     SessionFetcher.disarmTimeout(&self)
-    retryDelay?.cancel()
-    retryDelay = nil
+    stop.retryDelay?.cancel()
     let partFiles = DownloadResume.fetchEnded(&self, succeeded: false)
     let notify = config.stopFetchingTriggersCompletionHandler || forceCompletionOnStop
     return FetchEnding(

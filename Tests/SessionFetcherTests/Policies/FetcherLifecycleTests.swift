@@ -21,7 +21,7 @@ struct FetcherLifecycleTests {
   /// The events of the machine.
   enum Event: String, CaseIterable, CustomTestStringConvertible {
     case begin, delayForSlot, slotGranted, attemptStarted, hopStarted, attemptEndedForRetry
-    case attemptEndedForImmediateRetry, retryDelayEnded, finish, stop
+    case attemptEndedForImmediateRetry, retryDelayArmed, retryDelayEnded, finish, stop
     case accepts, cancelTask, detachTask, taskCompleted
 
     var testDescription: String { rawValue }
@@ -79,6 +79,11 @@ struct FetcherLifecycleTests {
     case .hopStarted: return "\(m.hopStarted(exchange(hop: 8)))"
     case .attemptEndedForRetry: return "\(m.attemptEndedForRetry())"
     case .attemptEndedForImmediateRetry: return "\(m.attemptEndedForImmediateRetry())"
+    case .retryDelayArmed:
+      // Kept, and the wait's delay now; the timer is cancelled either way (the test's own).
+      let delay = RetryDelay(seconds: 3600) {}
+      defer { _ = delay.cancel() }
+      return "\(m.retryDelayArmed(delay)) \(m.pendingRetryDelay == delay)"
     case .retryDelayEnded: return "\(m.retryDelayEnded())"
     case .finish:
       switch m.finish() {
@@ -150,6 +155,7 @@ struct FetcherLifecycleTests {
     trap(.idle, .hopStarted),
     trap(.idle, .attemptEndedForRetry),
     trap(.idle, .attemptEndedForImmediateRetry),
+    row(.idle, .retryDelayArmed, .idle, "false false"),
     row(.idle, .retryDelayEnded, .idle, "ignore"),
     row(.idle, .finish, .idle, "ignore"),
     row(.idle, .stop, .stopped, stopAnswer(.idle, false, false, false, false)),
@@ -167,6 +173,7 @@ struct FetcherLifecycleTests {
     row(.preparing, .hopStarted, .preparing, "ignore"),
     row(.preparing, .attemptEndedForRetry, .waitingToRetry, "scheduleRetry(postStopped: false)"),
     row(.preparing, .attemptEndedForImmediateRetry, .preparing, "ignore"),
+    row(.preparing, .retryDelayArmed, .preparing, "false false"),
     row(.preparing, .retryDelayEnded, .preparing, "ignore"),
     row(
       .preparing, .finish, .finished, "deliver: postStopped false, postRetryDelayStopped false, task false"),
@@ -185,6 +192,7 @@ struct FetcherLifecycleTests {
     row(.waitingForSlot, .hopStarted, .waitingForSlot, "ignore"),
     row(.waitingForSlot, .attemptEndedForRetry, .waitingForSlot, "ignore"),
     row(.waitingForSlot, .attemptEndedForImmediateRetry, .waitingForSlot, "ignore"),
+    row(.waitingForSlot, .retryDelayArmed, .waitingForSlot, "false false"),
     row(.waitingForSlot, .retryDelayEnded, .waitingForSlot, "ignore"),
     row(
       .waitingForSlot, .finish, .finished,
@@ -204,6 +212,7 @@ struct FetcherLifecycleTests {
     row(.running, .hopStarted, .running, "send"),
     row(.running, .attemptEndedForRetry, .waitingToRetry, "scheduleRetry(postStopped: true)"),
     row(.running, .attemptEndedForImmediateRetry, .preparing, "retryNow(postStopped: true)"),
+    row(.running, .retryDelayArmed, .running, "false false"),
     row(.running, .retryDelayEnded, .running, "ignore"),
     row(.running, .finish, .finished, "deliver: postStopped true, postRetryDelayStopped false, task true"),
     row(.running, .stop, .stopped, stopAnswer(.running, true, false, true, true)),
@@ -221,6 +230,7 @@ struct FetcherLifecycleTests {
     row(.waitingToRetry, .hopStarted, .waitingToRetry, "ignore"),
     row(.waitingToRetry, .attemptEndedForRetry, .waitingToRetry, "ignore"),
     row(.waitingToRetry, .attemptEndedForImmediateRetry, .waitingToRetry, "ignore"),
+    row(.waitingToRetry, .retryDelayArmed, .waitingToRetry, "true true"),
     row(.waitingToRetry, .retryDelayEnded, .preparing, "startAttempt"),
     row(
       .waitingToRetry, .finish, .finished,
@@ -241,6 +251,7 @@ struct FetcherLifecycleTests {
       row(ended, .hopStarted, ended, "ignore"),
       row(ended, .attemptEndedForRetry, ended, "ignore"),
       row(ended, .attemptEndedForImmediateRetry, ended, "ignore"),
+      row(ended, .retryDelayArmed, ended, "false false"),
       row(ended, .retryDelayEnded, ended, "ignore"),
       row(ended, .finish, ended, "ignore"),
       row(ended, .stop, ended, "ignore"),
@@ -360,6 +371,32 @@ struct FetcherLifecycleTests {
     }
   }
 
+  /// The retry delay lives in the wait it belongs to: a second one is refused, and every way out of
+  /// the wait hands the armed one on to be cancelled (a finish or a stop) or drops it (its end).
+  @Test(arguments: [Event.finish, .stop, .retryDelayEnded])
+  func theArmedRetryDelayLeavesWithItsWait(_ event: Event) {
+    var m = Self.machine(in: .waitingToRetry)
+    let delay = RetryDelay(seconds: 3600) {}
+    let other = RetryDelay(seconds: 3600) {}
+    defer { _ = (delay.cancel(), other.cancel()) }
+    let kept = m.retryDelayArmed(delay)
+    let keptSecond = m.retryDelayArmed(other)
+    #expect(kept && !keptSecond)
+    #expect(m.pendingRetryDelay == delay)
+    switch event {
+    case .finish:
+      guard case .deliver(let finish) = m.finish() else { Issue.record("finish ignored"); return }
+      #expect(finish.retryDelay == delay)
+    case .stop:
+      guard case .stop(let stop) = m.stop() else { Issue.record("stop ignored"); return }
+      #expect(stop.retryDelay == delay)
+    default:
+      let ended = m.retryDelayEnded()
+      #expect(ended == .startAttempt)
+    }
+    #expect(m.pendingRetryDelay == nil)
+  }
+
   /// A new attempt starts without the previous attempt's exchange in flight.
   @Test func anAttemptStartsWithoutTheLastExchangeInFlight() {
     var m = Self.machine(in: .waitingToRetry)
@@ -426,10 +463,10 @@ struct FetcherLifecycleTests {
 
 @Suite("Fetcher lifecycle layout")
 struct FetcherLifecycleLayoutTests {
-  /// The states hand on one reference to the exchange: a change of state moves a pointer, a tag
-  /// and a flag, never the exchange's fields.
+  /// The states hand on one reference to the exchange: a change of state moves a pointer, the
+  /// retry delay's token, a tag and a flag, never the exchange's fields.
   @Test func aChangeOfStateMovesAReference() {
-    #expect(MemoryLayout<FetcherLifecycle>.size <= 2 * MemoryLayout<UnsafeRawPointer>.size)
+    #expect(MemoryLayout<FetcherLifecycle>.size <= 3 * MemoryLayout<UnsafeRawPointer>.size)
     var m = FetcherLifecycleTests.machine(in: .running)
     let inFlight = m.current
     _ = m.stop()
