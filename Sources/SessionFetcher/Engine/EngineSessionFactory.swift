@@ -26,6 +26,21 @@ package enum EngineSessionFactory {
     }
   }
 
+  /// Sets `engine`'s defaults on the configuration of a session made without one: on Linux, at
+  /// most ``defaultConnectionsPerHost(_:)`` connections per host.
+  ///
+  /// libcurl keeps at most four idle connections per transfer it has attached, and
+  /// FoundationNetworking does not raise that cap: with more than four requests in flight to one
+  /// host, connections are closed and opened again (a new TLS handshake each over https). Four is
+  /// the one per-host limit that never does; iOS uses the same limit by default. The libcurl engine
+  /// sizes its connection cache for its own limit, so it never churns. Apple's URLSession keeps its
+  /// own default.
+  package static func applyDefaults(of engine: FetcherEngine, to configuration: URLSessionConfiguration) {
+    #if canImport(FoundationNetworking)
+      configuration.httpMaximumConnectionsPerHost = defaultConnectionsPerHost(engine)
+    #endif
+  }
+
   #if canImport(FoundationNetworking)
     /// The per-host connection limit of `engine`'s sessions made without a configuration on Linux.
     package static func defaultConnectionsPerHost(_ engine: FetcherEngine) -> Int {

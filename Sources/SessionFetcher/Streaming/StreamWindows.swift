@@ -22,13 +22,10 @@ enum StreamWindows {
   /// The smallest window: below it the requests would cost more than the bytes they carry.
   static let minimumLength = 16 * 1024
 
-  /// The default window of a download to a file (``SessionFetcher/downloadWindowLength``): 16 MiB
-  /// on Linux, where the URLSession engine pauses by continuing with a Range request, else none.
-  #if canImport(FoundationNetworking)
-    static let defaultDownloadLength: Int64? = 16 * 1024 * 1024
-  #else
-    static let defaultDownloadLength: Int64? = nil
-  #endif
+  /// The default window of a download to a file (``SessionFetcher/downloadWindowLength``). Used
+  /// only on an engine that pauses by continuing with a Range request
+  /// (``StreamPausing/Method/continuesWithRange``); an engine that really pauses needs no windows.
+  static let defaultDownloadLength: Int64 = 16 * 1024 * 1024
 
   /// Turns windows on for a download to a file when the fetch begins (see
   /// ``SessionFetcher/downloadWindowLength``); ``addRangeHeaders(to:storage:)`` turns them off

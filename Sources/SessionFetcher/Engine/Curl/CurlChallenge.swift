@@ -10,7 +10,7 @@
     /// - Parameter proxy: the fetch's own proxy settings (nil: the environment's proxy), for the
     ///   protection space of a 407.
     static func make(
-      head: CurlResponseHead, response: ResponseHead, url: URL, previousFailureCount: Int,
+      head: ParsedResponseHead, response: ResponseHead, url: URL, previousFailureCount: Int,
       proxy: ProxySettings? = nil
     ) -> (challenge: URLAuthenticationChallenge, isProxy: Bool)? {
       let isProxy: Bool

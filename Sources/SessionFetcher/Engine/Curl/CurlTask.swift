@@ -181,7 +181,7 @@
 
     var failingURLInfo: [String: Any] {
       guard let url = originalRequest.url else { return [:] }
-      return [NSURLErrorFailingURLErrorKey: url, CurlErrorMapping.failingURLStringKey: url.absoluteString]
+      return [NSURLErrorFailingURLErrorKey: url, EngineErrorKeys.failingURLString: url.absoluteString]
     }
 
     /// The credential to send the request again with, taken once the challenged transfer ended.

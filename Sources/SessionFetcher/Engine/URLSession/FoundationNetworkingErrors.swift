@@ -68,7 +68,7 @@ enum FoundationNetworkingErrors {
     let code = CurlErrorMapping.errorCode(code: curlCode, curlMessage: text)
     guard code != error.code, code != .unknown else { return nil }
     var userInfo = error.userInfo
-    userInfo[CurlErrorMapping.curlCodeKey] = Int(curlCode)
+    userInfo[EngineErrorKeys.curlCode] = Int(curlCode)
     return URLError(code, userInfo: userInfo)
   }
 }

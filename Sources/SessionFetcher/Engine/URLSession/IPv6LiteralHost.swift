@@ -84,7 +84,7 @@ enum IPv6LiteralHost {
     else { return error }
     var userInfo = urlError.userInfo
     userInfo[NSURLErrorFailingURLErrorKey] = original
-    userInfo[CurlErrorMapping.failingURLStringKey] = original.absoluteString
+    userInfo[EngineErrorKeys.failingURLString] = original.absoluteString
     return URLError(urlError.code, userInfo: userInfo)
   }
 
