@@ -141,8 +141,7 @@ enum CancelReason {
 struct FetcherStorage {
   /// What the user configured. It lives in a box of its own so that the storage (allocated with
   /// every fetcher) stays small enough for the allocator's per-thread cache: at its full size, over
-  /// 1 KiB, each fetcher's allocation took glibc's slow path (about 3,000 instructions per fetch
-  /// more, net).
+  /// 1 KiB, each fetcher's allocation took glibc's slow path.
   var config: FetcherConfiguration {
     _read { yield configBox.value }
     _modify {

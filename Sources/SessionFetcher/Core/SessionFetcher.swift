@@ -193,9 +193,9 @@ public final class SessionFetcher: @unchecked Sendable {
   /// blocks, instead of with a Content-Length (default `false`).
   ///
   /// A Content-Length upload goes through `uploadTask(with:fromFile:)`, which FoundationNetworking on
-  /// Linux feeds in small dispatch-I/O pieces: on a 2-core machine about 180 MB/s, 7 s of CPU and a
-  /// million context switches per GiB. Sent chunked, the same file moved at 650–720 MB/s with
-  /// 1.5 s of CPU (the upload rows of the benchmark in `Benchmarks/`). The file is still read from
+  /// Linux feeds in small dispatch-I/O pieces, with a context switch for each. Sent chunked, the
+  /// same file moves several times faster for a fraction of the CPU (the upload rows of the
+  /// benchmark in `Benchmarks/`). The file is still read from
   /// disk as it is sent, never loaded whole; a retry or a 307/308 redirect reads it again from the
   /// start; send progress reports the file's size as the expected total (or ``bodyLength`` when
   /// set).
@@ -253,9 +253,8 @@ public final class SessionFetcher: @unchecked Sendable {
   /// URLSession), which needs no windows.
   ///
   /// FoundationNetworking cannot slow libcurl down: when the thread writing the file falls behind
-  /// the socket (a busy machine, a slow disk), the chunks wait in memory, without bound. Measured
-  /// on a two-core machine, 1 GiB from a loopback nginx: in one run in three or four, 20–170 MiB
-  /// waited, and the process peaked at up to 240 MiB. Windows bound what can wait to one window:
+  /// the socket (a busy machine, a slow disk), the chunks wait in memory, without bound (see
+  /// "Where a download's memory goes" in `Benchmarks/README.md`). Windows bound what can wait to one window:
   /// the next is asked for only once the last one is written.
   ///
   /// The windows are hops of one attempt, like redirects: one Started/Stopped pair, one completion,
@@ -622,8 +621,7 @@ public final class SessionFetcher: @unchecked Sendable {
   /// `.sessionFetcherStopped` and the others) on `NotificationCenter.default`. Default true, as in
   /// the original; `FetcherService.postsNotifications` sets it for a service's fetchers.
   ///
-  /// Posting is most of what a fetch costs on top of URLSession: on Linux 15,000–25,000
-  /// instructions per fetch, against about 680,000 for the request itself. Turn it off for fetches
+  /// Posting is most of what a fetch costs on top of URLSession. Turn it off for fetches
   /// nobody observes that way (event monitors and completion handlers are not affected). Read when
   /// the fetch begins, so a fetch posts all of its notifications or none.
   public var postsNotifications: Bool {

@@ -82,9 +82,9 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// `URLSessionTask.suspend()` cannot be used on Linux: on a running data task, FoundationNetworking
   /// (swift-corelibs-foundation 6.3.1) removes the libcurl handle, which closes the connection, and
   /// `resume()` silently sends the request again and delivers its body *from the start* after the
-  /// bytes already delivered (measured: a 400 MB body paused at 8 MB — the server saw a broken pipe and
-  /// then a second `GET`). Holding the delegate queue does not help either: libcurl keeps reading and
-  /// the chunks pile up in the queue (RSS grew 85 MB in 3.5 s). So on Linux a pause cancels the task
+  /// bytes already delivered (the server sees a broken pipe and then a second `GET`). Holding the
+  /// delegate queue does not help either: libcurl keeps reading and the chunks pile up in the queue.
+  /// So on Linux a pause cancels the task
   /// and the transfer later continues with `Range: bytes=N-` and `If-Range`, which needs a response that
   /// can be continued. Apple's URLSession really stops reading on `suspend()`, so it is used there.
   ///
