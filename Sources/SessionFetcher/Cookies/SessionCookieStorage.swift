@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// An in-memory cookie jar that follows RFC 6265, used by fetchers instead of `HTTPCookieStorage`.
 ///
 /// FoundationNetworking's `HTTPCookieStorage` cannot be used on Linux: its initializer is private,

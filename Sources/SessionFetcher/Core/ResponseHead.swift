@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// The response head of one exchange as the fetcher keeps it: a `URLResponse` an engine or a test
 /// block made, or an engine's ``ParsedResponseHead`` with its `HTTPURLResponse` made only when
 /// something asks for ``response``.

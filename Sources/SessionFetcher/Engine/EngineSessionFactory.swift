@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// Maps each ``FetcherEngine`` to its ``EngineSession``: the one place that knows which
 /// implementation moves the bytes of each engine.
 package enum EngineSessionFactory {

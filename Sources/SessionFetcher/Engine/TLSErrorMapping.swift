@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// TLS failures as the `URLError` codes Apple platforms use, from what libcurl (directly, or under
 /// FoundationNetworking, which reports every one of them as `-1`) says about them.
 ///

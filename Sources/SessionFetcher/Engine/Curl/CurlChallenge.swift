@@ -1,6 +1,5 @@
 #if canImport(FoundationNetworking)
   import Foundation
-  import FoundationNetworking
 
   /// The authentication challenge of a 401 (`WWW-Authenticate`) or 407 (`Proxy-Authenticate`) head,
   /// as URLSession would present it: the libcurl engine never answers one itself, the handler decides.

@@ -1,7 +1,6 @@
 #if canImport(FoundationNetworking)
   import CCurl
   import Foundation
-  import FoundationNetworking
 
   /// One HTTP exchange on a ``CurlEngine``: a request, its response head and body, reported to a
   /// ``SessionTaskHandler``.

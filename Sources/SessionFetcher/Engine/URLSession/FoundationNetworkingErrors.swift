@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// FoundationNetworking's transport errors as the codes Apple platforms (and the libcurl engine)
 /// give for the same failure on the wire.
 ///

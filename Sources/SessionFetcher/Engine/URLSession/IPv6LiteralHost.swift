@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// Lets FoundationNetworking fetch a URL whose host is an IPv6 literal (`http://[::1]:8080/`).
 ///
 /// FoundationNetworking (swift-corelibs-foundation 6.3) refuses every such URL with `-1000`

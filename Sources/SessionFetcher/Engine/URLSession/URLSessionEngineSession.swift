@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// The URLSession engine's session: a delegate-based URLSession, made on demand, with an
 /// invalidation flag of its own and the FoundationNetworking workarounds the library needs.
 ///
