@@ -286,8 +286,8 @@ public final class FetcherService: @unchecked Sendable {
   }
 
   /// The Range window of the fetchers' downloads to a file; see
-  /// `SessionFetcher.downloadWindowLength`. Default: 16 MiB, used only where the engine pauses a
-  /// transfer by ending it (the URLSession engine on Linux); nil turns windows off.
+  /// `SessionFetcher.downloadWindowLength`. Default: 16 MiB on Linux, nil (one request) on Apple
+  /// platforms; nil turns windows off.
   public var downloadWindowLength: Int64? {
     get { self[defaults: \.downloadWindowLength] }
     set { self[defaults: \.downloadWindowLength] = newValue }

@@ -2,8 +2,8 @@ import Foundation
 
 /// What the user configured; read once when the fetch begins.
 package struct FetcherConfiguration {
-  /// The default of ``SessionFetcher/downloadWindowLength``.
-  package static let defaultDownloadWindowLength: Int64? = StreamWindows.defaultDownloadLength
+  /// The default of ``SessionFetcher/downloadWindowLength``: 16 MiB on Linux, nil elsewhere.
+  package static let defaultDownloadWindowLength = EngineSessionFactory.defaultDownloadWindowLength
 
   package var request: URLRequest?
   package var comment: String?

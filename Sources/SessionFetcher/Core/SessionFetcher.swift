@@ -247,10 +247,8 @@ public final class SessionFetcher: @unchecked Sendable {
     set { self[config: \.destinationFileURL] = newValue }
   }
 
-  /// The ``destinationFileURL`` body is asked for in Range windows of this many bytes (default
-  /// 16 MiB; nil or 0 asks for it whole) on an engine that pauses a transfer by ending it (the
-  /// URLSession engine on Linux). Ignored on an engine that really pauses (libcurl; Apple's
-  /// URLSession), which needs no windows.
+  /// On Linux, the ``destinationFileURL`` body is asked for in Range windows of this many bytes
+  /// (default 16 MiB; nil or 0 asks for it whole). Elsewhere nil, and ignored.
   ///
   /// FoundationNetworking cannot slow libcurl down: when the thread writing the file falls behind
   /// the socket (a busy machine, a slow disk), the chunks wait in memory, without bound (see

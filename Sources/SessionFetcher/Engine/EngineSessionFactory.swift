@@ -22,6 +22,13 @@ package enum EngineSessionFactory {
     }
   }
 
+  /// The default of `SessionFetcher.downloadWindowLength`, read before an engine is chosen: the
+  /// URLSession engine's, whose pausing by ending its transfer is what the windows serve. An
+  /// engine that really pauses ignores the setting (see `StreamWindows.beginDownload`).
+  package static var defaultDownloadWindowLength: Int64? {
+    URLSessionEngineSession.defaultDownloadWindowLength
+  }
+
   /// Sets `engine`'s defaults on the configuration of a session made without one: on Linux, at
   /// most ``defaultConnectionsPerHost(_:)`` connections per host.
   ///

@@ -22,11 +22,6 @@ enum StreamWindows {
   /// The smallest window: below it the requests would cost more than the bytes they carry.
   static let minimumLength = 16 * 1024
 
-  /// The default window of a download to a file (``SessionFetcher/downloadWindowLength``). Used
-  /// only on an engine that pauses by continuing with a Range request
-  /// (``StreamPausing/Method/continuesWithRange``); an engine that really pauses needs no windows.
-  static let defaultDownloadLength: Int64 = 16 * 1024 * 1024
-
   /// Turns windows on for a download to a file when the fetch begins (see
   /// ``SessionFetcher/downloadWindowLength``); ``addRangeHeaders(to:storage:)`` turns them off
   /// again for a request that cannot use them.

@@ -11,13 +11,9 @@ struct DownloadResumeTests {
   /// (the URLSession engine on Linux, see `SessionFetcher.downloadWindowLength`), none elsewhere
   /// (the libcurl engine pauses instead).
   static let firstRange: String? = {
-    #if canImport(FoundationNetworking)
-      let fetcher = SessionFetcher(request: URLRequest(url: URL(string: "http://x")!))
-      guard fetcher.engine == .urlSession else { return nil }
-      return fetcher.downloadWindowLength.map { "bytes=0-\($0 - 1)" }
-    #else
-      return nil  // Apple's URLSession really pauses: no windows
-    #endif
+    let fetcher = SessionFetcher(request: URLRequest(url: URL(string: "http://x")!))
+    guard fetcher.engine == .urlSession else { return nil }
+    return fetcher.downloadWindowLength.map { "bytes=0-\($0 - 1)" }
   }()
 
   /// Whether the file at `url` holds exactly `count` pattern bytes (compared in 4 MiB pieces).

@@ -34,6 +34,14 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// `FetcherSession.defaultConfiguration(for:)`).
   package static let defaultConnectionsPerHost = 4
 
+  /// The default window of a download to a file (`SessionFetcher.downloadWindowLength`): 16 MiB
+  /// on Linux, where this engine pauses by ending its transfer (see ``pausing``), else none.
+  #if canImport(FoundationNetworking)
+    package static let defaultDownloadWindowLength: Int64? = 16 * 1024 * 1024
+  #else
+    package static let defaultDownloadWindowLength: Int64? = nil
+  #endif
+
   /// Where URLSession tasks are made, resumed, suspended and cancelled, and URLSessions invalidated,
   /// in the order asked: FoundationNetworking's `dataTask(with:)`, `resume()`, `cancel()` and
   /// `invalidateAndCancel()` wait for its work queue (one for the whole process), which must hold up
