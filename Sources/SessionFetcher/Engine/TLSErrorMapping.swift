@@ -12,7 +12,6 @@ enum TLSErrorMapping {
     static let sslCertProblem: Int32 = 58
     static let sslCipher: Int32 = 59
     static let peerFailedVerification: Int32 = 60
-    static let sslCACertBadFile: Int32 = 77
     static let sslIssuerError: Int32 = 83
     static let sslPinnedPubKeyNotMatch: Int32 = 90
   }
