@@ -4,9 +4,8 @@ import SessionFetcher
 /// One HAR 1.2 entry. Optional fields that are nil are left out of its JSON.
 ///
 /// Typed values written straight into the package's `JSONWriter`, not a `[String: Any]` through
-/// `JSONSerialization`: on Linux that cost about 3.2 million instructions per entry (and
-/// `JSONEncoder` 0.32 million), most of a logged fetch's cost; building a `JSONValue` tree first
-/// cost about 0.14 million.
+/// `JSONSerialization` (on Linux most of a logged fetch's cost, and `JSONEncoder` still several
+/// times this) nor a `JSONValue` tree built first.
 struct HAREntry {
   var startedDateTime: String
   var time: Double

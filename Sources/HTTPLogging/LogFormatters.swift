@@ -85,7 +85,7 @@ enum LogDates {
   }
 
   /// Seconds with three decimals, as `String(format: "%.3f", value)` writes them, without
-  /// Foundation's formatter (about 16,000 instructions a call).
+  /// Foundation's formatter, which is costly on Linux.
   static func seconds(_ value: TimeInterval) -> String {
     guard value.isFinite, abs(value) < 1e12 else { return String(format: "%.3f", value) }
     let milliseconds = Int((abs(value) * 1000).rounded())
@@ -99,8 +99,7 @@ enum LogDates {
   }
 
   /// A date broken down into calendar fields by the C library: a `DateFormatter` or
-  /// `ISO8601DateFormatter` made per call cost about 600,000 instructions, more than the rest of a
-  /// fetch's HAR entry.
+  /// `ISO8601DateFormatter` made per call cost more than the rest of a fetch's HAR entry.
   struct CivilTime {
     var fields = tm()
     /// Milliseconds within the second, rounded to the nearest.

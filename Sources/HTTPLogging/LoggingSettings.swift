@@ -81,8 +81,7 @@ struct LoggingSettings: Sendable {
   }
 
   /// The default directory of this process, from its environment when first needed. Every logged
-  /// fetch asks for it: reading the environment and cleaning the name each time cost about 40,000
-  /// instructions per fetch.
+  /// fetch asks for it, and reading the environment and cleaning the name each time is costly.
   static let processDefaultDirectory = defaultDirectory(
     environment: ProcessInfo.processInfo.environment,
     temporaryDirectory: FileManager.default.temporaryDirectory)

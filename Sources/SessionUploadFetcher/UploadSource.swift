@@ -54,12 +54,6 @@ enum UploadSource {
     }
   }
 
-  /// Whether the source can tell the upload's full length with a chunk.
-  var reportsFullLength: Bool {
-    if case .fullLengthProvider = self { return true }
-    return false
-  }
-
   var isFileURL: Bool {
     if case .file = self { return true }
     return false

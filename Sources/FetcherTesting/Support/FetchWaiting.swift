@@ -41,7 +41,7 @@ extension SessionFetcher {
   /// that arrives later is ignored.
   ///
   /// - Parameter timeout: The most seconds to wait (default 60: generous, for loaded machines,
-  ///   whose shared thread pool can stall for 20 s under a whole suite on two cores).
+  ///   whose shared thread pool can stall for many seconds under a whole suite).
   /// - Returns: The completion's data and error.
   public func fetchResult(timeout: TimeInterval = 60) async -> FetchResult {
     await withCheckedContinuation { (continuation: CheckedContinuation<FetchResult, Never>) in

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// One HTTP cookie, as stored in a ``SessionCookieStorage``.
 ///
 /// A value type that carries the RFC 6265 storage model: besides name and value, the cookie's

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// An in-memory cookie jar that follows RFC 6265, used by fetchers instead of `HTTPCookieStorage`.
 ///
 /// FoundationNetworking's `HTTPCookieStorage` cannot be used on Linux: its initializer is private,
@@ -162,7 +158,7 @@ public final class SessionCookieStorage: @unchecked Sendable {
   ///     the request belongs to; `url` when nil.
   public func handleResponse(_ response: HTTPURLResponse, for url: URL, mainDocumentURL: URL? = nil) {
     // Most responses set no cookie: a case-insensitive lookup answers that without building
-    // `allHeaderFields` (a bridged dictionary; about 20,000 instructions per response on Linux).
+    // `allHeaderFields` (a bridged dictionary, costly on Linux).
     guard response.value(forHTTPHeaderField: "Set-Cookie") != nil else { return }
     var values: [String] = []
     for (key, value) in response.allHeaderFields {

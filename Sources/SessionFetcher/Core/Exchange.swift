@@ -18,8 +18,7 @@ import Foundation
 ///
 /// A class, touched only under the fetcher's lock: the states hand one reference on, and the
 /// fetcher's many reads and changes of the exchange in flight neither copy its fields nor retain
-/// each of them (a struct in the enum's payload was copied out and back on every access, about
-/// 20,000 instructions per small GET).
+/// each of them (a struct in the enum's payload was copied out and back on every access).
 final class Exchange {
   /// The hop this exchange is (see `FetcherStorage.hopCount`); 0 before the attempt's first.
   var hop: UInt64 = 0

@@ -3,7 +3,7 @@ import Foundation
 /// What the user configured; read once when the fetch begins.
 package struct FetcherConfiguration {
   /// The default of ``SessionFetcher/downloadWindowLength``: 16 MiB on Linux, nil elsewhere.
-  package static let defaultDownloadWindowLength = StreamWindows.defaultDownloadLength
+  package static let defaultDownloadWindowLength = EngineSessionFactory.defaultDownloadWindowLength
 
   package var request: URLRequest?
   package var comment: String?
@@ -141,8 +141,7 @@ enum CancelReason {
 struct FetcherStorage {
   /// What the user configured. It lives in a box of its own so that the storage (allocated with
   /// every fetcher) stays small enough for the allocator's per-thread cache: at its full size, over
-  /// 1 KiB, each fetcher's allocation took glibc's slow path (about 3,000 instructions per fetch
-  /// more, net).
+  /// 1 KiB, each fetcher's allocation took glibc's slow path.
   var config: FetcherConfiguration {
     _read { yield configBox.value }
     _modify {

@@ -1,16 +1,12 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// The response head of one exchange as the fetcher keeps it: a `URLResponse` an engine or a test
-/// block made, or the libcurl engine's parsed head with its `HTTPURLResponse` made only when
+/// block made, or an engine's ``ParsedResponseHead`` with its `HTTPURLResponse` made only when
 /// something asks for ``response``.
 ///
 /// Making FoundationNetworking's `HTTPURLResponse` canonicalizes every header name through
-/// `NSString` and parses `Content-Type` one scalar at a time: about a third of a small GET's
-/// instructions on the libcurl engine. The fetcher's own decisions (the status, `Set-Cookie`,
+/// `NSString` and parses `Content-Type` one scalar at a time, a large share of a small GET's cost.
+/// The fetcher's own decisions (the status, `Set-Cookie`,
 /// `Content-Encoding`, `Content-Length`, `WWW-Authenticate`, `ETag`) read the parsed head instead.
 /// ``response`` is made once, on first use, by the same call the engine made before, and the same
 /// object is returned from then on, so whoever sees it sees what they saw before.
@@ -22,8 +18,8 @@ import Foundation
 package final class ResponseHead: Sendable {
   /// The HTTP status code; nil when the response is not an `HTTPURLResponse`.
   package let statusCode: Int?
-  /// The parsed head (libcurl engine), nil when the response was made already.
-  private let parsed: CurlResponseHead?
+  /// The head as the engine parsed it, nil when the response was made already.
+  private let parsed: ParsedResponseHead?
   /// The URL of the response.
   package let url: URL?
   // `Locked`, not `Mutex`: the package builds for macOS 13, and `Mutex` needs macOS 15.
@@ -37,8 +33,8 @@ package final class ResponseHead: Sendable {
     made = Locked(response)
   }
 
-  /// The head libcurl received for `url`; its `HTTPURLResponse` is made on first use.
-  package init(parsed head: CurlResponseHead, url: URL) {
+  /// The head an engine received for `url`; its `HTTPURLResponse` is made on first use.
+  package init(parsed head: ParsedResponseHead, url: URL) {
     statusCode = head.statusCode
     parsed = head
     self.url = url
@@ -92,34 +88,5 @@ package final class ResponseHead: Sendable {
       return value.flatMap { Int64($0) } ?? -1
     }
     return response.expectedContentLength
-  }
-}
-
-extension CurlResponseHead {
-  /// The result of ``joinedValue(named:)``.
-  package enum Lookup: Equatable {
-    /// The value `HTTPURLResponse` holds for the name (its fields of one spelling joined with
-    /// `", "`), nil when no field has the name.
-    case found(String?)
-    /// The name came in more than one spelling: `HTTPURLResponse` keeps one of them, by the order
-    /// of its dictionary.
-    case ambiguous
-  }
-
-  /// The value of the fields named `name` (ASCII case ignored) as ``headerFields`` joins them.
-  package func joinedValue(named name: String) -> Lookup {
-    var spelling: String?
-    var value: String?
-    for field in fields where field.name.equalsIgnoringASCIICase(name) {
-      if let spelling {
-        guard field.name == spelling else { return .ambiguous }
-        value?.append(", ")
-        value?.append(field.value)
-      } else {
-        spelling = field.name
-        value = field.value
-      }
-    }
-    return .found(value)
   }
 }

@@ -28,7 +28,4 @@ package struct RetryDelay: Sendable, Equatable {
   package func cancel() -> Bool {
     Self.clock.disarm(token)
   }
-
-  /// The number of waits pending in the process (for tests).
-  package static var pendingCount: Int { clock.armedCount }
 }

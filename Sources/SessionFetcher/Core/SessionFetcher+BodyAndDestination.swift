@@ -25,9 +25,9 @@ extension SessionFetcher {
   /// blocks, instead of with a Content-Length (default `false`).
   ///
   /// A Content-Length upload goes through `uploadTask(with:fromFile:)`, which FoundationNetworking on
-  /// Linux feeds in small dispatch-I/O pieces: on a 2-core machine about 180 MB/s, 7 s of CPU and a
-  /// million context switches per GiB. Sent chunked, the same file moved at 650–720 MB/s with
-  /// 1.5 s of CPU (the upload rows of the benchmark in `Benchmarks/`). The file is still read from
+  /// Linux feeds in small dispatch-I/O pieces, with a context switch for each. Sent chunked, the
+  /// same file moves several times faster for a fraction of the CPU (the upload rows of the
+  /// benchmark in `Benchmarks/`). The file is still read from
   /// disk as it is sent, never loaded whole; a retry or a 307/308 redirect reads it again from the
   /// start; send progress reports the file's size as the expected total (or ``bodyLength`` when
   /// set).
@@ -83,9 +83,8 @@ extension SessionFetcher {
   /// (default 16 MiB; nil or 0 asks for it whole). Elsewhere nil, and ignored.
   ///
   /// FoundationNetworking cannot slow libcurl down: when the thread writing the file falls behind
-  /// the socket (a busy machine, a slow disk), the chunks wait in memory, without bound. Measured
-  /// on a two-core machine, 1 GiB from a loopback nginx: in one run in three or four, 20–170 MiB
-  /// waited, and the process peaked at up to 240 MiB. Windows bound what can wait to one window:
+  /// the socket (a busy machine, a slow disk), the chunks wait in memory, without bound (see
+  /// "Where a download's memory goes" in `Benchmarks/README.md`). Windows bound what can wait to one window:
   /// the next is asked for only once the last one is written.
   ///
   /// The windows are hops of one attempt, like redirects: one Started/Stopped pair, one completion,

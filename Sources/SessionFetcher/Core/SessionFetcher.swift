@@ -224,8 +224,7 @@ public final class SessionFetcher: @unchecked Sendable {
   /// `.sessionFetcherStopped` and the others) on `NotificationCenter.default`. Default true, as in
   /// the original; `FetcherService.postsNotifications` sets it for a service's fetchers.
   ///
-  /// Posting is most of what a fetch costs on top of URLSession: on Linux 15,000–25,000
-  /// instructions per fetch, against about 680,000 for the request itself. Turn it off for fetches
+  /// Posting is most of what a fetch costs on top of URLSession. Turn it off for fetches
   /// nobody observes that way (event monitors and completion handlers are not affected). Read when
   /// the fetch begins, so a fetch posts all of its notifications or none.
   public var postsNotifications: Bool {

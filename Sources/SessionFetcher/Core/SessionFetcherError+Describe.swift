@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 extension SessionFetcherError {
   /// One line for an error a fetch ended with, for logs and command-line tools: what failed, the
   /// host (or URL) it concerns, the engine's own words, and the setting to change where there is

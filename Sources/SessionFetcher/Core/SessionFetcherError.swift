@@ -102,11 +102,6 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
     return nil
   }
 
-  var isResponseTooLarge: Bool {
-    if case .responseTooLarge = self { return true }
-    return false
-  }
-
   /// The response body carried by a `.status` error.
   public var data: Data? {
     if case .status(_, let data) = self { return data }

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// An engine's session: what moves the exchanges of the fetchers that share one ``FetcherSession``.
 ///
 /// The fetcher decides everything HTTP and asks its engine session only to make one exchange at a

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// Maps each ``FetcherEngine`` to its ``EngineSession``: the one place that knows which
 /// implementation moves the bytes of each engine.
 package enum EngineSessionFactory {
@@ -24,6 +20,28 @@ package enum EngineSessionFactory {
         return UnavailableEngineSession(reason: FetcherEngine.libcurl.unavailableReason)
       #endif
     }
+  }
+
+  /// The default of `SessionFetcher.downloadWindowLength`, read before an engine is chosen: the
+  /// URLSession engine's, whose pausing by ending its transfer is what the windows serve. An
+  /// engine that really pauses ignores the setting (see `StreamWindows.beginDownload`).
+  package static var defaultDownloadWindowLength: Int64? {
+    URLSessionEngineSession.defaultDownloadWindowLength
+  }
+
+  /// Sets `engine`'s defaults on the configuration of a session made without one: on Linux, at
+  /// most ``defaultConnectionsPerHost(_:)`` connections per host.
+  ///
+  /// libcurl keeps at most four idle connections per transfer it has attached, and
+  /// FoundationNetworking does not raise that cap: with more than four requests in flight to one
+  /// host, connections are closed and opened again (a new TLS handshake each over https). Four is
+  /// the one per-host limit that never does; iOS uses the same limit by default. The libcurl engine
+  /// sizes its connection cache for its own limit, so it never churns. Apple's URLSession keeps its
+  /// own default.
+  package static func applyDefaults(of engine: FetcherEngine, to configuration: URLSessionConfiguration) {
+    #if canImport(FoundationNetworking)
+      configuration.httpMaximumConnectionsPerHost = defaultConnectionsPerHost(engine)
+    #endif
   }
 
   #if canImport(FoundationNetworking)

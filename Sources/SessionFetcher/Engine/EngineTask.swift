@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// One HTTP exchange in flight on an engine, made by an ``EngineSession``.
 ///
 /// The fetcher decides (retry, redirect, authorization, cookies); an engine only moves the bytes of

@@ -9,8 +9,8 @@ import Foundation
 /// - ``urlSession``: URLSession (FoundationNetworking on Linux), with every workaround the library
 ///   needs there. The default.
 /// - ``libcurl``: on Linux, the process's own `libcurl.so.4` (the library FoundationNetworking runs
-///   on), driven directly through its multi interface on one event-loop thread per session: a third
-///   to a half of URLSession's CPU per small request (see the README's benchmarks), real
+///   on), driven directly through its multi interface on one event-loop thread per session: less
+///   CPU per small request than URLSession (see the README's benchmarks), real
 ///   backpressure, phase timings (``FetchTiming/transferMetrics``), and a connection cache sized
 ///   for the per-host limit. It is
 ///   loaded at run time: nothing links it, and no -dev package is needed.

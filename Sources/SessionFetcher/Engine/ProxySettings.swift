@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// The proxy a fetch goes through, in place of the environment's `http_proxy`, `https_proxy` and
 /// `no_proxy`.
 ///

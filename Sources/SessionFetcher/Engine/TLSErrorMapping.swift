@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// TLS failures as the `URLError` codes Apple platforms use, from what libcurl (directly, or under
 /// FoundationNetworking, which reports every one of them as `-1`) says about them.
 ///
@@ -16,7 +12,6 @@ enum TLSErrorMapping {
     static let sslCertProblem: Int32 = 58
     static let sslCipher: Int32 = 59
     static let peerFailedVerification: Int32 = 60
-    static let sslCACertBadFile: Int32 = 77
     static let sslIssuerError: Int32 = 83
     static let sslPinnedPubKeyNotMatch: Int32 = 90
   }

@@ -56,8 +56,7 @@ public struct TLSSettings: Sendable, Equatable, CustomStringConvertible {
   public var offersHTTP2: Bool?
 
   /// The file path of each of ``additionalTrustRoots`` (nil for a URL that is not a file URL),
-  /// decoded once when they are set: `URL.path` decodes the URL at every call (about 3,000
-  /// instructions), and every fetch that begins with these settings looks its roots up by path, at
+  /// decoded once when they are set: `URL.path` decodes the URL at every call, and every fetch that begins with these settings looks its roots up by path, at
   /// begin and again in the libcurl engine. Derived from ``additionalTrustRoots`` alone, so the
   /// synthesized equality is unchanged.
   private(set) var additionalTrustRootPaths: [String?] = []

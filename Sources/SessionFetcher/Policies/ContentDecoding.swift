@@ -44,7 +44,7 @@ package enum ContentDecoding {
       return error
     }
     let description = urlError.localizedDescription.lowercased()
-    let curlCode = urlError.userInfo[CurlErrorMapping.curlCodeKey] as? Int
+    let curlCode = urlError.userInfo[EngineErrorKeys.curlCode] as? Int
     let decoding =
       description.contains("unencoding") || description.contains("content encoding")
       || description.contains("content or transfer-encoding")

@@ -23,7 +23,7 @@ package enum ResponseSanity {
     var info: [String: Any] = [NSLocalizedDescriptionKey: "The server answered with \(description)."]
     if let url = request?.url {
       info[NSURLErrorFailingURLErrorKey] = url
-      info[CurlErrorMapping.failingURLStringKey] = url.absoluteString
+      info[EngineErrorKeys.failingURLString] = url.absoluteString
     }
     return info
   }

@@ -99,22 +99,14 @@ package final class FetcherSession: @unchecked Sendable {
   /// ``EngineSession/unavailableReason``).
   package var unavailableReason: String? { exchanges.unavailableReason }
 
-  /// The configuration of sessions made without one: ephemeral and, on Linux, at most
-  /// ``URLSessionEngineSession/defaultConnectionsPerHost`` connections per host for URLSession,
-  /// ``CurlEngineSession/defaultConnectionsPerHost`` for libcurl.
-  ///
-  /// libcurl keeps at most four idle connections per transfer it has attached, and
-  /// FoundationNetworking does not raise that cap: with more than four requests in flight to one
-  /// host, connections are closed and opened again (a new TLS handshake each over https). Four is
-  /// the one per-host limit that never does; iOS uses the same limit by default. Long-lived
-  /// streams do not take one of the four: they get a session of their own (see ``sessionForStream()``). The
-  /// libcurl engine sizes its connection cache for its limit itself, so it never churns.
+  /// The configuration of sessions made without one: ephemeral, with `engine`'s per-host
+  /// connection limit where it sets one (see
+  /// ``EngineSessionFactory/applyDefaults(of:to:)``). Long-lived streams do not take one of those
+  /// connections: they get a session of their own (see ``sessionForStream()``).
   package static func defaultConfiguration(for engine: FetcherEngine = .urlSession) -> URLSessionConfiguration
   {
     let config = URLSessionConfiguration.ephemeral
-    #if canImport(FoundationNetworking)
-      config.httpMaximumConnectionsPerHost = EngineSessionFactory.defaultConnectionsPerHost(engine)
-    #endif
+    EngineSessionFactory.applyDefaults(of: engine, to: config)
     return config
   }
 

@@ -6,8 +6,8 @@ import Foundation
 /// FoundationNetworking allocates every chunk it delivers on whichever dispatch thread reads the
 /// socket, and glibc serves each thread from an arena of its own. Chunks held in the stream's
 /// buffer until a slow consumer takes them then keep several arenas' heaps grown at once, and the
-/// free space between the blocks still in use stays resident: the process held 45–85 MB more while
-/// 1 GiB of lines streamed, with at most about 15 MB buffered. Copied into a ring on arrival, each
+/// free space between the blocks still in use stays resident, several times what is buffered.
+/// Copied into a ring on arrival, each
 /// chunk goes back to its arena at once; the ring grows to the most ever buffered and is reused,
 /// and what the consumer takes is a new block made on its own thread and freed there.
 ///

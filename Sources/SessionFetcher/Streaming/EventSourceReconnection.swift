@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// Why an event stream ended for good, or why one of its connections ended.
 public enum EventSourceError: Error, Sendable, CustomStringConvertible {
   /// The server ended a response normally. Not thrown: it is the cause of a reconnection

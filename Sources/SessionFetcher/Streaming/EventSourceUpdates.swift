@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// What an event stream did: an event arrived, or a connection ended and the stream is about to
 /// reconnect.
 public enum EventSourceUpdate: Sendable {

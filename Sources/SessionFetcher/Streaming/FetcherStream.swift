@@ -28,8 +28,8 @@ import Foundation
 /// (it restarts it) and a cancelled transfer has read far ahead, a GET asks for the body in
 /// **Range windows** of (high-water mark − low-water mark) bytes, `Range: bytes=N-(N+W-1)`, the
 /// first request included; the next window is asked for, with `If-Range`, only once the buffer is
-/// at or below the low-water mark. A 1 GiB body read slowly with the default marks peaked at about
-/// 45 MB of RSS above the process's baseline, and the server wrote it once. That needs a server
+/// at or below the low-water mark: memory stays bounded by the window, and the server writes the
+/// body once. That needs a server
 /// answering the first window with a 206 whose `Content-Range` gives the total, no content coding,
 /// and (when more than one window) a strong ETag or a Last-Modified date, as static files and
 /// object stores do. A server that ignores ranges answers 200: that body is streamed as it comes,

@@ -4,8 +4,8 @@ import Foundation
 /// (``StreamPausing/Method/continueWithRange``).
 ///
 /// Cancelling a task to pause it does not bound memory on Linux: libcurl reads far ahead before the
-/// cancellation takes effect (a 1 GiB body consumed slowly peaked at 1.8 GB RSS on loopback, and the
-/// server wrote 16 GB over 121 requests). So a streamed GET asks for the body in windows,
+/// cancellation takes effect, so memory grows with the body and the server sends it many times over.
+/// So a streamed GET asks for the body in windows,
 /// `Range: bytes=N-(N+W-1)`, the first one included: no task can ever hold more than W bytes that
 /// the consumer has not asked for. The next window is requested when the last one has ended and
 /// the consumer's buffer is at or below its low-water mark, with `If-Range` (the first response's
@@ -21,14 +21,6 @@ import Foundation
 enum StreamWindows {
   /// The smallest window: below it the requests would cost more than the bytes they carry.
   static let minimumLength = 16 * 1024
-
-  /// The default window of a download to a file (``SessionFetcher/downloadWindowLength``): 16 MiB
-  /// on Linux, where the URLSession engine pauses by continuing with a Range request, else none.
-  #if canImport(FoundationNetworking)
-    static let defaultDownloadLength: Int64? = 16 * 1024 * 1024
-  #else
-    static let defaultDownloadLength: Int64? = nil
-  #endif
 
   /// Turns windows on for a download to a file when the fetch begins (see
   /// ``SessionFetcher/downloadWindowLength``); ``addRangeHeaders(to:storage:)`` turns them off

@@ -1,9 +1,8 @@
 extension String {
   /// Whether `self` equals `other` with ASCII letters compared without case and everything else
   /// exactly: how HTTP compares header names, tokens and URL schemes. Foundation's
-  /// `caseInsensitiveCompare` (or `lowercased()` on both sides) folds all of Unicode, allocates, and
-  /// costs thousands of instructions per call on Linux. (On `String` only: through a generic
-  /// `StringProtocol` the same loop cost ten times as much.)
+  /// `caseInsensitiveCompare` (or `lowercased()` on both sides) folds all of Unicode and allocates.
+  /// (On `String` only: through a generic `StringProtocol` the same loop is much slower.)
   ///
   /// Native strings are compared in their contiguous UTF-8 (a loop over bytes); others (bridged)
   /// through their views.

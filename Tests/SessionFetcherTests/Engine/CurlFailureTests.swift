@@ -16,7 +16,7 @@
       let error = try #require(record.completions.first! as? URLError)
       #expect(error.code == .networkConnectionLost)
       #expect(error.userInfo[NSURLErrorFailingURLErrorKey] as? URL == url)
-      #expect(error.userInfo[CurlErrorMapping.curlCodeKey] as? Int != nil)
+      #expect(error.userInfo[EngineErrorKeys.curlCode] as? Int != nil)
       #expect(!error.localizedDescription.isEmpty)
       #expect(record.response?.statusCode == 200)
       #expect(task.diagnosticSummary.contains("curl code"))

@@ -104,8 +104,8 @@ struct CurlPureLogicTests {
     #expect(error.code == entry.expected)
     #expect(error.userInfo[NSLocalizedDescriptionKey] as? String == entry.message)
     #expect(error.userInfo[NSURLErrorFailingURLErrorKey] as? URL == url)
-    #expect(error.userInfo[CurlErrorMapping.failingURLStringKey] as? String == url.absoluteString)
-    #expect(error.userInfo[CurlErrorMapping.curlCodeKey] as? Int == Int(entry.code))
+    #expect(error.userInfo[EngineErrorKeys.failingURLString] as? String == url.absoluteString)
+    #expect(error.userInfo[EngineErrorKeys.curlCode] as? Int == Int(entry.code))
   }
 
   @Test func headsAreAssembledLineByLine() throws {
@@ -115,7 +115,7 @@ struct CurlPureLogicTests {
       "  two\r\n", "set-cookie: c=3\r\n", "Set-Cookie:  b=2 \r\n", "Empty:\r\n", "X-Tab:\tv 1\t\r\n",
       "X-UTF8: caf\u{e9}\r\n", "\r\n",
     ]
-    var heads: [CurlResponseHead] = []
+    var heads: [ParsedResponseHead] = []
     for line in lines {
       if let head = parser.consume(line: line) { heads.append(head) }
     }
@@ -162,7 +162,7 @@ struct CurlPureLogicTests {
     #expect(parser.consume(line: "A: b\r\n") == nil)
     let head = parser.consume(line: "\r\n")
     #expect(head?.statusCode == 202)
-    #expect(head?.fields == [CurlResponseHead.Field(name: "A", value: "b")])
+    #expect(head?.fields == [ParsedResponseHead.Field(name: "A", value: "b")])
   }
 
   /// The parser notes whether every name of a head is ASCII (a lookup by ASCII case is then exact).
@@ -176,7 +176,7 @@ struct CurlPureLogicTests {
     for line in lines { #expect(parser.consume(line: line) == nil) }
     let head = parser.consume(line: "\r\n")
     #expect(head?.namesAreASCII == ascii)
-    #expect(head == CurlResponseHead(statusCode: 200, httpVersion: "HTTP/1.1", fields: head?.fields ?? []))
+    #expect(head == ParsedResponseHead(statusCode: 200, httpVersion: "HTTP/1.1", fields: head?.fields ?? []))
     // The next head starts over.
     #expect(parser.consume(line: "HTTP/1.1 204 No Content\r\n") == nil)
     #expect(parser.consume(line: "\r\n")?.namesAreASCII == true)
@@ -185,8 +185,8 @@ struct CurlPureLogicTests {
   @Test func redirectTargetsResolveAgainstTheRequest() throws {
     let base = try #require(URL(string: "http://h:8/a/b?q=1"))
     func target(_ status: Int, _ location: String?) -> URL? {
-      let fields = location.map { [CurlResponseHead.Field(name: "location", value: $0)] } ?? []
-      return CurlResponseHead(statusCode: status, httpVersion: "HTTP/1.1", fields: fields)
+      let fields = location.map { [ParsedResponseHead.Field(name: "location", value: $0)] } ?? []
+      return ParsedResponseHead(statusCode: status, httpVersion: "HTTP/1.1", fields: fields)
         .redirectTarget(relativeTo: base)
     }
     #expect(target(302, "c")?.absoluteString == "http://h:8/a/c")

@@ -9,7 +9,7 @@
 
   @Suite("Response heads: lookups without the HTTPURLResponse")
   struct ResponseHeadTests {
-    typealias Field = CurlResponseHead.Field
+    typealias Field = ParsedResponseHead.Field
 
     static let url = URL(string: "http://127.0.0.1:8080/small.txt")!
 
@@ -59,7 +59,7 @@
     @Test(arguments: heads.indices)
     func lookupsAnswerWhatTheResponseAnswers(index: Int) throws {
       let (fields, answersAlone) = Self.heads[index]
-      let parsed = CurlResponseHead(statusCode: 200, httpVersion: "HTTP/1.1", fields: fields)
+      let parsed = ParsedResponseHead(statusCode: 200, httpVersion: "HTTP/1.1", fields: fields)
       let head = ResponseHead(parsed: parsed, url: Self.url)
       #expect(head.statusCode == 200)
       #expect(head.url == Self.url)

@@ -46,7 +46,7 @@ struct ContentDecodingTests {
   func mapping(_ code: URLError.Code, _ text: String, _ curlCode: Int?, _ encoding: String?, _ decodes: Bool)
   {
     var info: [String: Any] = [NSLocalizedDescriptionKey: text]
-    if let curlCode { info[CurlErrorMapping.curlCodeKey] = curlCode }
+    if let curlCode { info[EngineErrorKeys.curlCode] = curlCode }
     let mapped = ContentDecoding.error(URLError(code, userInfo: info), response: Self.response(encoding))
     let expected: URLError.Code = decodes ? .cannotDecodeContentData : code
     #expect((mapped as? URLError)?.code == expected)

@@ -1,6 +1,5 @@
 #if canImport(FoundationNetworking)
   import Foundation
-  import FoundationNetworking
 
   /// The authentication challenge of a 401 (`WWW-Authenticate`) or 407 (`Proxy-Authenticate`) head,
   /// as URLSession would present it: the libcurl engine never answers one itself, the handler decides.
@@ -10,7 +9,7 @@
     /// - Parameter proxy: the fetch's own proxy settings (nil: the environment's proxy), for the
     ///   protection space of a 407.
     static func make(
-      head: CurlResponseHead, response: ResponseHead, url: URL, previousFailureCount: Int,
+      head: ParsedResponseHead, response: ResponseHead, url: URL, previousFailureCount: Int,
       proxy: ProxySettings? = nil
     ) -> (challenge: URLAuthenticationChallenge, isProxy: Bool)? {
       let isProxy: Bool

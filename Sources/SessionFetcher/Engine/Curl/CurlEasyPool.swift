@@ -5,8 +5,8 @@
   ///
   /// A handle whose transfer is over is reset (`curl_easy_reset`: every option back to its
   /// default, as a new handle has them) and kept for the next transfer, instead of freed and made
-  /// again: `curl_easy_init` and `curl_easy_cleanup` cost about 14,000 instructions per request
-  /// (a handle's state is several kilobytes, zeroed and set up each time). libcurl keeps what a
+  /// again: `curl_easy_init` and `curl_easy_cleanup` zero and set up a handle's several kilobytes
+  /// of state each time. libcurl keeps what a
   /// reset leaves by design, its TLS session cache among it: a later connection to the same host
   /// with the same TLS settings may resume a session (libcurl matches the settings before it
   /// does). At most ``capacity`` handles are kept; the rest are freed.

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// What a ``CurlEngine`` takes from its `URLSessionConfiguration`, read once when the engine is made.
 package struct CurlEngineOptions: Sendable, Equatable {
   /// `httpMaximumConnectionsPerHost`; 0 or less means no cap.

@@ -1,6 +1,5 @@
 #if canImport(FoundationNetworking)
   import Foundation
-  import FoundationNetworking
 
   /// The libcurl engine's session: a ``CurlEngine`` (one event-loop thread), made on demand from
   /// the fetcher session's configuration, for http and https; every other scheme (`data:`,

@@ -5,11 +5,6 @@ import Foundation
 ///
 /// A pure function of its inputs, tested table by table in `CurlErrorMappingTests`.
 package enum CurlErrorMapping {
-  /// The `userInfo` key holding the `CURLcode` (an `Int`) of an error made by the libcurl engine.
-  package static let curlCodeKey = "SessionFetcherCurlCode"
-  /// `NSURLErrorFailingURLStringErrorKey`'s value (the constant is deprecated on Linux).
-  package static let failingURLStringKey = "NSErrorFailingURLStringKey"
-
   /// The `URLError` for a failed transfer.
   ///
   /// - Parameters:
@@ -26,14 +21,14 @@ package enum CurlErrorMapping {
   ) -> URLError {
     var userInfo: [String: Any] = [
       NSLocalizedDescriptionKey: curlMessage,
-      curlCodeKey: Int(code),
+      EngineErrorKeys.curlCode: Int(code),
     ]
     if isRetriedByTransport(code: code, curlMessage: curlMessage) {
       userInfo[RetryPolicy.retriedByTransportKey] = true
     }
     if let url {
       userInfo[NSURLErrorFailingURLErrorKey] = url
-      userInfo[failingURLStringKey] = url.absoluteString
+      userInfo[EngineErrorKeys.failingURLString] = url.absoluteString
     }
     return URLError(
       errorCode(code: code, curlMessage: curlMessage, bodyIsFile: bodyIsFile, overHTTP2: overHTTP2),

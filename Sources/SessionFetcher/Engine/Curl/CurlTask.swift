@@ -1,7 +1,6 @@
 #if canImport(FoundationNetworking)
   import CCurl
   import Foundation
-  import FoundationNetworking
 
   /// One HTTP exchange on a ``CurlEngine``: a request, its response head and body, reported to a
   /// ``SessionTaskHandler``.
@@ -181,7 +180,7 @@
 
     var failingURLInfo: [String: Any] {
       guard let url = originalRequest.url else { return [:] }
-      return [NSURLErrorFailingURLErrorKey: url, CurlErrorMapping.failingURLStringKey: url.absoluteString]
+      return [NSURLErrorFailingURLErrorKey: url, EngineErrorKeys.failingURLString: url.absoluteString]
     }
 
     /// The credential to send the request again with, taken once the challenged transfer ended.

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// The life of one ``CurlTask`` as every thread sees it: a value type with no I/O, changed only
 /// under the task's lock; each event returns what the caller must do.
 ///

@@ -1,7 +1,6 @@
 #if canImport(FoundationNetworking)
   import CCurl
   import Foundation
-  import FoundationNetworking
 
   /// One libcurl easy handle with what it needs while it runs: its header list, error buffer, body
   /// source and the response head being read. A ``CurlTask`` has one at a time (a second one when it

@@ -11,8 +11,8 @@
   ///
   /// A file, not `CURLOPT_CAINFO_BLOB`: libcurl (7.87 and later) keeps the certificate store it
   /// built from a CA *file* for the whole multi handle, so every connection shares one; from a blob
-  /// it parses the whole bundle again for each connection (tens of milliseconds and more than a
-  /// megabyte each with the system's roots), and compares the blob byte by byte with every cached
+  /// it parses the whole bundle again for each connection (slow, and large with the system's
+  /// roots), and compares the blob byte by byte with every cached
   /// connection's before reusing one.
   ///
   /// The file is in memory: an anonymous, sealed file (`memfd_create`) that libcurl opens by its

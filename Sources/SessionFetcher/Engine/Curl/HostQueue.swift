@@ -2,9 +2,8 @@
 ///
 /// libcurl caps the connections to a host (`CURLMOPT_MAX_HOST_CONNECTIONS`) by keeping transfers
 /// past the cap on a pending list, but a transfer added while others wait can take a connection as
-/// it frees, ahead of them: with 256 exchanges kept in flight to one HTTP/1.1 host over 16
-/// connections, half waited under 2 ms and some over 130 ms while hundreds started after them went
-/// through. So the engine keeps its own queue for the origins that take one exchange per
+/// it frees, ahead of them: with many exchanges in flight to one HTTP/1.1 host, some waited while
+/// hundreds started after them went through. So the engine keeps its own queue for the origins that take one exchange per
 /// connection: at most `limit` of their exchanges run at once, and the rest start in the order they
 /// came.
 ///

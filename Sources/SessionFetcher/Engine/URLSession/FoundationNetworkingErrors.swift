@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// FoundationNetworking's transport errors as the codes Apple platforms (and the libcurl engine)
 /// give for the same failure on the wire.
 ///
@@ -68,7 +64,7 @@ enum FoundationNetworkingErrors {
     let code = CurlErrorMapping.errorCode(code: curlCode, curlMessage: text)
     guard code != error.code, code != .unknown else { return nil }
     var userInfo = error.userInfo
-    userInfo[CurlErrorMapping.curlCodeKey] = Int(curlCode)
+    userInfo[EngineErrorKeys.curlCode] = Int(curlCode)
     return URLError(code, userInfo: userInfo)
   }
 }

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// Lets FoundationNetworking fetch a URL whose host is an IPv6 literal (`http://[::1]:8080/`).
 ///
 /// FoundationNetworking (swift-corelibs-foundation 6.3) refuses every such URL with `-1000`
@@ -84,7 +80,7 @@ enum IPv6LiteralHost {
     else { return error }
     var userInfo = urlError.userInfo
     userInfo[NSURLErrorFailingURLErrorKey] = original
-    userInfo[CurlErrorMapping.failingURLStringKey] = original.absoluteString
+    userInfo[EngineErrorKeys.failingURLString] = original.absoluteString
     return URLError(urlError.code, userInfo: userInfo)
   }
 

@@ -12,9 +12,8 @@ import Foundation
 /// only `free` can give it back, and only past the trim threshold; `malloc_trim` does not touch it
 /// (see ``ArenaTrim``). glibc raises that threshold to twice the largest block it served by `mmap`
 /// and freed since (up to 64 MiB): FoundationNetworking's copy of every body sent from memory is
-/// such a block. After a 16 MiB upload each arena may keep 32 MiB at its top for good. The network
-/// soak (`Soak/`, CI length) ended with 286 MB resident after `malloc_trim` on the URLSession
-/// engine, 56 MB on the libcurl engine; with the threshold at 1 MiB, 52.5 MB.
+/// such a block. After a 16 MiB upload each arena may keep twice that at its top for good (the
+/// network soak's figures, with and without the threshold, are in `Soak/README.md`).
 ///
 /// The setting is the process's: glibc then also stops raising its mmap threshold and keeps it where
 /// it is (128 KiB unless a large mapped block was freed before), so blocks at least that large are
@@ -119,10 +118,10 @@ extension SessionFetcher {
   /// Without it, a process that moves large bodies on the URLSession engine keeps hundreds of
   /// megabytes it has freed: FoundationNetworking allocates on many threads, and glibc keeps each
   /// thread arena's free space at the end of its heap up to a threshold that grows to 64 MiB.
-  /// With it, the network soak of the repository ended with 52 MB resident after `malloc_trim`,
-  /// against 286 MB. glibc then stops raising its mmap threshold (128 KiB unless a larger mapped
-  /// block was freed before), so blocks at least that large are mapped from the system each time
-  /// rather than kept, as before glibc 2.6.
+  /// With it, the repository's network soak ends with about what the libcurl engine keeps (see
+  /// "Memory" in the Linux notes). glibc then stops raising its mmap threshold (128 KiB unless a
+  /// larger mapped block was freed before), so blocks at least that large are mapped from the
+  /// system each time rather than kept, as before glibc 2.6.
   ///
   /// Nothing is set when the process's environment sets one of glibc's malloc thresholds itself
   /// (`MALLOC_TRIM_THRESHOLD_`, `MALLOC_MMAP_THRESHOLD_`, `MALLOC_TOP_PAD_`, or

@@ -1,7 +1,6 @@
 #if canImport(FoundationNetworking)
   import CCurl
   import Foundation
-  import FoundationNetworking
 
   /// Stops and restarts the reading of a running FoundationNetworking task's response, through the
   /// libcurl handle inside it, which is all FoundationNetworking has no API for.

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// Keeps a redirect's answer from reaching a URLSession task that has been cancelled.
 ///
 /// FoundationNetworking (Swift 6.3) asks the delegate whether to follow a redirect from its work

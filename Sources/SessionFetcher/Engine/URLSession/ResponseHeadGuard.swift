@@ -1,7 +1,6 @@
 #if canImport(FoundationNetworking)
   import CCurl
   import Foundation
-  import FoundationNetworking
 
   /// Keeps responses FoundationNetworking cannot survive (or cannot tell from whole ones) from
   /// reaching it, through the libcurl handle of each task, set before the task's transfer starts.

@@ -43,8 +43,6 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     handlers.withLock { $0[task.taskIdentifier] = registration }
   }
 
-  package var handlerCount: Int { handlers.withLock { $0.count } }
-
   /// `task` was resumed on the engine's task queue: its handler hears that its exchange started.
   func taskDidStart(_ task: URLSessionTask) {
     guard let registration = registration(for: task) else { return }

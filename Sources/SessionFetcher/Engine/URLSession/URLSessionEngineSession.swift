@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// The URLSession engine's session: a delegate-based URLSession, made on demand, with an
 /// invalidation flag of its own and the FoundationNetworking workarounds the library needs.
 ///
@@ -37,6 +33,14 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// The per-host connection limit of sessions made without a configuration on Linux (see
   /// `FetcherSession.defaultConfiguration(for:)`).
   package static let defaultConnectionsPerHost = 4
+
+  /// The default window of a download to a file (`SessionFetcher.downloadWindowLength`): 16 MiB
+  /// on Linux, where this engine pauses by ending its transfer (see ``pausing``), else none.
+  #if canImport(FoundationNetworking)
+    package static let defaultDownloadWindowLength: Int64? = 16 * 1024 * 1024
+  #else
+    package static let defaultDownloadWindowLength: Int64? = nil
+  #endif
 
   /// Where URLSession tasks are made, resumed, suspended and cancelled, and URLSessions invalidated,
   /// in the order asked: FoundationNetworking's `dataTask(with:)`, `resume()`, `cancel()` and
@@ -82,9 +86,9 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// `URLSessionTask.suspend()` cannot be used on Linux: on a running data task, FoundationNetworking
   /// (swift-corelibs-foundation 6.3.1) removes the libcurl handle, which closes the connection, and
   /// `resume()` silently sends the request again and delivers its body *from the start* after the
-  /// bytes already delivered (measured: a 400 MB body paused at 8 MB — the server saw a broken pipe and
-  /// then a second `GET`). Holding the delegate queue does not help either: libcurl keeps reading and
-  /// the chunks pile up in the queue (RSS grew 85 MB in 3.5 s). So on Linux a pause cancels the task
+  /// bytes already delivered (the server sees a broken pipe and then a second `GET`). Holding the
+  /// delegate queue does not help either: libcurl keeps reading and the chunks pile up in the queue.
+  /// So on Linux a pause cancels the task
   /// and the transfer later continues with `Range: bytes=N-` and `If-Range`, which needs a response that
   /// can be continued. Apple's URLSession really stops reading on `suspend()`, so it is used there.
   ///

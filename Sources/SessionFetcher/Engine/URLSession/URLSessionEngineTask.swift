@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// A task of the URLSession engine (see ``URLSessionEngineSession``): what the fetcher holds at
 /// once, while the URLSession task itself is made, resumed, suspended and cancelled later, in that
 /// order, on ``URLSessionEngineSession/taskQueue``.

@@ -1,91 +1,10 @@
 import Foundation
 
-/// One response head (status line and header fields) as libcurl's header callback hands it over,
-/// line by line.
-package struct CurlResponseHead: Sendable, Equatable {
-  /// The status code.
-  package var statusCode: Int
-  /// `"HTTP/1.0"`, `"HTTP/1.1"`, `"HTTP/2"` or `"HTTP/3"`.
-  package var httpVersion: String
-  /// The fields in the order received, names as received.
-  package var fields: [Field]
-  /// Whether every field name is ASCII (then comparing names by ASCII case is what comparing their
-  /// `lowercased()` forms gives).
-  package var namesAreASCII: Bool
-
-  /// One header field.
-  package struct Field: Sendable, Equatable {
-    package var name: String
-    package var value: String
-
-    package init(name: String, value: String) {
-      self.name = name
-      self.value = value
-    }
-  }
-
-  package init(statusCode: Int, httpVersion: String, fields: [Field]) {
-    self.init(
-      statusCode: statusCode, httpVersion: httpVersion, fields: fields,
-      namesAreASCII: fields.allSatisfy { field in field.name.utf8.allSatisfy { $0 < 0x80 } })
-  }
-
-  /// A head whose names the parser already checked.
-  init(statusCode: Int, httpVersion: String, fields: [Field], namesAreASCII: Bool) {
-    self.statusCode = statusCode
-    self.httpVersion = httpVersion
-    self.fields = fields
-    self.namesAreASCII = namesAreASCII
-  }
-
-  /// An interim (1xx) head, which libcurl passes on before the final one.
-  package var isInterim: Bool { (100..<200).contains(statusCode) }
-
-  /// The fields as `HTTPURLResponse` takes them, built exactly as FoundationNetworking does
-  /// (`_HTTPURLProtocol._HTTPMessage.headersAsDictionary`): a name repeated with the same spelling
-  /// joins its values with `", "`; names keep the case they were received in.
-  package var headerFields: [String: String] {
-    var result = [String: String](minimumCapacity: fields.count)
-    for field in fields {
-      // Sized once for all the fields; a repeated name's value grows in place.
-      if let index = result.index(forKey: field.name) {
-        result.values[index] += ", " + field.value
-      } else {
-        result[field.name] = field.value
-      }
-    }
-    return result
-  }
-
-  /// The first value of a field, the name compared without regard to ASCII case.
-  package func value(named name: String) -> String? {
-    fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value
-  }
-
-  /// Every value of a field, in the order received, the name compared without regard to ASCII case.
-  package func values(named name: String) -> [String] {
-    fields.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
-  }
-
-  /// The response for `url`.
-  package func response(url: URL) -> HTTPURLResponse? {
-    HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: headerFields)
-  }
-
-  /// The `Location` resolved against `url`, for a 3xx.
-  package func redirectTarget(relativeTo url: URL) -> URL? {
-    guard (300..<400).contains(statusCode), let location = value(named: "Location"), !location.isEmpty else {
-      return nil
-    }
-    return URL(string: location, relativeTo: url)?.absoluteURL
-  }
-}
-
-/// Assembles ``CurlResponseHead``s from the lines of libcurl's header callback (each line with its
+/// Assembles ``ParsedResponseHead``s from the lines of libcurl's header callback (each line with its
 /// `\r\n`, the blank line ending a head). A value type used by one transfer on the loop thread.
 package struct CurlResponseHeadParser {
   private var statusLine: (code: Int, version: String)?
-  private var fields: [CurlResponseHead.Field] = []
+  private var fields: [ParsedResponseHead.Field] = []
   private var namesAreASCII = true
 
   package init() {}
@@ -94,14 +13,14 @@ package struct CurlResponseHeadParser {
   ///
   /// A line that is not a status line when one is expected is ignored (libcurl only passes lines it
   /// parsed). Folded continuation lines (starting with a space or tab) extend the previous value.
-  package mutating func consume(line rawLine: String) -> CurlResponseHead? {
+  package mutating func consume(line rawLine: String) -> ParsedResponseHead? {
     var bytes = Array(rawLine.utf8)
     return bytes.withUnsafeMutableBytes { consume(bytes: UnsafeRawBufferPointer($0)) }
   }
 
   /// ``consume(line:)`` on the bytes libcurl hands over (the engine's path: no `String` is made
   /// of the line, only of the name and the value, and trimming works on bytes).
-  package mutating func consume(bytes: UnsafeRawBufferPointer) -> CurlResponseHead? {
+  package mutating func consume(bytes: UnsafeRawBufferPointer) -> ParsedResponseHead? {
     var end = bytes.count
     while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
     let line = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
@@ -110,7 +29,7 @@ package struct CurlResponseHeadParser {
       return nil
     }
     if line.isEmpty {
-      let head = CurlResponseHead(
+      let head = ParsedResponseHead(
         statusCode: status.code, httpVersion: status.version, fields: fields, namesAreASCII: namesAreASCII)
       statusLine = nil
       fields = []
@@ -130,7 +49,7 @@ package struct CurlResponseHeadParser {
     if namesAreASCII, nameBytes.contains(where: { $0 >= 0x80 }) { namesAreASCII = false }
     let name = String(decoding: nameBytes, as: UTF8.self)
     fields.append(
-      CurlResponseHead.Field(name: name, value: Self.trimmed(line, from: colon + 1, to: line.count)))
+      ParsedResponseHead.Field(name: name, value: Self.trimmed(line, from: colon + 1, to: line.count)))
     return nil
   }
 
