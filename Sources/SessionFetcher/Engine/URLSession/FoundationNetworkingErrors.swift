@@ -42,8 +42,16 @@ enum FoundationNetworkingErrors {
     let text = error.userInfo[NSLocalizedDescriptionKey] as? String ?? ""
     switch error.code {
     case .badServerResponse:
-      // FoundationNetworking gives -1011 only for CURLE_GOT_NOTHING (no byte of an answer).
-      return text.contains("Empty reply") ? 52 : nil
+      // FoundationNetworking gives -1011 only for CURLE_GOT_NOTHING (no byte of an answer), whatever
+      // the text: libcurl keeps the first error message of a transfer, so when it sent the request
+      // again on a fresh connection after a reused one died, the text is the first failure's
+      // ("Recv failure: Connection reset by peer") and the code the last one's. Apple's URLSession
+      // gives -1011 for answers that are not HTTP: kept.
+      #if canImport(FoundationNetworking)
+        return 52
+      #else
+        return nil
+      #endif
     case .unsupportedURL:
       // CURLE_UNSUPPORTED_PROTOCOL for an answer that is not HTTP; an unsupported scheme has no
       // such text.
