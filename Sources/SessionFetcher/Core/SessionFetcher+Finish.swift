@@ -65,13 +65,19 @@ extension SessionFetcher {
     }
   }
 
+  /// Call from the block on the fetch's callback queue that delivered (or dropped) its completion:
+  /// that queue may go to the next fetch (see `SerialCallbackQueue`).
   func markCompletionDelivered() {
-    let waiters = storage.withLock { storage -> NSCondition? in
+    let (waiters, queues) = storage.withLock { storage -> (NSCondition?, (DispatchQueue, DispatchQueue)?) in
+      // Given back once: a queue two fetches had at once would mix their callbacks.
+      let queues =
+        storage.completionDelivered ? nil : storage.plan.map { ($0.callbackQueue, $0.userCallbackQueue) }
       storage.completionDelivered = true
       storage.releaseBlocks()
       storage.retainedSelf = nil
-      return storage.completionWaiters
+      return (storage.completionWaiters, queues)
     }
+    if let (serial, target) = queues { SerialCallbackQueue.reuse(serial, targeting: target) }
     // Taking the condition's lock orders the broadcast after a waiter's check of the flag above.
     waiters?.lock()
     waiters?.broadcast()

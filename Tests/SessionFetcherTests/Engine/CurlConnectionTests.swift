@@ -93,6 +93,27 @@
       #expect(requests.filter { $0.method == "HEAD" }.count == 3)
     }
 
+    /// A handle kept as its plain `GET` left it (no reset) sets again only what differs: a request's
+    /// own `Accept-Encoding` is not sent by the exchange after it, which sends libcurl's list.
+    @Test func aHandleKeptWithoutAResetSetsWhatDiffers() throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let engine = try makeCurlEngine(perHost: 1)
+      for (round, encoding) in [nil, "identity", nil, nil, "identity", "identity", nil].enumerated() {
+        var request = URLRequest(url: server.url("/bytes/10?round=\(round)"))
+        request.setValue(encoding, forHTTPHeaderField: "Accept-Encoding")
+        let (got, _) = try curlExchange(engine, request)
+        #expect(got.completions.first! == nil)
+        #expect(got.body.count == 10)
+        let sent = server.requests.last?.headers.first { $0.name.lowercased() == "accept-encoding" }?.value
+        if let encoding {
+          #expect(sent == encoding, "round \(round)")
+        } else {
+          #expect(sent?.contains("gzip") == true, "round \(round): \(sent ?? "none")")
+        }
+      }
+    }
+
     @Test func perHostCapLimitsConnections() throws {
       let server = try TestServer()
       defer { server.stop() }

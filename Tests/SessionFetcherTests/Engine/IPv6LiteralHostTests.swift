@@ -27,11 +27,22 @@ struct IPv6LiteralHostTests {
     #expect(IPv6LiteralHost.encoded(encoded) == nil)
   }
 
-  @Test(arguments: ["http://127.0.0.1:8080/", "http://example.com/", "http://localhost/x"])
+  @Test(
+    arguments: [
+      "http://127.0.0.1:8080/", "http://example.com/", "http://localhost/x",
+      // A `%5B` or `{` outside the host is no spelling of a literal.
+      "http://example.com/%5B%3A%3A1%5D", "http://example.com/?q=%5b", "http://example.com/%7B",
+    ])
   func otherHostsAreLeftAlone(_ written: String) throws {
     let url = try #require(URL(string: written))
     #expect(IPv6LiteralHost.encoded(url) == nil)
     #expect(IPv6LiteralHost.decoded(url) == nil)
+  }
+
+  /// A host spelled in lower-case escapes is read back as well.
+  @Test func aLowerCaseSpellingIsReadBack() throws {
+    let spelled = try #require(URL(string: "http://%5b%3a%3a1%5d:8080/x"))
+    #expect(IPv6LiteralHost.decoded(spelled)?.absoluteString == "http://[::1]:8080/x")
   }
 
   @Test func aResponseAndAnErrorNameTheURLAsWritten() throws {
@@ -57,7 +68,8 @@ struct SchemeAndHostCaseTests {
   @Test(
     arguments: [
       ("HTTP://Example.COM:8080/P?Q", "http://example.com:8080/P?Q"),
-      ("http://example.com/", nil),
+      ("http://example.com/", nil), ("http://Example.com/", "http://example.com/"),
+      ("Http://example.com/", "http://example.com/"), ("http://example.com/Path", nil),
       // An IP literal keeps its case (setting it without brackets used to end the process).
       ("HTTP://[2001:DB8::1]:8080/a", "http://[2001:DB8::1]:8080/a"),
       ("http://[2001:DB8::1]/", nil),

@@ -56,6 +56,9 @@
     /// The trust bundle file this transfer uses (`CurlTrustStore`), given back when it closes.
     private var trustFile: String?
     private var isClosed = false
+    /// What the handle keeps set for the next transfer when this one is over; nil when the handle
+    /// must be reset (see ``CurlEasyPool``).
+    private var keptSetup: CurlKeptSetup?
 
     /// Takes an easy handle from `pool` and sets it up for `request`.
     ///
@@ -81,7 +84,7 @@
         throw URLError(
           .badURL, userInfo: [NSLocalizedDescriptionKey: problem, NSURLErrorFailingURLErrorKey: url])
       }
-      guard let easy = pool.take() else {
+      guard let (easy, kept) = pool.take() else {
         body?.close()
         throw URLError(.cannotLoadFromNetwork)
       }
@@ -94,45 +97,55 @@
       setString(CCURLOPT_URL, url.absoluteString)
       ccurl_easy_setopt_ptr(easy, CCURLOPT_ERRORBUFFER, errorBuffer)
       ccurl_easy_setopt_ptr(easy, CCURLOPT_PRIVATE, userdata)
-      ccurl_easy_setopt_long(easy, CCURLOPT_NOSIGNAL, 1)
-      ccurl_easy_setopt_long(easy, CCURLOPT_FOLLOWLOCATION, 0)
-      ccurl_easy_setopt_long(easy, CCURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-      ccurl_easy_setopt_long(easy, CCURLOPT_TCP_NODELAY, 1)
-      ccurl_easy_setopt_long(easy, CCURLOPT_BUFFERSIZE, Self.receiveBufferSize)
-      ccurl_easy_setopt_long(easy, CCURLOPT_UPLOAD_BUFFERSIZE, Self.sendBufferSize)
+      if kept == nil {
+        // What every transfer sets the same way: a kept handle has it already.
+        ccurl_easy_setopt_long(easy, CCURLOPT_NOSIGNAL, 1)
+        ccurl_easy_setopt_long(easy, CCURLOPT_FOLLOWLOCATION, 0)
+        ccurl_easy_setopt_long(easy, CCURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+        ccurl_easy_setopt_long(easy, CCURLOPT_TCP_NODELAY, 1)
+        ccurl_easy_setopt_long(easy, CCURLOPT_BUFFERSIZE, Self.receiveBufferSize)
+        ccurl_easy_setopt_long(easy, CCURLOPT_UPLOAD_BUFFERSIZE, Self.sendBufferSize)
+        ccurl_easy_setopt_write_function(easy, CCURLOPT_HEADERFUNCTION, curlHeaderCallback)
+        ccurl_easy_setopt_write_function(easy, CCURLOPT_WRITEFUNCTION, curlWriteCallback)
+        ccurl_easy_setopt_read_function(easy, CCURLOPT_READFUNCTION, curlReadCallback)
+        ccurl_easy_setopt_seek_function(easy, CCURLOPT_SEEKFUNCTION, curlSeekCallback)
+        ccurl_easy_setopt_xferinfo_function(easy, CCURLOPT_XFERINFOFUNCTION, curlProgressCallback)
+        ccurl_easy_setopt_long(easy, CCURLOPT_NOPROGRESS, 0)
+      }
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_HEADERDATA, userdata)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_WRITEDATA, userdata)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_READDATA, userdata)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_SEEKDATA, userdata)
+      ccurl_easy_setopt_ptr(easy, CCURLOPT_XFERINFODATA, userdata)
+      // Whether the handle may be kept as it is for the next transfer: no option past a plain
+      // exchange's was set (see `CurlEasyPool`).
+      var plain = true
       let offersHTTP2 = HTTP2Offer.offers(setting: tls.offersHTTP2, libcurlVersion: ccurl_version_number())
-      ccurl_easy_setopt_long(
-        easy, CCURLOPT_HTTP_VERSION, Int(offersHTTP2 ? CCURL_HTTP_VERSION_2TLS : CCURL_HTTP_VERSION_1_1))
-      if scheme == "https" && offersHTTP2 {
-        // Wait for a connection being made rather than open another, in case it multiplexes (HTTP/2
-        // by ALPN). Never for plain http: libcurl would wait there too (HTTP_VERSION 2TLS counts as
-        // wanting HTTP/2), serializing requests that 16 HTTP/1.1 connections would run at once.
-        ccurl_easy_setopt_long(easy, CCURLOPT_PIPEWAIT, 1)
+      let httpVersion = Int(offersHTTP2 ? CCURL_HTTP_VERSION_2TLS : CCURL_HTTP_VERSION_1_1)
+      if kept?.httpVersion != httpVersion { ccurl_easy_setopt_long(easy, CCURLOPT_HTTP_VERSION, httpVersion) }
+      // Wait for a connection being made rather than open another, in case it multiplexes (HTTP/2
+      // by ALPN). Never for plain http: libcurl would wait there too (HTTP_VERSION 2TLS counts as
+      // wanting HTTP/2), serializing requests that 16 HTTP/1.1 connections would run at once.
+      let pipeWait = scheme == "https" && offersHTTP2
+      if pipeWait != (kept?.pipeWait ?? false) {
+        ccurl_easy_setopt_long(easy, CCURLOPT_PIPEWAIT, pipeWait ? 1 : 0)
       }
       if let proxy = route.proxy {
+        plain = false
         applyProxy(proxy, tunnels: scheme == "https")
       } else if let proxy = options.proxyURL(forScheme: scheme) {
+        plain = false
         setString(CCURLOPT_PROXY, proxy)
       }
       if let path = route.unixSocketPath {
+        plain = false
         setString(CCURLOPT_UNIX_SOCKET_PATH, path)
       }
-
-      ccurl_easy_setopt_write_function(easy, CCURLOPT_HEADERFUNCTION, curlHeaderCallback)
-      ccurl_easy_setopt_ptr(easy, CCURLOPT_HEADERDATA, userdata)
-      ccurl_easy_setopt_write_function(easy, CCURLOPT_WRITEFUNCTION, curlWriteCallback)
-      ccurl_easy_setopt_ptr(easy, CCURLOPT_WRITEDATA, userdata)
-      ccurl_easy_setopt_read_function(easy, CCURLOPT_READFUNCTION, curlReadCallback)
-      ccurl_easy_setopt_ptr(easy, CCURLOPT_READDATA, userdata)
-      ccurl_easy_setopt_seek_function(easy, CCURLOPT_SEEKFUNCTION, curlSeekCallback)
-      ccurl_easy_setopt_ptr(easy, CCURLOPT_SEEKDATA, userdata)
-      ccurl_easy_setopt_xferinfo_function(easy, CCURLOPT_XFERINFOFUNCTION, curlProgressCallback)
-      ccurl_easy_setopt_ptr(easy, CCURLOPT_XFERINFODATA, userdata)
-      ccurl_easy_setopt_long(easy, CCURLOPT_NOPROGRESS, 0)
 
       // As given, like the URLSession engine: methods are case-sensitive (RFC 9110 §9.1), and
       // `URLRequest` already spells the standard ones (GET, HEAD, POST…) in capitals.
       let method = request.httpMethod ?? "GET"
+      if body != nil || method != "GET" { plain = false }
       if let body {
         // POST mode for every method with a body: libcurl then reads it from the read callback, with
         // a Content-Length when the size is known, chunked (HTTP/1.1) when it is -1.
@@ -183,9 +196,11 @@
       }) == true {
         // The caller asked that this connection end with the exchange (RFC 9112 §9.6): it is not
         // kept for the next request.
+        plain = false
         ccurl_easy_setopt_long(easy, CCURLOPT_FORBID_REUSE, 1)
       }
       if let credential {
+        plain = false
         if credential.isProxy {
           setString(CCURLOPT_PROXYUSERNAME, credential.user)
           setString(CCURLOPT_PROXYPASSWORD, credential.password)
@@ -198,6 +213,7 @@
       }
       ccurl_easy_setopt_slist(easy, CCURLOPT_HTTPHEADER, headerList)
       if !tls.isDefault {
+        plain = false
         do {
           try applyTLS(tls)
         } catch {
@@ -206,7 +222,11 @@
         }
       }
       // "" asks for every encoding the loaded libcurl can decode; a request's own value is kept.
-      setString(CCURLOPT_ACCEPT_ENCODING, acceptEncoding)
+      if kept?.acceptEncoding != acceptEncoding { setString(CCURLOPT_ACCEPT_ENCODING, acceptEncoding) }
+      if plain {
+        keptSetup = CurlKeptSetup(
+          httpVersion: httpVersion, pipeWait: pipeWait, acceptEncoding: acceptEncoding)
+      }
     }
 
     /// The `User-Agent` of a request that has none: the form FoundationNetworking sends
@@ -234,7 +254,7 @@
     func close() {
       guard !isClosed else { return }
       isClosed = true
-      pool.give(easy)
+      pool.give(easy, keeping: keptSetup)
       if let headerList { ccurl_slist_free_all(headerList) }
       headerList = nil
       errorBuffer.deallocate()

@@ -110,14 +110,20 @@ package struct HostQueue<Element> {
     return hosts[origin, default: Host()].start(element, limit: limit)
   }
 
+  // The calls of every exchange below hash the origin (two strings) once per table: each finds its
+  // entry's index and works through it.
+
   /// An exchange to `origin` that held a slot is over: the next waiting one, which takes its slot,
   /// or nil. An origin with nothing running and nothing waiting is let go.
   package mutating func finished(_ origin: Origin) -> Element? {
-    guard hosts[origin] != nil else { return nil }
-    let limit = limit(for: origin)
-    hosts[origin]!.running -= 1
-    let next = hosts[origin]!.takeNext(limit: limit)
-    if hosts[origin]!.isIdle { hosts[origin] = nil }
+    guard let index = hosts.index(forKey: origin) else { return nil }
+    hosts.values[index].running -= 1
+    if hosts.values[index].isIdle {
+      hosts.remove(at: index)
+      return nil
+    }
+    let next = hosts.values[index].takeNext(limit: limit(for: origin))
+    if hosts.values[index].isIdle { hosts.remove(at: index) }
     return next
   }
 
@@ -126,14 +132,16 @@ package struct HostQueue<Element> {
   /// slot.
   package mutating func learned(httpVersion: String, of origin: Origin) -> [Element] {
     let multiplexing = Self.multiplexes(httpVersion: httpVersion)
-    if multiplexes[origin] != multiplexing {
-      if multiplexes.count >= Self.versionMemoryLimit, multiplexes[origin] == nil { multiplexes.removeAll() }
+    if let known = multiplexes.index(forKey: origin) {
+      if multiplexes.values[known] != multiplexing { multiplexes.values[known] = multiplexing }
+    } else {
+      if multiplexes.count >= Self.versionMemoryLimit { multiplexes.removeAll() }
       multiplexes[origin] = multiplexing
     }
-    guard hosts[origin] != nil else { return [] }
+    guard let index = hosts.index(forKey: origin), hosts.values[index].waitingCount > 0 else { return [] }
     let limit = limit(for: origin)
     var ready: [Element] = []
-    while let next = hosts[origin]!.takeNext(limit: limit) { ready.append(next) }
+    while let next = hosts.values[index].takeNext(limit: limit) { ready.append(next) }
     return ready
   }
 

@@ -25,7 +25,10 @@ enum IPv6LiteralHost {
   /// case (see `URLSessionEngineSession.lowercasingSchemeAndHost(_:)`); nil when the host is not an
   /// IPv6 literal.
   static func encoded(_ url: URL) -> URL? {
-    guard isNeeded, let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+    // Every request's URL comes here: without a `[` the host is no literal, and no `URLComponents`
+    // is made.
+    guard isNeeded, contains(url, "[") else { return nil }
+    guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
       let scheme = components.scheme, let host = components.host, isLiteral(host),
       components.percentEncodedHost?.hasPrefix("[") == true
     else { return nil }
@@ -44,7 +47,9 @@ enum IPv6LiteralHost {
   /// `url` with a host that ``encoded(_:)`` spelled written as an IPv6 literal again; nil for any
   /// other URL.
   static func decoded(_ url: URL) -> URL? {
-    guard isNeeded, var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+    // Every response's URL comes here: without a `%5B` no host was spelled by `encoded(_:)`.
+    guard isNeeded, contains(url, "%5B") else { return nil }
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
       let host = components.host, isLiteral(host),
       components.percentEncodedHost?.uppercased().hasPrefix("%5B") == true
     else { return nil }
@@ -82,6 +87,18 @@ enum IPv6LiteralHost {
     userInfo[NSURLErrorFailingURLErrorKey] = original
     userInfo[EngineErrorKeys.failingURLString] = original.absoluteString
     return URLError(urlError.code, userInfo: userInfo)
+  }
+
+  /// Whether `url`, as written in full, holds `text` (ASCII; letters in either case).
+  private static func contains(_ url: URL, _ text: StaticString) -> Bool {
+    let pattern = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+    var written = url.absoluteString
+    return written.withUTF8 { bytes in
+      guard bytes.count >= pattern.count else { return false }
+      return (0...(bytes.count - pattern.count)).contains { start in
+        pattern.indices.allSatisfy { (bytes[start + $0] | 0x20) == (pattern[$0] | 0x20) }
+      }
+    }
   }
 
   /// Whether a decoded host is an IPv6 (or future) literal: `[…]`.

@@ -105,12 +105,11 @@
     /// The `_EasyHandle` of `task`'s protocol.
     private static func easyHandle(of task: URLSessionTask) -> AnyObject? {
       guard let storage = FoundationNetworkingMirror.child(task, "_protocolStorage"),
-        let urlProtocol = Mirror(reflecting: storage).children.first(where: { $0.label == "existing" })?
-          .value,
+        let urlProtocol = FoundationNetworkingMirror.child(storage, "existing"),
         let easy = FoundationNetworkingMirror.unwrapped(
           FoundationNetworkingMirror.child(urlProtocol, "easyHandle"))
       else { return nil }
-      return Mirror(reflecting: easy).displayStyle == .class ? easy as AnyObject : nil
+      return type(of: easy) is AnyClass ? easy as AnyObject : nil
     }
 
     /// A gate and the task it belongs to (held, so that its identifier is not reused meanwhile).

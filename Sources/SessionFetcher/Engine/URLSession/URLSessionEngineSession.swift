@@ -173,13 +173,17 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// An IP literal (`[2001:DB8::1]`) is left as written: its case means nothing to either, a zone
   /// name's case may matter, and `URLComponents` traps on a literal set without its brackets.
   static func lowercasingSchemeAndHost(_ url: URL) -> URL? {
-    guard let scheme = url.scheme, var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
-    else { return nil }
-    let host = components.percentEncodedHost ?? ""
-    let lowersHost = !host.hasPrefix("[")
     let hasUpper = { (text: String) in
       text.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
     }
+    // Every request's URL comes here: one whose scheme and host have no capital is left without
+    // making `URLComponents`.
+    guard let scheme = url.scheme,
+      hasUpper(scheme) || hasUpper(url.absoluteURL.host(percentEncoded: true) ?? "")
+    else { return nil }
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
+    let host = components.percentEncodedHost ?? ""
+    let lowersHost = !host.hasPrefix("[")
     guard hasUpper(scheme) || (lowersHost && hasUpper(host)) else { return nil }
     components.scheme = scheme.lowercased()
     if lowersHost && !host.isEmpty { components.percentEncodedHost = host.lowercased() }
