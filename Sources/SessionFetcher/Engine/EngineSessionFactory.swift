@@ -16,7 +16,7 @@ package enum EngineSessionFactory {
     case .urlSession:
       return URLSessionEngineSession(configuration: configuration)
     case .libcurl:
-      #if canImport(FoundationNetworking)
+      #if LIBCURL_ENGINE
         // libcurl moves http and https; URLSession still answers data: and file: URLs.
         return CurlEngineSession(
           configuration: configuration, otherSchemes: URLSessionEngineSession(configuration: configuration))
@@ -26,18 +26,28 @@ package enum EngineSessionFactory {
     }
   }
 
-  #if canImport(FoundationNetworking)
-    /// The per-host connection limit of `engine`'s sessions made without a configuration on Linux.
-    package static func defaultConnectionsPerHost(_ engine: FetcherEngine) -> Int {
-      switch engine {
-      case .urlSession: return URLSessionEngineSession.defaultConnectionsPerHost
-      case .libcurl: return CurlEngineSession.defaultConnectionsPerHost
-      }
+  /// The per-host connection limit of `engine`'s sessions made without a configuration: 4 for
+  /// URLSession on FoundationNetworking (see `FetcherSession.defaultConfiguration(for:)`), 16 for
+  /// the libcurl engine, and the platform's own for Apple's URLSession.
+  package static func defaultConnectionsPerHost(_ engine: FetcherEngine) -> Int {
+    switch engine {
+    case .urlSession:
+      #if FOUNDATION_NETWORKING
+        return URLSessionEngineSession.defaultConnectionsPerHost
+      #else
+        return URLSessionConfiguration.ephemeral.httpMaximumConnectionsPerHost
+      #endif
+    case .libcurl:
+      #if LIBCURL_ENGINE
+        return CurlEngineSession.defaultConnectionsPerHost
+      #else
+        return URLSessionConfiguration.ephemeral.httpMaximumConnectionsPerHost
+      #endif
     }
-  #endif
+  }
 }
 
-#if !canImport(FoundationNetworking)
+#if !LIBCURL_ENGINE
   /// The session of an engine that cannot run on this platform: it makes no task. A fetch on such
   /// an engine fails when it begins, with ``SessionFetcherError/engineUnavailable(_:)``, before it
   /// would ask for one.

@@ -112,9 +112,7 @@ package final class FetcherSession: @unchecked Sendable {
   package static func defaultConfiguration(for engine: FetcherEngine = .urlSession) -> URLSessionConfiguration
   {
     let config = URLSessionConfiguration.ephemeral
-    #if canImport(FoundationNetworking)
-      config.httpMaximumConnectionsPerHost = EngineSessionFactory.defaultConnectionsPerHost(engine)
-    #endif
+    config.httpMaximumConnectionsPerHost = EngineSessionFactory.defaultConnectionsPerHost(engine)
     return config
   }
 

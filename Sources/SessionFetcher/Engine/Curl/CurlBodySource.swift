@@ -1,7 +1,29 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import Foundation
 
-  import Glibc
+  #if canImport(Glibc)
+    import Glibc
+  #elseif canImport(Darwin)
+    import Darwin
+  #endif
+
+  // The C library's close and read, which CurlBodySource's methods of the same names would shadow.
+  @discardableResult
+  private func systemClose(_ descriptor: Int32) -> Int32 {
+    #if canImport(Glibc)
+      Glibc.close(descriptor)
+    #else
+      Darwin.close(descriptor)
+    #endif
+  }
+
+  private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+      Glibc.read(descriptor, buffer, count)
+    #else
+      Darwin.read(descriptor, buffer, count)
+    #endif
+  }
 
   /// The request body of one transfer, read by libcurl's read callback on the loop thread.
   ///
@@ -50,7 +72,7 @@
       }
       var status = stat()
       guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-        Glibc.close(descriptor)
+        systemClose(descriptor)
         throw URLError(.cannotOpenFile, userInfo: [NSURLErrorFailingURLErrorKey: url])
       }
       source = .file(descriptor: descriptor)
@@ -176,7 +198,7 @@
         return count
       case .file(let descriptor):
         while true {
-          let count = Glibc.read(descriptor, buffer, capacity)
+          let count = systemRead(descriptor, buffer, capacity)
           if count >= 0 { return count }
           if errno == EINTR { continue }
           failure = URLError(.cannotOpenFile)
@@ -207,7 +229,7 @@
       case .data:
         break
       case .file(let descriptor):
-        if offset >= 0 { _ = Glibc.close(descriptor) }
+        if offset >= 0 { _ = systemClose(descriptor) }
         offset = -1
       case .stream(let pump):
         if offset >= 0 { pump.close() }

@@ -1,6 +1,8 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import Foundation
-  import FoundationNetworking
+  #if canImport(FoundationNetworking)
+    import FoundationNetworking
+  #endif
 
   /// The authentication challenge of a 401 (`WWW-Authenticate`) or 407 (`Proxy-Authenticate`) head,
   /// as URLSession would present it: the libcurl engine never answers one itself, the handler decides.

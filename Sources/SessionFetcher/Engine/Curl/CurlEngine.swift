@@ -1,7 +1,9 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
+#if LIBCURL_ENGINE
+  #if canImport(FoundationNetworking)
+    import FoundationNetworking
+  #endif
 
   /// An engine that moves HTTP exchanges with libcurl's multi interface, driven directly: one
   /// event-loop thread per engine, a connection cache shared by its transfers, HTTP/2 over TLS where

@@ -1,6 +1,8 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import Foundation
-  import FoundationNetworking
+  #if canImport(FoundationNetworking)
+    import FoundationNetworking
+  #endif
 
   /// The libcurl engine's session: a ``CurlEngine`` (one event-loop thread), made on demand from
   /// the fetcher session's configuration, for http and https; every other scheme (`data:`,

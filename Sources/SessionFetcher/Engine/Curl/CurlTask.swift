@@ -1,7 +1,9 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import CCurl
   import Foundation
-  import FoundationNetworking
+  #if canImport(FoundationNetworking)
+    import FoundationNetworking
+  #endif
 
   /// One HTTP exchange on a ``CurlEngine``: a request, its response head and body, reported to a
   /// ``SessionTaskHandler``.

@@ -1,7 +1,9 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import CCurl
   import Foundation
-  import FoundationNetworking
+  #if canImport(FoundationNetworking)
+    import FoundationNetworking
+  #endif
 
   /// One libcurl easy handle with what it needs while it runs: its header list, error buffer, body
   /// source and the response head being read. A ``CurlTask`` has one at a time (a second one when it
