@@ -24,7 +24,7 @@ enum StreamWindows {
 
   /// The default window of a download to a file (``SessionFetcher/downloadWindowLength``): 16 MiB
   /// on Linux, where the URLSession engine pauses by continuing with a Range request, else none.
-  #if canImport(FoundationNetworking)
+  #if FOUNDATION_NETWORKING
     static let defaultDownloadLength: Int64? = 16 * 1024 * 1024
   #else
     static let defaultDownloadLength: Int64? = nil

@@ -106,7 +106,7 @@
         case .bytes(let count):
           bytesRead += Int64(count)
         case .failed:
-          if failure == nil { failure = Self.streamFailure(pump.streamError) }
+          if failure == nil { failure = RequestBodyStreamError.failed(pump.streamError) }
         case .wouldBlock: break
         }
         return result
@@ -131,7 +131,7 @@
       if remaining > 1 {
         let result = pump.read(into: buffer, capacity: Int(min(Int64(capacity), remaining - 1)))
         if result == .bytes(0) {
-          failure = Self.lengthMismatch(expected: length, read: bytesRead, ended: true)
+          failure = RequestBodyStreamError.lengthMismatch(expected: length, read: bytesRead)
           return .failed
         }
         return result
@@ -140,7 +140,7 @@
       if heldLastByte == nil {
         switch pump.read(into: &probe, capacity: 1) {
         case .bytes(0):
-          failure = Self.lengthMismatch(expected: length, read: bytesRead, ended: true)
+          failure = RequestBodyStreamError.lengthMismatch(expected: length, read: bytesRead)
           return .failed
         case .bytes:
           heldLastByte = probe
@@ -156,31 +156,13 @@
         heldLastByte = nil
         return .bytes(1)
       case .bytes:
-        failure = Self.lengthMismatch(expected: length, read: length + 1, ended: false)
+        failure = RequestBodyStreamError.lengthMismatch(expected: length, read: length + 1)
         return .failed
       case .wouldBlock:
         return .wouldBlock
       case .failed:
         return .failed
       }
-    }
-
-    private static func streamFailure(_ streamError: (any Error)?) -> URLError {
-      guard let streamError else { return URLError(.requestBodyStreamExhausted) }
-      return URLError(
-        .requestBodyStreamExhausted,
-        userInfo: [
-          NSUnderlyingErrorKey: streamError,
-          NSLocalizedDescriptionKey: "The request body stream failed: \(streamError.localizedDescription)",
-        ])
-    }
-
-    private static func lengthMismatch(expected: Int64, read: Int64, ended: Bool) -> URLError {
-      let text =
-        ended
-        ? "The request body stream ended after \(read) of its \(expected) bytes"
-        : "The request body stream ran past its \(expected) bytes"
-      return URLError(.requestBodyStreamExhausted, userInfo: [NSLocalizedDescriptionKey: text])
     }
 
     /// Body bytes handed to libcurl so far (libcurl's own upload count includes chunk framing).

@@ -1,4 +1,4 @@
-#if canImport(FoundationNetworking)
+#if FOUNDATION_NETWORKING
   import Foundation
 
   /// Reads FoundationNetworking's private stored properties by reflection, for the workarounds that

@@ -1,7 +1,9 @@
-#if canImport(FoundationNetworking)
+#if FOUNDATION_NETWORKING
   import CCurl
   import Foundation
-  import FoundationNetworking
+  #if canImport(FoundationNetworking)
+    import FoundationNetworking
+  #endif
 
   /// Stops and restarts the reading of a running FoundationNetworking task's response, through the
   /// libcurl handle inside it, which is all FoundationNetworking has no API for.

@@ -1,7 +1,9 @@
-#if canImport(FoundationNetworking)
+#if FOUNDATION_NETWORKING
   import CCurl
   import Foundation
-  import FoundationNetworking
+  #if canImport(FoundationNetworking)
+    import FoundationNetworking
+  #endif
 
   /// Keeps responses FoundationNetworking cannot survive (or cannot tell from whole ones) from
   /// reaching it, through the libcurl handle of each task, set before the task's transfer starts.
