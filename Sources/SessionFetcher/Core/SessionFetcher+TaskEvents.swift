@@ -589,7 +589,7 @@ extension SessionFetcher {
   /// Server-trust and client-certificate challenges belong to TLS, not to HTTP authentication
   /// (Apple platforms only; FoundationNetworking never sends them).
   static func isTransportSecurityChallenge(_ challenge: URLAuthenticationChallenge) -> Bool {
-    #if FOUNDATION_NETWORKING
+    #if canImport(FoundationNetworking)
       return false
     #else
       let method = challenge.protectionSpace.authenticationMethod

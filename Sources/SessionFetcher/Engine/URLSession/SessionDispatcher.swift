@@ -172,34 +172,36 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
   package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
     let registration = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
     Self.redirectGate.completed(task)
-    #if FOUNDATION_NETWORKING
-      let refusedFraming = ResponseHeadGuard.taskCompleted(task)
-    #else
-      let refusedFraming = false
-    #endif
+    var mapped = Self.foundationNetworkingCorrection(of: error, for: task)
     // Counted here: FoundationNetworking's own counters may still be 0 when the task completes.
     if ArenaTrim.taskEnded(movingBytes: max(registration?.bytesMoved ?? 0, task.countOfBytesSent)) {
       trimRequests.withLock { $0 += 1 }
-    }
-    // FoundationNetworking reports many of libcurl's failures as -1 or apart from Apple, with
-    // libcurl's text: give them Apple's code (see `FoundationNetworkingErrors`).
-    #if FOUNDATION_NETWORKING
-      var mapped = (error as? URLError).flatMap(FoundationNetworkingErrors.appleError)
-    #else
-      var mapped: URLError? = nil
-    #endif
-    if refusedFraming, let failed = error as? URLError {
-      // Not libcurl's text for the refusal ("Failed writing header"): the response was at fault.
-      let info = failed.userInfo.filter {
-        $0.key != NSLocalizedDescriptionKey && $0.key != NSUnderlyingErrorKey
-      }
-      mapped = URLError(.badServerResponse, userInfo: info)
     }
     guard let registration else { return }
     // A body stream that failed or was not its length (Apple platforms, see `BodyStreamPump`).
     if let bodyFailure = registration.task.bodyFailure { mapped = bodyFailure }
     registration.handler.task(
       registration.task, didCompleteWithError: (mapped ?? error).map(IPv6LiteralHost.decoded))
+  }
+
+  /// The error FoundationNetworking should have given for a completed task (nil: keep `error`), once
+  /// its response-head gate is freed: a head `ResponseHeadGuard` refused is `.badServerResponse`
+  /// (not libcurl's "Failed writing header"), and libcurl's failures it reports as -1 or apart from
+  /// Apple get Apple's code (see `FoundationNetworkingErrors`). Apple's URLSession needs neither.
+  private static func foundationNetworkingCorrection(of error: Error?, for task: URLSessionTask) -> URLError?
+  {
+    #if FOUNDATION_NETWORKING
+      let refusedFraming = ResponseHeadGuard.taskCompleted(task)
+      if refusedFraming, let failed = error as? URLError {
+        let info = failed.userInfo.filter {
+          $0.key != NSLocalizedDescriptionKey && $0.key != NSUnderlyingErrorKey
+        }
+        return URLError(.badServerResponse, userInfo: info)
+      }
+      return (error as? URLError).flatMap(FoundationNetworkingErrors.appleError)
+    #else
+      return nil
+    #endif
   }
 
   #if !FOUNDATION_NETWORKING

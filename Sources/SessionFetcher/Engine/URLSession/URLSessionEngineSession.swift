@@ -120,8 +120,10 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
       + "connects over TCP only; the libcurl engine honours them (set engine = .libcurl)"
   }
 
-  /// An uncapped URLSession shared by streams would churn libcurl's connections beneath it (see
-  /// `FetcherSession.defaultConfiguration(for:)`): each stream gets a session of its own.
+  /// Each stream gets a session of its own: on FoundationNetworking an uncapped URLSession shared
+  /// by streams would churn libcurl's connections beneath it (see
+  /// `FetcherSession.defaultConfiguration(for:)`), and on Apple platforms a long-lived stream would
+  /// hold one of the shared session's few connections per host for as long as it lasts.
   package var sharesOneSessionAmongStreams: Bool { false }
 
   /// On FoundationNetworking never: it sends any stream chunked, and frames one with a length twice
