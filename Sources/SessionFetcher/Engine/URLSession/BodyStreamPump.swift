@@ -29,10 +29,10 @@ enum BodyStreamPump {
       Stream.getBoundStreams(withBufferSize: bufferSize, inputStream: &input, outputStream: &output)
       guard let input, let output else { return source }
       // Handed to the thread, which alone uses them from now on.
-      nonisolated(unsafe) let source = source
-      nonisolated(unsafe) let output = output
+      nonisolated(unsafe) let body = source
+      nonisolated(unsafe) let sink = output
       let thread = Thread {
-        if let failure = pump(source, into: output, length: length) { failed(failure) }
+        if let failure = pump(body, into: sink, length: length) { failed(failure) }
       }
       thread.name = "SessionFetcher.bodyStream"
       thread.start()
