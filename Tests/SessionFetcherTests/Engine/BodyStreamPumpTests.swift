@@ -93,9 +93,15 @@ struct BodyStreamPumpTests {
     for piece in [1, 7, 100_000] {
       let source = TricklingSource(Self.pattern(count), piece: piece)
       let sink = RecordingSink()
-      let failure = try #require(BodyStreamPump.pump(source, into: sink, length: length))
+      var reportedWhileOpen = false
+      let failure = try #require(
+        BodyStreamPump.pump(source, into: sink, length: length) { reported in
+          reportedWhileOpen = reported != nil && !sink.closed && !source.closed
+        })
       #expect(failure.code == .requestBodyStreamExhausted)
       #expect(failure.localizedDescription == message)
+      // The task's error is in place before URLSession can see the body end.
+      #expect(reportedWhileOpen)
       // Never the whole length: the request is never complete with a body not its own.
       #expect(sink.bytes.count < Int(length))
       #expect(sink.bytes == Array(Self.pattern(count).prefix(sink.bytes.count)))

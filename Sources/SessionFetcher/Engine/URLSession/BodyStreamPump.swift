@@ -11,7 +11,7 @@ import Foundation
 /// stream with plain blocking `read` calls and swift-corelibs-foundation has no bound pairs, so on
 /// Linux the stream goes to URLSession as it is.
 ///
-/// ``pump(_:into:length:)`` is the copy itself, into any ``BodyStreamSink``, so that it is tested on
+/// ``pump(_:into:length:beforeClosing:)`` is the copy itself, into any ``BodyStreamSink``, so that it is tested on
 /// every platform.
 enum BodyStreamPump {
   /// The bytes read from the source at once, and the bound pair's buffer.
@@ -19,7 +19,7 @@ enum BodyStreamPump {
 
   #if canImport(Darwin)
     /// The stream for URLSession to read in place of `source`: the input half of a bound pair that
-    /// a new thread fills from `source` (see ``pump(_:into:length:)``). `failed` is called on that
+    /// a new thread fills from `source` (see ``pump(_:into:length:beforeClosing:)``). `failed` is called on that
     /// thread when `source` fails, or is not `length` bytes long when a length is given.
     static func boundStream(
       reading source: InputStream, length: Int64?, failed: @escaping @Sendable (URLError) -> Void
@@ -32,7 +32,11 @@ enum BodyStreamPump {
       nonisolated(unsafe) let body = source
       nonisolated(unsafe) let sink = output
       let thread = Thread {
-        if let failure = pump(body, into: sink, length: length) { failed(failure) }
+        // Reported before the pair closes: the task's error is in place before URLSession can see
+        // the body end (see `URLSessionEngineTask.bodyFailure`).
+        _ = pump(body, into: sink, length: length) { failure in
+          if let failure { failed(failure) }
+        }
       }
       thread.name = "SessionFetcher.bodyStream"
       thread.start()
@@ -48,13 +52,24 @@ enum BodyStreamPump {
   /// `source` has ended right after it: a source that ends short, runs long or fails leaves the
   /// body incomplete, and the failure says which, as on the libcurl engine. The sink refusing bytes
   /// (URLSession closed its half: the task ended) stops the copy, with no failure to report.
-  static func pump(_ source: InputStream, into sink: some BodyStreamSink, length: Int64?) -> URLError? {
+  ///
+  /// `beforeClosing` gets the result while both streams are still open.
+  static func pump(
+    _ source: InputStream, into sink: some BodyStreamSink, length: Int64?,
+    beforeClosing: (URLError?) -> Void = { _ in }
+  ) -> URLError? {
     source.open()
     sink.open()
-    defer {
-      source.close()
-      sink.close()
-    }
+    let failure = copy(source, into: sink, length: length)
+    beforeClosing(failure)
+    source.close()
+    sink.close()
+    return failure
+  }
+
+  /// The copy of ``pump(_:into:length:beforeClosing:)``, between opened streams.
+  private static func copy(_ source: InputStream, into sink: some BodyStreamSink, length: Int64?) -> URLError?
+  {
     var buffer = [UInt8](repeating: 0, count: bufferSize)
     var read: Int64 = 0
     // The byte at `length - 1`, read but not written until `source` has shown that it ends there.
