@@ -1,9 +1,17 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-let strictSettings: [SwiftSetting] = [
-  .swiftLanguageMode(.v6)
-]
+// The conditions the code branches on by platform, beside `canImport` and `os()`:
+// - FOUNDATION_NETWORKING: URLSession is swift-corelibs-foundation's (FoundationNetworking), so the
+//   workarounds for its bugs apply. Setting SESSIONFETCHER_APPLE_CHECK=1 when building leaves it
+//   out: CI builds the branches Apple platforms take on Linux, as far as corelibs has their API.
+// - LIBCURL_ENGINE: the libcurl engine is built, where a libcurl can be loaded (Linux and macOS).
+let appleCheck = Context.environment["SESSIONFETCHER_APPLE_CHECK"].map { !$0.isEmpty && $0 != "0" } ?? false
+let platformConditions: [SwiftSetting] =
+  (appleCheck ? [] : [.define("FOUNDATION_NETWORKING", .when(platforms: [.linux, .android, .windows]))])
+  + [.define("LIBCURL_ENGINE", .when(platforms: [.linux, .macOS]))]
+
+let strictSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)] + platformConditions
 
 let package = Package(
   name: "SessionFetcher",
@@ -18,7 +26,8 @@ let package = Package(
   ],
   targets: [
     .target(name: "SessionFetcher", dependencies: ["CCurl", "CPublicSuffix"], swiftSettings: strictSettings),
-    // The libcurl engine's bridge: loads libcurl.so.4 at run time (dlopen), no curl headers needed.
+    // The libcurl engine's bridge: loads libcurl at run time (dlopen: libcurl.so.4 on Linux, the
+    // system's libcurl.4.dylib on macOS), no curl headers needed.
     .target(name: "CCurl", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
     // The cookie jar's Public Suffix List: loads libpsl.so.5 at run time (dlopen), no libpsl headers.
     .target(name: "CPublicSuffix", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),

@@ -3,7 +3,8 @@
 
 There is no Mac in CI, so this reads the code instead: a Swift line that names glibc-only API
 (below) must sit inside an `#if` branch whose condition names Linux (`os(Linux)`,
-`canImport(Glibc)`, `canImport(Musl)` or `canImport(FoundationNetworking)`), and not in that
+`canImport(Glibc)`, `canImport(Musl)`, `canImport(FoundationNetworking)` or Package.swift's
+`FOUNDATION_NETWORKING`) and no Apple platform (`|| os(macOS)`, `LIBCURL_ENGINE`), and not in that
 branch's `#else`. Comments are ignored. Prints each offending line and exits 1; exits 0 when none.
 
     scripts/check-apple-guards.py [folder ...]     (default: Sources Tests Examples)
@@ -25,7 +26,18 @@ LINUX_ONLY = [
     (re.compile(r"\b(malloc_trim|mallopt|mallinfo2?)\("), "a call of glibc's allocator API"),
     (re.compile(r"\b(unshare|setns|prctl|epoll_\w+|eventfd)\("), "a Linux system call"),
 ]
-LINUX_CONDITION = re.compile(r"os\(Linux\)|canImport\((Glibc|Musl|FoundationNetworking)\)")
+LINUX_CONDITION = re.compile(
+    r"os\(Linux\)|canImport\((Glibc|Musl|FoundationNetworking)\)|\bFOUNDATION_NETWORKING\b")
+# A condition that also holds on an Apple platform (`|| os(macOS)`; LIBCURL_ENGINE, which Package.swift
+# sets for Linux and macOS) guards code that must build there too.
+APPLE_CONDITION = re.compile(
+    r"os\((macOS|iOS|tvOS|watchOS|visionOS)\)|canImport\(Darwin\)|\bLIBCURL_ENGINE\b")
+
+
+def names_linux_only(condition):
+    condition = condition.split("//")[0]
+    return bool(LINUX_CONDITION.search(condition)) and "!" not in condition \
+        and not APPLE_CONDITION.search(condition)
 
 
 def offending_lines(path):
@@ -51,12 +63,12 @@ def offending_lines(path):
         code = re.sub(r"//.*$", "", code)
         directive = stripped.split()[0] if stripped.startswith("#") and stripped.split() else ""
         if directive == "#if":
-            linux = bool(LINUX_CONDITION.search(stripped)) and "!" not in stripped.split("//")[0]
+            linux = names_linux_only(stripped)
             stack.append([linux, linux])
             continue
         if directive == "#elseif":
             if stack:
-                linux = bool(LINUX_CONDITION.search(stripped)) and "!" not in stripped
+                linux = names_linux_only(stripped)
                 stack[-1] = [linux, stack[-1][1] or linux]
             continue
         if directive == "#else":
@@ -88,6 +100,11 @@ SELF_TEST = [
     ("#if !os(Linux)\n  try ChildProcess.run([])\n#endif\n", [2]),
     ("// ChildProcess.run in a comment\nlet s = \"unshare(1) in a string\"\n", []),
     ("/* Glibc.kill\n   in a block comment */\nlet x = 1\n", []),
+    ("#if FOUNDATION_NETWORKING\n  _ = mallopt(1, 2)\n#endif\n", []),
+    ("#if !FOUNDATION_NETWORKING\n  _ = mallopt(1, 2)\n#endif\n", [2]),
+    ("#if LIBCURL_ENGINE\n  _ = Glibc.read(fd, p, n)\n#endif\n", [2]),
+    ("#if canImport(FoundationNetworking) || os(macOS)\n  _ = Glibc.close(fd)\n#endif\n", [2]),
+    ("#if LIBCURL_ENGINE\n  #if canImport(Glibc)\n    _ = Glibc.close(fd)\n  #endif\n#endif\n", []),
 ]
 
 

@@ -1,25 +1,33 @@
-// CCurl: loads libcurl.so.4 at run time and forwards to it. See include/CCurl.h.
+// CCurl: loads libcurl at run time and forwards to it. See include/CCurl.h.
 
 #if defined(__linux__) && !defined(_GNU_SOURCE)
-#define _GNU_SOURCE  // pthread_setname_np
+#define _GNU_SOURCE  // pthread_setname_np, memfd_create
 #endif
 
 #include "CCurl.h"
 
+#if defined(__APPLE__)
+#include <TargetConditionals.h>
+#endif
+
+// The libcurl loaded when SESSIONFETCHER_LIBCURL_PATH names none: on Linux the libcurl.so.4
+// FoundationNetworking runs on; on macOS the one the system ships (in the shared cache since macOS
+// 11, so dlopen finds it though no file is at that path). iOS, tvOS, watchOS and visionOS ship no
+// libcurl an app may load: there the engine is unavailable (the last branch of this file).
 #if defined(__linux__)
+#define CCURL_DEFAULT_LIBRARY "libcurl.so.4"
+#elif defined(__APPLE__) && TARGET_OS_OSX
+#define CCURL_DEFAULT_LIBRARY "/usr/lib/libcurl.4.dylib"
+#endif
+
+#if defined(CCURL_DEFAULT_LIBRARY)
 
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 // The first fields of curl_version_info_data (curl.h), the only ones read.
 struct ccurl_version_info_prefix {
@@ -117,7 +125,7 @@ static int resolve(void *library, const char *path, void **slot, const char *nam
 
 static void load(void) {
   const char *override = getenv("SESSIONFETCHER_LIBCURL_PATH");
-  const char *path = (override != NULL && override[0] != '\0') ? override : "libcurl.so.4";
+  const char *path = (override != NULL && override[0] != '\0') ? override : CCURL_DEFAULT_LIBRARY;
   void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (library == NULL) {
     const char *error = dlerror();
@@ -153,7 +161,7 @@ static void load(void) {
 #undef RESOLVE
   struct ccurl_version_info_prefix *info = curl.version_info(CCURL_VERSION_AGE);
   if (info == NULL || info->version == NULL) {
-    fail("%s", "libcurl.so.4 did not report its version");
+    fail("%s did not report its version", path);
     return;
   }
   if (info->version_num < CCURL_MINIMUM_VERSION) {
@@ -194,7 +202,11 @@ int ccurl_block_sigpipe_on_this_thread(void) {
 void ccurl_set_thread_name(const char *name) {
   char truncated[16];
   snprintf(truncated, sizeof truncated, "%s", name);
+#if defined(__APPLE__)
+  pthread_setname_np(truncated);  // Darwin names the calling thread only
+#else
   pthread_setname_np(pthread_self(), truncated);
+#endif
 }
 
 CURL *ccurl_easy_init(void) { return curl.easy_init(); }
@@ -278,6 +290,17 @@ struct curl_slist *ccurl_slist_append(struct curl_slist *list, const char *strin
   return curl.slist_append(list, string);
 }
 void ccurl_slist_free_all(struct curl_slist *list) { curl.slist_free_all(list); }
+
+#endif  // CCURL_DEFAULT_LIBRARY
+
+#if defined(__linux__)
+
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 // MARK: - Header gate
 
@@ -528,10 +551,27 @@ int ccurl_memory_file(const void *bytes, size_t length) {
   return fd;
 }
 
-#else  // not Linux: the engine is unavailable, every entry point is inert.
+#elif defined(CCURL_DEFAULT_LIBRARY)  // macOS
+
+// No FoundationNetworking beneath Apple's URLSession: no handle of its own to put a gate on.
+ccurl_header_gate *ccurl_header_gate_install(CURL *easy, void *expected_header_data) {
+  (void)easy;
+  (void)expected_header_data;
+  return 0;
+}
+size_t ccurl_header_gate_dropped_lines(const ccurl_header_gate *gate) { (void)gate; return 0; }
+int ccurl_header_gate_refused_framing(const ccurl_header_gate *gate) { (void)gate; return 0; }
+void ccurl_header_gate_free(ccurl_header_gate *gate) { (void)gate; }
+// No memfd_create (nor /proc/self/fd to name one): the trust store writes its bundles to files.
+int ccurl_memory_file(const void *bytes, size_t length) { (void)bytes; (void)length; return -1; }
+
+#else  // iOS, tvOS, watchOS, visionOS: no libcurl to load; every entry point is inert.
 
 int ccurl_load(void) { return -1; }
-const char *ccurl_unavailable_reason(void) { return "the libcurl engine is unavailable on this platform"; }
+const char *ccurl_unavailable_reason(void) {
+  return "the libcurl engine is unavailable on iOS, tvOS, watchOS and visionOS: they ship no libcurl an app "
+         "may load (it runs on Linux and macOS)";
+}
 const char *ccurl_version(void) { return 0; }
 unsigned int ccurl_version_number(void) { return 0; }
 void ccurl_set_thread_name(const char *name) { (void)name; }
@@ -573,6 +613,7 @@ ccurl_header_gate *ccurl_header_gate_install(CURL *easy, void *expected_header_d
   return 0;
 }
 size_t ccurl_header_gate_dropped_lines(const ccurl_header_gate *gate) { (void)gate; return 0; }
+int ccurl_header_gate_refused_framing(const ccurl_header_gate *gate) { (void)gate; return 0; }
 void ccurl_header_gate_free(ccurl_header_gate *gate) { (void)gate; }
 int ccurl_memory_file(const void *bytes, size_t length) { (void)bytes; (void)length; return -1; }
 

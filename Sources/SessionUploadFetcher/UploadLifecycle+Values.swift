@@ -151,7 +151,12 @@ extension UploadLifecycle {
   }
 
   /// A command's answer: a 2xx with its response, or the command fetcher's error.
-  package enum Answer: Sendable {
+  ///
+  /// `@unchecked Sendable`: the `HTTPURLResponse` is immutable once made (every property
+  /// read-only), so sharing it between threads is safe; only its `Sendable` conformance differs
+  /// between Apple's Foundation and swift-corelibs-foundation. The error is `any Error`, which is
+  /// `Sendable`.
+  package enum Answer: @unchecked Sendable {
     case success(HTTPURLResponse?)
     case failure(any Error)
   }

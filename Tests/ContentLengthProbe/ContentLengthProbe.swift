@@ -38,7 +38,7 @@ enum ContentLengthProbe {
       guard let engine = FetcherEngine.parse(arguments[1]) else { usage() }
       let server = hostileServer(contentLength: arguments[2])
       print("ended: \(fetch(server.url("/huge"), engine: engine))")
-      #if canImport(FoundationNetworking)
+      #if FOUNDATION_NETWORKING
         // Every gate is freed by the time its fetch's completion runs.
         let gates = ResponseHeadGuard.gateCounts
         print("gates in place \(gates.inPlace) of \(gates.made)")

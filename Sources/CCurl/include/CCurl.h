@@ -1,4 +1,6 @@
-// CCurl: the libcurl engine's bridge to the libcurl.so.4 already loaded with FoundationNetworking.
+// CCurl: the libcurl engine's bridge to libcurl, loaded at run time: on Linux the libcurl.so.4
+// FoundationNetworking runs on, on macOS the system's /usr/lib/libcurl.4.dylib (iOS, tvOS, watchOS
+// and visionOS have none: every function is inert there and ccurl_load() says why).
 //
 // No curl header is included (a machine with only the Swift toolchain has none): the few types,
 // numbers and prototypes used are declared here, copied from libcurl's public headers
@@ -36,7 +38,7 @@ struct curl_slist {
   struct curl_slist *next;
 };
 
-/// curl_off_t: a signed 64-bit integer on every platform libcurl supports for Linux.
+/// curl_off_t: a signed 64-bit integer on Linux and macOS.
 typedef int64_t ccurl_off_t;
 
 /// CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION, as libcurl calls them:

@@ -10,8 +10,10 @@ import Foundation
 /// ``SessionFetcher/setBodyStream(_:exactLength:)``) is read first, off the caller's thread, and
 /// sent as what URLSession frames with a length: the bytes, up to
 /// `FileUploadPauseRace.inMemoryLimit` (16 MiB), or beyond that a temporary file (deleted when
-/// the fetch ends or the next attempt replaces it). The libcurl engine needs none of this: it
-/// streams the body with the length (`EngineBody.sizedStream`).
+/// the fetch ends or the next attempt replaces it). The libcurl engine and Apple's URLSession need
+/// none of this: they stream the body with the length (`EngineBody.sizedStream`), and their
+/// sessions say so (`EngineSession.sendsSizedStreams(for:)`), so the spool runs only on
+/// FoundationNetworking.
 ///
 /// Reading it all before sending is also what makes a body that changes while it is read (a file
 /// part that grows or shrinks) fail cleanly: nothing is sent at all.

@@ -14,7 +14,11 @@ import Foundation
 ///   return result.data
 /// }
 /// ```
-public struct FetchResponse: Sendable {
+///
+/// `@unchecked Sendable`: the `HTTPURLResponse` it holds is immutable once made (every property
+/// read-only), so sharing it between threads is safe; only its `Sendable` conformance differs
+/// between Apple's Foundation and swift-corelibs-foundation.
+public struct FetchResponse: @unchecked Sendable {
   /// The response body; empty when it went to ``SessionFetcher/destinationFileURL`` or to
   /// ``SessionFetcher/accumulateDataBlock``.
   public var data: Data

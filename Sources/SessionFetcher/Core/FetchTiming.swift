@@ -28,7 +28,8 @@ public struct FetchTiming: Sendable, Equatable, CustomStringConvertible {
   public var bytesReceived: Int64 = 0
   /// The phases of the fetch's last exchange (DNS, connect, TLS, first byte, total, bytes, whether
   /// the connection was reused, the HTTP version), as its engine measured them: filled on the
-  /// libcurl engine, nil on the URLSession engine (whose metrics never arrive on Linux).
+  /// libcurl engine and on Apple platforms' URLSession, nil on the URLSession engine on Linux
+  /// (whose metrics never arrive).
   public var transferMetrics: TransferMetrics?
 
   /// Creates an empty timing record.

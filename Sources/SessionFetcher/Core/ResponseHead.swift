@@ -15,7 +15,11 @@ import Foundation
 /// `HTTPURLResponse` would: when the head cannot tell without it (a name received in two spellings,
 /// whose value FoundationNetworking picks by dictionary order, or a name that is not ASCII), they
 /// make the response and ask it.
-package final class ResponseHead: Sendable {
+///
+/// `@unchecked Sendable`: the `URLResponse`, made once under `made`'s lock, is immutable once
+/// made (every property read-only), so sharing it between threads is safe; only its `Sendable`
+/// conformance differs between Apple's Foundation and swift-corelibs-foundation.
+package final class ResponseHead: @unchecked Sendable {
   /// The HTTP status code; nil when the response is not an `HTTPURLResponse`.
   package let statusCode: Int?
   /// The head as the engine parsed it, nil when the response was made already.

@@ -84,7 +84,7 @@ public enum SessionFetcherError: Error, Sendable, Equatable, CustomStringConvert
   /// ``SessionFetcher/maximumEventLength`` (the fetch is stopped); `limit` is the limit passed.
   case responseTooLarge(limit: Int64)
   /// The fetch's ``FetcherEngine`` cannot be used here (for ``FetcherEngine/libcurl``: no loadable
-  /// `libcurl.so.4`, one older than 7.68.0, or an Apple platform); the text says why. Reported at
+  /// libcurl, one older than 7.68.0, or iOS, tvOS, watchOS or visionOS); the text says why. Reported at
   /// begin, before any traffic. Never retried.
   case engineUnavailable(String)
   /// The fetch asks for something its engine cannot do (the text names the setting and the engine

@@ -12,7 +12,7 @@ package enum EngineSessionFactory {
     case .urlSession:
       return URLSessionEngineSession(configuration: configuration)
     case .libcurl:
-      #if canImport(FoundationNetworking)
+      #if LIBCURL_ENGINE
         // libcurl moves http and https; URLSession still answers data: and file: URLs.
         return CurlEngineSession(
           configuration: configuration, otherSchemes: URLSessionEngineSession(configuration: configuration))
@@ -39,23 +39,31 @@ package enum EngineSessionFactory {
   /// sizes its connection cache for its own limit, so it never churns. Apple's URLSession keeps its
   /// own default.
   package static func applyDefaults(of engine: FetcherEngine, to configuration: URLSessionConfiguration) {
-    #if canImport(FoundationNetworking)
-      configuration.httpMaximumConnectionsPerHost = defaultConnectionsPerHost(engine)
-    #endif
+    configuration.httpMaximumConnectionsPerHost = defaultConnectionsPerHost(engine)
   }
 
-  #if canImport(FoundationNetworking)
-    /// The per-host connection limit of `engine`'s sessions made without a configuration on Linux.
-    package static func defaultConnectionsPerHost(_ engine: FetcherEngine) -> Int {
-      switch engine {
-      case .urlSession: return URLSessionEngineSession.defaultConnectionsPerHost
-      case .libcurl: return CurlEngineSession.defaultConnectionsPerHost
-      }
+  /// The per-host connection limit of `engine`'s sessions made without a configuration: 4 for
+  /// URLSession on FoundationNetworking (see `FetcherSession.defaultConfiguration(for:)`), 16 for
+  /// the libcurl engine, and the platform's own for Apple's URLSession.
+  package static func defaultConnectionsPerHost(_ engine: FetcherEngine) -> Int {
+    switch engine {
+    case .urlSession:
+      #if FOUNDATION_NETWORKING
+        return URLSessionEngineSession.defaultConnectionsPerHost
+      #else
+        return URLSessionConfiguration.ephemeral.httpMaximumConnectionsPerHost
+      #endif
+    case .libcurl:
+      #if LIBCURL_ENGINE
+        return CurlEngineSession.defaultConnectionsPerHost
+      #else
+        return URLSessionConfiguration.ephemeral.httpMaximumConnectionsPerHost
+      #endif
     }
-  #endif
+  }
 }
 
-#if !canImport(FoundationNetworking)
+#if !LIBCURL_ENGINE
   /// The session of an engine that cannot run on this platform: it makes no task. A fetch on such
   /// an engine fails when it begins, with ``SessionFetcherError/engineUnavailable(_:)``, before it
   /// would ask for one.

@@ -35,8 +35,9 @@ package enum EngineBody {
   case file(URL)
   /// Sent chunked (HTTP/1.1); the caller never sets a `Content-Length` with it.
   case stream(InputStream)
-  /// A stream of exactly `length` bytes, sent with a `Content-Length` (libcurl engine only: on
-  /// FoundationNetworking a stream with a length is framed twice, so the fetcher never hands it
-  /// one). A stream that ends short or runs long fails the exchange before its last byte is sent.
+  /// A stream of exactly `length` bytes, sent with a `Content-Length` (the libcurl engine and
+  /// Apple's URLSession: on FoundationNetworking a stream with a length is framed twice, so the
+  /// fetcher never hands it one). A stream that ends short or runs long fails the exchange before
+  /// its last byte is sent.
   case sizedStream(InputStream, length: Int64)
 }

@@ -9,8 +9,9 @@ import Foundation
 /// - ``urlSession``: URLSession (FoundationNetworking on Linux), with every workaround the library
 ///   needs there. The default.
 /// - ``libcurl``: on Linux, the process's own `libcurl.so.4` (the library FoundationNetworking runs
-///   on), driven directly through its multi interface on one event-loop thread per session: less
-///   CPU per small request than URLSession (see the README's benchmarks), real
+///   on), on macOS the system's `/usr/lib/libcurl.4.dylib`, driven directly through its multi
+///   interface on one event-loop thread per session: less CPU per small request than URLSession
+///   (see the README's benchmarks), real
 ///   backpressure, phase timings (``FetchTiming/transferMetrics``), and a connection cache sized
 ///   for the per-host limit. It is
 ///   loaded at run time: nothing links it, and no -dev package is needed.
@@ -27,7 +28,8 @@ import Foundation
 public enum FetcherEngine: Sendable, Equatable, CustomStringConvertible {
   /// URLSession: FoundationNetworking on Linux, the system's URL loading on Apple platforms.
   case urlSession
-  /// libcurl's multi interface, driven directly (Linux; unavailable elsewhere).
+  /// libcurl's multi interface, driven directly (Linux and macOS; unavailable on iOS, tvOS, watchOS
+  /// and visionOS, which ship no libcurl an app may load).
   case libcurl
 
   /// The engine of services and fetchers that do not choose one: ``urlSession``, unless the
@@ -50,9 +52,10 @@ public enum FetcherEngine: Sendable, Equatable, CustomStringConvertible {
     }
   }
 
-  /// Whether fetches can run on this engine here. ``libcurl`` is unavailable when
-  /// `libcurl.so.4` cannot be loaded, is older than 7.68.0, or on Apple platforms;
-  /// ``unavailableReason`` says why. A fetch on an unavailable engine fails at once with
+  /// Whether fetches can run on this engine here. ``libcurl`` is unavailable when its library
+  /// (`libcurl.so.4` on Linux, `/usr/lib/libcurl.4.dylib` on macOS) cannot be loaded or is older
+  /// than 7.68.0, and on iOS, tvOS, watchOS and visionOS; ``unavailableReason`` says why, in one
+  /// sentence. A fetch on an unavailable engine fails at once with
   /// ``SessionFetcherError/engineUnavailable(_:)``.
   public var isAvailable: Bool { unavailableReason == nil }
 
@@ -62,11 +65,7 @@ public enum FetcherEngine: Sendable, Equatable, CustomStringConvertible {
     case .urlSession:
       return nil
     case .libcurl:
-      #if canImport(FoundationNetworking)
-        return CurlLibrary.unavailableReason
-      #else
-        return "the libcurl engine is available on Linux only"
-      #endif
+      return CurlLibrary.unavailableReason
     }
   }
 

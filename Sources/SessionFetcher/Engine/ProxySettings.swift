@@ -21,7 +21,11 @@ import Foundation
 /// The credential (or the `user:password` of ``url``) goes to the proxy only, with HTTP Basic for
 /// HTTP proxies (from the first request) and username/password authentication for SOCKS5. It is
 /// never shown: ``description``, `debugDescription` and reflection print the URL without it.
-public struct ProxySettings: Sendable, Equatable {
+///
+/// `@unchecked Sendable`: the `URLCredential` it holds is immutable once made (every property
+/// read-only), so sharing it between threads is safe; only its `Sendable` conformance differs
+/// between Apple's Foundation and swift-corelibs-foundation.
+public struct ProxySettings: @unchecked Sendable, Equatable {
   /// The proxy: `http://`, `https://`, `socks5://` (names resolved here) or `socks5h://` (names
   /// resolved by the proxy), with its host and port; nil to connect directly.
   public var url: URL?

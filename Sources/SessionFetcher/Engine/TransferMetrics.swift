@@ -3,10 +3,11 @@ import Foundation
 /// What an engine measured of one exchange (one request and its response): the phases of the
 /// connection and the transfer, as libcurl reports them.
 ///
-/// In ``FetchTiming/transferMetrics``: available on the libcurl engine, nil on the URLSession
-/// engine, whose metrics never arrive on Linux. ``SessionFetcher/metricsCollectionBlock`` gets one
-/// for every exchange on both engines (on the URLSession engine, only what the fetcher measures
-/// itself; the rest nil). Each phase is in seconds from the start of the exchange and includes the phases before
+/// In ``FetchTiming/transferMetrics``: available on the libcurl engine, and on the URLSession
+/// engine on Apple platforms (from `URLSessionTaskMetrics`); nil on the URLSession engine on Linux,
+/// where FoundationNetworking never delivers metrics. ``SessionFetcher/metricsCollectionBlock``
+/// gets one for every exchange on both engines (on the URLSession engine on Linux, only what the
+/// fetcher measures itself; the rest nil). Each phase is in seconds from the start of the exchange and includes the phases before
 /// it, so `connect - nameLookup` is the TCP connect alone. A phase the exchange did not go through
 /// (DNS for an IP address, TLS for plain http, any of them on a reused connection) is nil.
 public struct TransferMetrics: Sendable, Equatable, CustomStringConvertible {

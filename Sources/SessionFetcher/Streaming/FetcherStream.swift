@@ -46,7 +46,11 @@ import Foundation
 /// a new attempt (its own Started/Stopped pair, as for any retry). A resource that changed between
 /// windows (the server answers the `If-Range` with 200) ends the stream with
 /// ``SessionFetcherError/streamInterrupted(description:)``, never retried.
-public struct FetcherStream: AsyncSequence, Sendable {
+///
+/// `@unchecked Sendable`: the `URLResponse` it holds is immutable once made (every property
+/// read-only), so sharing it between threads is safe; only its `Sendable` conformance differs
+/// between Apple's Foundation and swift-corelibs-foundation.
+public struct FetcherStream: AsyncSequence, @unchecked Sendable {
   /// The body chunk type.
   public typealias Element = Data
 

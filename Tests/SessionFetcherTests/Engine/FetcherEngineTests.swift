@@ -90,11 +90,21 @@ struct FetcherEngineTests {
     #expect("\(FetcherEngine.urlSession)" == "urlSession" && "\(FetcherEngine.libcurl)" == "libcurl")
   }
 
-  #if canImport(FoundationNetworking)
-    /// The libcurl FoundationNetworking links is there on every Linux machine with Swift.
-    @Test func libcurlIsAvailableOnLinux() {
+  #if LIBCURL_ENGINE
+    /// The libcurl FoundationNetworking links is there on every Linux machine with Swift, and
+    /// macOS ships one (`/usr/lib/libcurl.4.dylib`).
+    @Test func libcurlIsAvailableOnLinuxAndMacOS() {
       #expect(FetcherEngine.libcurl.isAvailable, "\(FetcherEngine.libcurl.unavailableReason ?? "")")
     }
+  #else
+    /// iOS, tvOS, watchOS and visionOS ship no libcurl: the engine says so in one sentence.
+    @Test func libcurlIsUnavailableWhereNoLibcurlShips() {
+      let reason = FetcherEngine.libcurl.unavailableReason ?? ""
+      #expect(reason.contains("iOS, tvOS, watchOS and visionOS") && !reason.contains("\n"))
+    }
+  #endif
+
+  #if LIBCURL_ENGINE
 
     /// Without a loadable libcurl, a fetch on it fails at begin with the reason, before any
     /// traffic and without notifications; the URLSession engine is unaffected. In a process of its
@@ -154,15 +164,6 @@ struct FetcherEngineTests {
       #expect(Set(server.requests.map(\.connectionID)).count == 1)
     }
 
-    @Test func urlSessionFetchesHaveNoTransferMetrics() async throws {
-      let server = try TestServer()
-      defer { server.stop() }
-      let fetcher = server.fetcher("/bytes/10")
-      fetcher.engine = .urlSession
-      #expect(await fetcher.fetchResult().data?.count == 10)
-      #expect(fetcher.timing.transferMetrics == nil)
-    }
-
     /// A download to a file on libcurl is one request: backpressure needs no Range windows.
     @Test func libcurlDownloadsNeedNoRangeWindows() async throws {
       let server = try TestServer()
@@ -182,6 +183,19 @@ struct FetcherEngineTests {
       let requests = server.requests(path: "/bytes/\(length)")
       #expect(requests.count == 1)
       #expect(requests.first?.header("Range") == nil)
+    }
+  #endif
+
+  #if FOUNDATION_NETWORKING
+    /// FoundationNetworking's URLSession measures nothing (Apple's gives `URLSessionTaskMetrics`,
+    /// see `URLSessionMetricsMappingTests`).
+    @Test func urlSessionFetchesHaveNoTransferMetricsOnFoundationNetworking() async throws {
+      let server = try TestServer()
+      defer { server.stop() }
+      let fetcher = server.fetcher("/bytes/10")
+      fetcher.engine = .urlSession
+      #expect(await fetcher.fetchResult().data?.count == 10)
+      #expect(fetcher.timing.transferMetrics == nil)
     }
   #endif
 }

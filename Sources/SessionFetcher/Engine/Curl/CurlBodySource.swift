@@ -1,7 +1,29 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import Foundation
 
-  import Glibc
+  #if canImport(Glibc)
+    import Glibc
+  #elseif canImport(Darwin)
+    import Darwin
+  #endif
+
+  // The C library's close and read, which CurlBodySource's methods of the same names would shadow.
+  @discardableResult
+  private func systemClose(_ descriptor: Int32) -> Int32 {
+    #if canImport(Glibc)
+      Glibc.close(descriptor)
+    #else
+      Darwin.close(descriptor)
+    #endif
+  }
+
+  private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+      Glibc.read(descriptor, buffer, count)
+    #else
+      Darwin.read(descriptor, buffer, count)
+    #endif
+  }
 
   /// The request body of one transfer, read by libcurl's read callback on the loop thread.
   ///
@@ -50,7 +72,7 @@
       }
       var status = stat()
       guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-        Glibc.close(descriptor)
+        systemClose(descriptor)
         throw URLError(.cannotOpenFile, userInfo: [NSURLErrorFailingURLErrorKey: url])
       }
       source = .file(descriptor: descriptor)
@@ -84,7 +106,7 @@
         case .bytes(let count):
           bytesRead += Int64(count)
         case .failed:
-          if failure == nil { failure = Self.streamFailure(pump.streamError) }
+          if failure == nil { failure = RequestBodyStreamError.failed(pump.streamError) }
         case .wouldBlock: break
         }
         return result
@@ -109,7 +131,7 @@
       if remaining > 1 {
         let result = pump.read(into: buffer, capacity: Int(min(Int64(capacity), remaining - 1)))
         if result == .bytes(0) {
-          failure = Self.lengthMismatch(expected: length, read: bytesRead, ended: true)
+          failure = RequestBodyStreamError.lengthMismatch(expected: length, read: bytesRead)
           return .failed
         }
         return result
@@ -118,7 +140,7 @@
       if heldLastByte == nil {
         switch pump.read(into: &probe, capacity: 1) {
         case .bytes(0):
-          failure = Self.lengthMismatch(expected: length, read: bytesRead, ended: true)
+          failure = RequestBodyStreamError.lengthMismatch(expected: length, read: bytesRead)
           return .failed
         case .bytes:
           heldLastByte = probe
@@ -134,31 +156,13 @@
         heldLastByte = nil
         return .bytes(1)
       case .bytes:
-        failure = Self.lengthMismatch(expected: length, read: length + 1, ended: false)
+        failure = RequestBodyStreamError.lengthMismatch(expected: length, read: length + 1)
         return .failed
       case .wouldBlock:
         return .wouldBlock
       case .failed:
         return .failed
       }
-    }
-
-    private static func streamFailure(_ streamError: (any Error)?) -> URLError {
-      guard let streamError else { return URLError(.requestBodyStreamExhausted) }
-      return URLError(
-        .requestBodyStreamExhausted,
-        userInfo: [
-          NSUnderlyingErrorKey: streamError,
-          NSLocalizedDescriptionKey: "The request body stream failed: \(streamError.localizedDescription)",
-        ])
-    }
-
-    private static func lengthMismatch(expected: Int64, read: Int64, ended: Bool) -> URLError {
-      let text =
-        ended
-        ? "The request body stream ended after \(read) of its \(expected) bytes"
-        : "The request body stream ran past its \(expected) bytes"
-      return URLError(.requestBodyStreamExhausted, userInfo: [NSLocalizedDescriptionKey: text])
     }
 
     /// Body bytes handed to libcurl so far (libcurl's own upload count includes chunk framing).
@@ -176,7 +180,7 @@
         return count
       case .file(let descriptor):
         while true {
-          let count = Glibc.read(descriptor, buffer, capacity)
+          let count = systemRead(descriptor, buffer, capacity)
           if count >= 0 { return count }
           if errno == EINTR { continue }
           failure = URLError(.cannotOpenFile)
@@ -207,7 +211,7 @@
       case .data:
         break
       case .file(let descriptor):
-        if offset >= 0 { _ = Glibc.close(descriptor) }
+        if offset >= 0 { _ = systemClose(descriptor) }
         offset = -1
       case .stream(let pump):
         if offset >= 0 { pump.close() }

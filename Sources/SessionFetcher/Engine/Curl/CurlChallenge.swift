@@ -1,4 +1,4 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import Foundation
 
   /// The authentication challenge of a 401 (`WWW-Authenticate`) or 407 (`Proxy-Authenticate`) head,

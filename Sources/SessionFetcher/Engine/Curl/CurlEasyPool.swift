@@ -1,4 +1,4 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import CCurl
 
   /// The easy handles of one ``CurlLoop`` kept between transfers (loop thread only).

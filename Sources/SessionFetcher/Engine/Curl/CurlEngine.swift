@@ -1,6 +1,6 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   /// An engine that moves HTTP exchanges with libcurl's multi interface, driven directly: one
   /// event-loop thread per engine, a connection cache shared by its transfers, HTTP/2 over TLS where
   /// the server offers it, real backpressure and phase timings.

@@ -1,4 +1,4 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import Foundation
 
   /// The libcurl engine's session: a ``CurlEngine`` (one event-loop thread), made on demand from

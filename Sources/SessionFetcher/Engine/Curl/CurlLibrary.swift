@@ -1,9 +1,9 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import CCurl
 
-  /// The libcurl the engine uses: the `libcurl.so.4` FoundationNetworking itself links, opened at
-  /// run time (or the file named by the environment variable `SESSIONFETCHER_LIBCURL_PATH`, read once
-  /// at the first use).
+  /// The libcurl the engine uses, opened at run time: on Linux the `libcurl.so.4` FoundationNetworking
+  /// itself links, on macOS the system's `/usr/lib/libcurl.4.dylib` (or the file named by the
+  /// environment variable `SESSIONFETCHER_LIBCURL_PATH`, read once at the first use).
   ///
   /// Loading happens once per process, on first use of any member, from any thread; the answer never
   /// changes afterwards.
@@ -33,10 +33,15 @@
     }
   }
 #else
-  /// The libcurl engine is not available on this platform.
+  import CCurl
+
+  /// The libcurl engine is not available on this platform (iOS, tvOS, watchOS, visionOS).
   package enum CurlLibrary {
-    /// Always says why: the libcurl engine exists on Linux only.
-    package static var unavailableReason: String? { "the libcurl engine is unavailable on this platform" }
+    /// Always says why, with the C target's sentence.
+    package static var unavailableReason: String? {
+      ccurl_unavailable_reason().map { String(cString: $0) }
+        ?? "the libcurl engine is unavailable on this platform"
+    }
     /// Always nil.
     package static var version: String? { nil }
     /// Always 0.

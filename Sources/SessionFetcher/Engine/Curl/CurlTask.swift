@@ -1,4 +1,4 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import CCurl
   import Foundation
 

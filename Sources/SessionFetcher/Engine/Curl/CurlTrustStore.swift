@@ -1,9 +1,11 @@
-#if canImport(FoundationNetworking)
+#if LIBCURL_ENGINE
   import CCurl
   import Foundation
 
   #if canImport(Glibc)
     import Glibc
+  #elseif canImport(Darwin)
+    import Darwin
   #endif
 
   /// The trust roots of `TLSSettings` that add to or replace the system's, as one PEM file per
@@ -17,7 +19,7 @@
   ///
   /// The file is in memory: an anonymous, sealed file (`memfd_create`) that libcurl opens by its
   /// descriptor's path under `/proc/self/fd`, so nothing is left on disk even when the process is
-  /// killed. Only where that cannot be done (no `memfd_create`, no `/proc`) is it a file in a private
+  /// killed. Only where that cannot be done (no `memfd_create`, no `/proc`: macOS) is it a file in a private
   /// folder made for the process (mode 0700) in the temporary folder, removed when the process exits
   /// normally; the files hold public certificates only. At most ``fileLimit`` are kept once the
   /// others are no longer in use (see `TrustFileIndex`): roots that change over a process's life do

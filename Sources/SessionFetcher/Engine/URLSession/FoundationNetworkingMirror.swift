@@ -1,4 +1,4 @@
-#if canImport(FoundationNetworking)
+#if FOUNDATION_NETWORKING
   @_spi(Reflection) import Swift
   import Foundation
 

@@ -15,7 +15,7 @@ import Foundation
 /// URLSession takes literals as they are: nothing is changed there.
 enum IPv6LiteralHost {
   /// Whether URLs are respelled: where URLSession is FoundationNetworking.
-  #if canImport(FoundationNetworking)
+  #if FOUNDATION_NETWORKING
     static let isNeeded = true
   #else
     static let isNeeded = false

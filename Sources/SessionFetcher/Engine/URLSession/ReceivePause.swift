@@ -1,4 +1,4 @@
-#if canImport(FoundationNetworking)
+#if FOUNDATION_NETWORKING
   import CCurl
   import Foundation
 

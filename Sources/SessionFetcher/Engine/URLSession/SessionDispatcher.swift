@@ -135,7 +135,12 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
       $0.handler.task($0.task, willRedirect: response, to: IPv6LiteralHost.decoded(request))
     }
     // Never to a task the library has cancelled meanwhile: that kills the process (see the gate).
-    Self.redirectGate.answer(task, session: self) { completionHandler(answer) }
+    #if FOUNDATION_NETWORKING
+      Self.redirectGate.answer(task, session: self) { completionHandler(answer) }
+    #else
+      // Apple's URLSession takes an answer that comes after a cancellation.
+      completionHandler(answer)
+    #endif
   }
 
   package func urlSession(
@@ -154,35 +159,60 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     _ session: URLSession, task: URLSessionTask,
     needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
   ) {
-    completionHandler(registration(for: task).flatMap { $0.handler.taskNeedsNewBodyStream($0.task) })
+    let stream = registration(for: task).flatMap { registration in
+      registration.handler.taskNeedsNewBodyStream(registration.task).map {
+        registration.task.urlSessionBodyStream($0, length: registration.task.bodyStreamLength)
+      }
+    }
+    completionHandler(stream)
   }
 
   package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
     let registration = handlers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
     Self.redirectGate.completed(task)
-    #if canImport(FoundationNetworking)
-      let refusedFraming = ResponseHeadGuard.taskCompleted(task)
-    #else
-      let refusedFraming = false
-    #endif
+    var mapped = Self.foundationNetworkingCorrection(of: error, for: task)
     // Counted here: FoundationNetworking's own counters may still be 0 when the task completes.
     if ArenaTrim.taskEnded(movingBytes: max(registration?.bytesMoved ?? 0, task.countOfBytesSent)) {
       trimRequests.withLock { $0 += 1 }
     }
-    // FoundationNetworking reports many of libcurl's failures as -1 or apart from Apple, with
-    // libcurl's text: give them Apple's code (see `FoundationNetworkingErrors`).
-    var mapped = (error as? URLError).flatMap(FoundationNetworkingErrors.appleError)
-    if refusedFraming, let failed = error as? URLError {
-      // Not libcurl's text for the refusal ("Failed writing header"): the response was at fault.
-      let info = failed.userInfo.filter {
-        $0.key != NSLocalizedDescriptionKey && $0.key != NSUnderlyingErrorKey
-      }
-      mapped = URLError(.badServerResponse, userInfo: info)
-    }
     guard let registration else { return }
+    // A body stream that failed or was not its length (Apple platforms, see `BodyStreamPump`).
+    if let bodyFailure = registration.task.bodyFailure { mapped = bodyFailure }
     registration.handler.task(
       registration.task, didCompleteWithError: (mapped ?? error).map(IPv6LiteralHost.decoded))
   }
+
+  /// The error FoundationNetworking should have given for a completed task (nil: keep `error`), once
+  /// its response-head gate is freed: a head `ResponseHeadGuard` refused is `.badServerResponse`
+  /// (not libcurl's "Failed writing header"), and libcurl's failures it reports as -1 or apart from
+  /// Apple get Apple's code (see `FoundationNetworkingErrors`). Apple's URLSession needs neither.
+  private static func foundationNetworkingCorrection(of error: Error?, for task: URLSessionTask) -> URLError?
+  {
+    #if FOUNDATION_NETWORKING
+      let refusedFraming = ResponseHeadGuard.taskCompleted(task)
+      if refusedFraming, let failed = error as? URLError {
+        let info = failed.userInfo.filter {
+          $0.key != NSLocalizedDescriptionKey && $0.key != NSUnderlyingErrorKey
+        }
+        return URLError(.badServerResponse, userInfo: info)
+      }
+      return (error as? URLError).flatMap(FoundationNetworkingErrors.appleError)
+    #else
+      return nil
+    #endif
+  }
+
+  #if !FOUNDATION_NETWORKING
+    /// Apple's URLSession hands over a task's metrics before its completion (FoundationNetworking
+    /// never does): they become the engine task's ``URLSessionEngineTask/transferMetrics``.
+    package func urlSession(
+      _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
+    ) {
+      registration(for: task)?.task.collected(
+        TransferMetrics(
+          urlSessionTransactions: URLSessionTransaction.all(of: metrics), taskInterval: metrics.taskInterval))
+    }
+  #endif
 
   package func urlSession(_ session: URLSession, didBecomeInvalidWithError error: Error?) {
     onInvalidate()

@@ -36,7 +36,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
 
   /// The default window of a download to a file (`SessionFetcher.downloadWindowLength`): 16 MiB
   /// on Linux, where this engine pauses by ending its transfer (see ``pausing``), else none.
-  #if canImport(FoundationNetworking)
+  #if FOUNDATION_NETWORKING
     package static let defaultDownloadWindowLength: Int64? = 16 * 1024 * 1024
   #else
     package static let defaultDownloadWindowLength: Int64? = nil
@@ -72,7 +72,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// `configuration` with, on Linux, the cache that keeps responses FoundationNetworking cannot survive
   /// from reaching it (see `ResponseHeadGuard`).
   private static func guarded(_ configuration: URLSessionConfiguration) -> URLSessionConfiguration {
-    #if canImport(FoundationNetworking)
+    #if FOUNDATION_NETWORKING
       guard ResponseHeadGuard.isAvailable, let copy = configuration.copy() as? URLSessionConfiguration else {
         return configuration
       }
@@ -97,14 +97,14 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// handle can be found.
   package var pausing: StreamPausing.Method { Self.platformPausing }
 
-  #if canImport(FoundationNetworking)
+  #if FOUNDATION_NETWORKING
     /// FoundationNetworking makes each chunk on whichever dispatch thread reads the socket, from
     /// that thread's glibc arena (see `ByteRing`).
     package var streamBuffersCopyChunks: Bool { true }
   #endif
 
   /// See ``pausing``.
-  #if canImport(FoundationNetworking)
+  #if FOUNDATION_NETWORKING
     static let platformPausing: StreamPausing.Method =
       ReceivePause.isAvailable ? .continueWithRangeElseSuspendTask : .continueWithRange
   #else
@@ -120,16 +120,26 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   }
 
   package var routeLimitation: String? {
-    "the URLSession engine, which takes its proxy only from the environment and connects over TCP "
-      + "only; the libcurl engine honours them (set engine = .libcurl)"
+    "the URLSession engine, which takes its proxy from the platform (the environment on Linux) and "
+      + "connects over TCP only; the libcurl engine honours them (set engine = .libcurl)"
   }
 
-  /// An uncapped URLSession shared by streams would churn libcurl's connections beneath it (see
-  /// `FetcherSession.defaultConfiguration(for:)`): each stream gets a session of its own.
+  /// Each stream gets a session of its own: on FoundationNetworking an uncapped URLSession shared
+  /// by streams would churn libcurl's connections beneath it (see
+  /// `FetcherSession.defaultConfiguration(for:)`), and on Apple platforms a long-lived stream would
+  /// hold one of the shared session's few connections per host for as long as it lasts.
   package var sharesOneSessionAmongStreams: Bool { false }
 
-  /// Never: URLSession sends any stream chunked, and frames one with a length twice (corelibs #4818).
-  package func sendsSizedStreams(for request: URLRequest) -> Bool { false }
+  /// On FoundationNetworking never: it sends any stream chunked, and frames one with a length twice
+  /// (corelibs #4818), so the fetcher reads such a body first (`BodySpool`). Apple's URLSession
+  /// sends a stream with its `Content-Length`.
+  package func sendsSizedStreams(for request: URLRequest) -> Bool {
+    #if FOUNDATION_NETWORKING
+      return false
+    #else
+      return true
+    #endif
+  }
 
   package var isInvalidated: Bool { state.withLock { $0.invalidated } }
 
@@ -193,7 +203,11 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// `url` as FoundationNetworking fetches it (an IPv6 literal respelled, see `IPv6LiteralHost`;
   /// scheme and host in lower case), or nil when it fetches it as it is.
   static func urlForFoundationNetworking(_ url: URL) -> URL? {
-    IPv6LiteralHost.encoded(url) ?? lowercasingSchemeAndHost(url)
+    #if FOUNDATION_NETWORKING
+      return IPv6LiteralHost.encoded(url) ?? lowercasingSchemeAndHost(url)
+    #else
+      return nil
+    #endif
   }
 
   /// Makes the URLSession task of `task`, on ``taskQueue``.
@@ -220,7 +234,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     case .file(let url):
       // A file body small enough is sent from memory (see `FileUploadPauseRace`: FoundationNetworking's
       // file source can crash the process).
-      #if canImport(FoundationNetworking)
+      #if FOUNDATION_NETWORKING
         let fileBytes = FileUploadPauseRace.inMemoryBody(for: url)
       #else
         let fileBytes: Data? = nil
@@ -231,11 +245,23 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
       } else {
         made = session.uploadTask(with: request, fromFile: url)
       }
-    case .stream(let stream), .sizedStream(let stream, _):
-      // Never with a length here: FoundationNetworking would frame it twice (corelibs #4818).
+    case .stream(let stream):
       var streamed = request
       streamed.setValue(nil, forHTTPHeaderField: "Content-Length")
-      streamed.httpBodyStream = stream
+      streamed.httpBodyStream = task.urlSessionBodyStream(stream, length: nil)
+      made = session.dataTask(with: streamed)
+    case .sizedStream(let stream, let length):
+      var streamed = request
+      #if FOUNDATION_NETWORKING
+        // Never with a length here: FoundationNetworking would frame it twice (corelibs #4818;
+        // ``sendsSizedStreams(for:)`` is false, so the fetcher sends such a body otherwise).
+        streamed.setValue(nil, forHTTPHeaderField: "Content-Length")
+        streamed.httpBodyStream = task.urlSessionBodyStream(stream, length: nil)
+      #else
+        // Apple's URLSession sends a body stream with the request's Content-Length.
+        streamed.setValue(String(length), forHTTPHeaderField: "Content-Length")
+        streamed.httpBodyStream = task.urlSessionBodyStream(stream, length: length)
+      #endif
       made = session.dataTask(with: streamed)
     }
     dispatcher.register(handler, as: task, for: made, bodyLength: bodyLength)

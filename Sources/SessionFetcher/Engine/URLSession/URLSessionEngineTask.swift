@@ -25,6 +25,12 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
     var session: URLSession?
     /// Its response is paused through libcurl (see `ReceivePause`; on the engine's queue).
     var receivePaused = false
+    /// What Apple's URLSession measured of the task (FoundationNetworking measures nothing).
+    var metrics: TransferMetrics?
+    /// The exact length of the task's body stream, if it has one with a length.
+    var bodyStreamLength: Int64?
+    /// Why the body stream could not be sent whole (see `BodyStreamPump`; Apple platforms).
+    var bodyFailure: URLError?
   }
 
   private let state = Locked(State())
@@ -109,7 +115,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
   /// Pauses or goes on reading `task`'s response: on Linux through libcurl (see `ReceivePause`),
   /// elsewhere with `URLSessionTask.suspend()` / `resume()`. On the engine's queue.
   private static func setReading(_ task: URLSessionTask, in session: URLSession, paused: Bool) {
-    #if canImport(FoundationNetworking)
+    #if FOUNDATION_NETWORKING
       if paused { ReceivePause.pause(task, in: session) } else { ReceivePause.resume(task, in: session) }
     #else
       _ = session
@@ -142,8 +148,45 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
 
   package var response: URLResponse? { urlSessionTask?.response.map(IPv6LiteralHost.decoded) }
 
-  /// FoundationNetworking never delivers `URLSessionTaskMetrics`.
-  package var transferMetrics: TransferMetrics? { nil }
+  /// What Apple's URLSession measured (`URLSessionTaskMetrics`, delivered before the task's
+  /// completion); always nil on FoundationNetworking, which never delivers them.
+  package var transferMetrics: TransferMetrics? { state.withLock { $0.metrics } }
+
+  /// The stream URLSession reads for the body `stream` (of exactly `length` bytes, when given): on
+  /// Apple platforms the input half of a bound pair fed from it (see `BodyStreamPump`), whose
+  /// failure cancels the task and becomes its error (``bodyFailure``); on FoundationNetworking,
+  /// which reads a stream without its events, `stream` itself.
+  func urlSessionBodyStream(_ stream: InputStream, length: Int64?) -> InputStream {
+    state.withLock { $0.bodyStreamLength = length }
+    #if canImport(Darwin)
+      return BodyStreamPump.boundStream(reading: stream, length: length) { [weak self] error in
+        self?.bodyFailed(error)
+      }
+    #else
+      return stream
+    #endif
+  }
+
+  /// The length given with the body stream (for the stream URLSession asks for again).
+  var bodyStreamLength: Int64? { state.withLock { $0.bodyStreamLength } }
+
+  /// Why the body stream could not be sent whole, if it could not.
+  var bodyFailure: URLError? { state.withLock { $0.bodyFailure } }
+
+  /// The body stream failed (or was not its length): the task ends, with that error.
+  private func bodyFailed(_ error: URLError) {
+    let task = state.withLock { state -> URLSessionTask? in
+      state.bodyFailure = error
+      return state.ended ? nil : state.task
+    }
+    guard let task else { return }
+    queue.async { task.cancel() }
+  }
+
+  /// Takes the metrics URLSession collected for the task.
+  func collected(_ metrics: TransferMetrics?) {
+    state.withLock { $0.metrics = metrics }
+  }
 
   package var diagnosticSummary: String {
     let (task, ended) = state.withLock { ($0.task, $0.ended) }
