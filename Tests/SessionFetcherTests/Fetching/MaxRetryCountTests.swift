@@ -53,19 +53,4 @@ struct MaxRetryCountTests {
     #expect(asked.count == 1)
     #expect(server.requestCount(path: "/fail-first") == 2)
   }
-
-  @Test func aNegativeLimitFailsAtBeginAndSendsNothing() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = failingFetcher(server, failures: 1, key: UUID().uuidString)
-    fetcher.maxRetryCount = -1
-    let result = await fetcher.fetchResult()
-    guard case .invalidConfiguration(let text)? = result.fetcherError else {
-      Issue.record("expected invalidConfiguration, got \(String(describing: result.error))")
-      return
-    }
-    #expect(text.contains("maxRetryCount"))
-    try await Task.sleep(nanoseconds: 100_000_000)
-    #expect(server.requests.isEmpty)
-  }
 }
