@@ -23,6 +23,10 @@ struct ScriptedNothingSentTests {
     case downloadWithoutADestination
     /// `maxRetryCount` set to -1.
     case negativeMaxRetryCount
+    /// `maximumRedirects` set to -1.
+    case negativeMaximumRedirects
+    /// `maximumRedirects` set to `Int.min`.
+    case leastMaximumRedirects
 
     var testDescription: String {
       switch self {
@@ -30,6 +34,8 @@ struct ScriptedNothingSentTests {
       case .beginFetchInACancelledTask: "beginFetch in a cancelled task: cancelled"
       case .downloadWithoutADestination: "download without a destination: invalid configuration"
       case .negativeMaxRetryCount: "a negative maxRetryCount: invalid configuration"
+      case .negativeMaximumRedirects: "maximumRedirects -1: invalid configuration"
+      case .leastMaximumRedirects: "maximumRedirects Int.min: invalid configuration"
       }
     }
 
@@ -57,6 +63,12 @@ struct ScriptedNothingSentTests {
         fetcher.isRetryEnabled = true
         fetcher.maxRetryCount = -1
         return await fetcher.fetchResult().error
+      case .negativeMaximumRedirects:
+        fetcher.maximumRedirects = -1
+        return await fetcher.fetchResult().error
+      case .leastMaximumRedirects:
+        fetcher.maximumRedirects = .min
+        return await fetcher.fetchResult().error
       }
     }
 
@@ -69,6 +81,9 @@ struct ScriptedNothingSentTests {
         return true
       case (.negativeMaxRetryCount, .invalidConfiguration(let text)?):
         return text.contains("maxRetryCount")
+      case (.negativeMaximumRedirects, .invalidConfiguration(let text)?),
+        (.leastMaximumRedirects, .invalidConfiguration(let text)?):
+        return text.contains("maximumRedirects")
       default:
         return false
       }
