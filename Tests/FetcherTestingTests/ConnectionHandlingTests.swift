@@ -252,9 +252,7 @@ struct ConnectionHandlingTests {
       default: _ = try client.request("GET", "/bytes/10")
       }
     }
-    let deadline = Date().addingTimeInterval(10)
-    while server.core.workers.liveCount > 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-    #expect(server.core.workers.liveCount == 1)
+    #expect(server.core.workers.waitUntilLive(atMost: 1, timeout: 60))
     #expect(try RawHTTPClient(port: server.port).request("GET", "/text?value=ok").text == "ok")
   }
 }

@@ -10,20 +10,21 @@ struct ElasticThreadExecutorTests {
   @Test func blockedJobsDoNotStarveTheOthers() async {
     let count = 8
     let started = DispatchSemaphore(value: 0)
-    let allStarted = Recorder<Bool>()
+    let allStarted = Gate()
+    let metAll = Recorder<Bool>()
     let met = await withOwnThreads {
       await withTaskGroup(of: Bool.self) { group in
         for _ in 0..<count {
           group.addTask {
             started.signal()
             // Blocks this thread until every task has signalled (at most 20 s).
-            let deadline = Date().addingTimeInterval(20)
-            while allStarted.count == 0 && Date() < deadline { usleep(1_000) }
-            return allStarted.count == 1
+            allStarted.wait(timeout: 20)
+            return metAll.count == 1
           }
         }
         for _ in 0..<count { _ = started.wait(timeout: .now() + 20) }
-        allStarted.append(true)
+        metAll.append(true)
+        allStarted.open()
         var results: [Bool] = []
         for await result in group { results.append(result) }
         return results

@@ -18,14 +18,12 @@ struct LifecycleTests {
   }
 
   @Test("stop() ends a hanging request and is idempotent")
-  func stopEndsHang() throws {
+  func stopEndsHang() async throws {
     let server = try TestServer()
     let client = try RawHTTPClient(port: server.port)
     try client.sendRequest("GET", "/hang")
     // Wait until the request is recorded, so the connection is really inside /hang.
-    let deadline = Date().addingTimeInterval(5)
-    while server.requestCount(path: "/hang") == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-    #expect(server.requestCount(path: "/hang") == 1)
+    #expect(await eventually { server.requestCount(path: "/hang") == 1 })
     server.stop()
     #expect(client.waitForClose() != .timedOut)
     #expect(server.core.workers.liveCount == 0)
@@ -34,22 +32,20 @@ struct LifecycleTests {
   }
 
   @Test("a hanging request ends when the client leaves")
-  func hangEndsOnDisconnect() throws {
+  func hangEndsOnDisconnect() async throws {
     let server = try TestServer()
     defer { server.stop() }
     let client = try RawHTTPClient(port: server.port)
     try client.sendRequest("GET", "/hang")
-    var deadline = Date().addingTimeInterval(5)
-    while server.requestCount(path: "/hang") == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    #expect(await eventually { server.requestCount(path: "/hang") == 1 })
     #expect(server.core.workers.liveCount == 2)  // accept loop + the hanging connection
     client.close()
-    deadline = Date().addingTimeInterval(5)
-    while server.core.workers.liveCount > 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    #expect(server.core.workers.waitUntilLive(atMost: 1, timeout: 60))
     #expect(server.core.workers.liveCount == 1)
   }
 
   @Test("stop() also ends stalled responses, delays and drips")
-  func stopEndsEverything() throws {
+  func stopEndsEverything() async throws {
     let server = try TestServer()
     let targets = [
       "/stall?length=100&send=10", "/delay/60", "/drip?bytes=10&chunks=10&interval=10000", "/hang",
@@ -59,8 +55,7 @@ struct LifecycleTests {
       try client.sendRequest("GET", target)
       return client
     }
-    let deadline = Date().addingTimeInterval(5)
-    while server.requests.count < targets.count && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+    #expect(await eventually { server.requests.count == targets.count })
     server.stop()
     #expect(server.core.workers.liveCount == 0)
     for client in clients {

@@ -185,17 +185,12 @@ struct LoggingFileTests {
   func writtenWithoutFlush() async throws {
     try await withLogging { folder in
       _ = await server.fetcher("/text?value=unflushed").fetchResult()
-      var found = false
-      for _ in 0..<200 where !found {
-        if let run = try? runFolders(in: folder).first {
-          let text = try? String(contentsOf: run.appendingPathComponent("fetch_1.txt"), encoding: .utf8)
-          let har = try? Data(contentsOf: run.appendingPathComponent(LogFileWriter.harFileName))
-          found =
-            text?.contains("unflushed") == true
-            && har.map { String(decoding: $0, as: UTF8.self) }?
-              .contains("unflushed") == true
-        }
-        if !found { try await Task.sleep(nanoseconds: 10_000_000) }
+      let found = await eventually {
+        guard let run = try? runFolders(in: folder).first else { return false }
+        let text = try? String(contentsOf: run.appendingPathComponent("fetch_1.txt"), encoding: .utf8)
+        let har = try? Data(contentsOf: run.appendingPathComponent(LogFileWriter.harFileName))
+        return text?.contains("unflushed") == true
+          && har.map { String(decoding: $0, as: UTF8.self) }?.contains("unflushed") == true
       }
       #expect(found)
     }
@@ -209,12 +204,7 @@ struct LoggingFileTests {
       let fetcher = server.fetcher("/hang")
       fetcher.beginFetch { _, _ in }
       defer { fetcher.stopFetching() }
-      var made = false
-      for _ in 0..<500 where !made {
-        made = (try? runFolders(in: folder).isEmpty == false) ?? false
-        if !made { try await Task.sleep(nanoseconds: 10_000_000) }
-      }
-      #expect(made)
+      #expect(await eventually { (try? runFolders(in: folder).isEmpty == false) ?? false })
       #expect(fetcher.isFetching)
     }
   }

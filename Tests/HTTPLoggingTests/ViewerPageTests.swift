@@ -353,7 +353,7 @@ extension LoggingFileTests {
       stopped.comment = "Stopped while waiting"
       stopped.stopFetchingTriggersCompletionHandler = true
       async let stoppedResult = stopped.fetchResult()
-      try? await Task.sleep(nanoseconds: 100_000_000)
+      #expect(await eventually { server.requestCount(path: "/hang") == 1 })
       stopped.stopFetching()
       _ = await stoppedResult
       SessionFetcher.flushLogs()

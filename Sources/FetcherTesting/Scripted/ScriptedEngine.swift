@@ -86,6 +86,21 @@ public final class ScriptedEngine: Sendable {
   /// session, a fetch's own, a stream's).
   public var sessionCount: Int { book.state.withLock { $0.sessionsMade } }
 
+  /// Returns once every event the engine queued before the call has been performed, each handed
+  /// to its fetcher: once ``requests`` shows an exchange `completed`, the fetcher has been told
+  /// after this returns. A test checks what must not follow an event (a second completion, a late
+  /// callback) without waiting a while for it:
+  ///
+  /// ```swift
+  /// #expect(await eventually { engine.requests.first?.events.last?.kind == .completed(failed: true) })
+  /// await engine.drainEvents()
+  /// await drain(fetcher.callbackQueue)
+  /// #expect(completions.count == 1)
+  /// ```
+  public func drainEvents() async {
+    await drain(book.events)
+  }
+
   // MARK: Running fetchers
 
   /// The URL of `path` on ``origin``.

@@ -35,6 +35,12 @@ public struct ScriptedRequest: Sendable {
   /// Whether the fetcher cancelled the exchange (a timeout, a stop, a pause that cancels).
   public var wasCancelled: Bool { events.contains { $0.kind == .cancelled } }
 
+  /// Whether the exchange has completed (fetched, failed or cancelled); after it, the engine tells
+  /// its fetcher nothing more of it.
+  public var hasCompleted: Bool {
+    events.contains { $0.kind == .completed(failed: false) || $0.kind == .completed(failed: true) }
+  }
+
   /// How many times the fetcher suspended the exchange (backpressure on a stream).
   public var suspensionCount: Int { events.filter { $0.kind == .suspended }.count }
 }

@@ -62,6 +62,19 @@ final class WorkerTracker: @unchecked Sendable {
     }
   }
 
+  /// Waits until at most `count` workers have not finished (the accept loop alone is 1), or
+  /// `timeout` passes; returns whether they had. Woken by each worker's end, not by polling.
+  @discardableResult
+  func waitUntilLive(atMost count: Int, timeout: Double) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    condition.lock()
+    defer { condition.unlock() }
+    while live.count > count {
+      if !condition.wait(until: deadline) { return live.count <= count }
+    }
+    return true
+  }
+
   /// Runs `body` on a new thread named `name`, counted as a worker from now until `body` returns.
   func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     let worker = register()

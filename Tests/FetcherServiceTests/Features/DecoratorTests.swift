@@ -89,19 +89,19 @@ private final class BlockingDecorator: FetcherDecorator {
   }
 }
 
-/// Waits in `Task.sleep` (which honours cancellation) and records whether it was cancelled.
-private final class SleepingDecorator: FetcherDecorator {
+/// Waits for nothing but its task's cancellation, and records that it was cancelled.
+private final class UntilCancelledDecorator: FetcherDecorator {
   let entered = Recorder<Bool>()
   let cancelled = Recorder<Bool>()
 
   func fetcherWillStart(_ fetcher: SessionFetcher, request: URLRequest) async throws -> URLRequest {
     entered.append(true)
-    do {
-      try await Task.sleep(nanoseconds: 120_000_000_000)
-    } catch {
-      cancelled.append(true)
-      throw error
-    }
+    // A stream nobody yields to: iterating it ends only when the task is cancelled.
+    let (never, continuation) = AsyncStream<Never>.makeStream()
+    for await _ in never {}
+    withExtendedLifetime(continuation) {}
+    if Task.isCancelled { cancelled.append(true) }
+    try Task.checkCancellation()
     return request
   }
 }
@@ -350,7 +350,7 @@ struct DecoratorTests {
     let server = try TestServer()
     defer { server.stop() }
     let service = makeService()
-    let decorator = SleepingDecorator()
+    let decorator = UntilCancelledDecorator()
     service.addDecorator(decorator)
     let fetcher = service.fetcher(url: server.url("/text?value=never"))
     let results = Recorder<FetchResult>()

@@ -69,10 +69,7 @@ struct ArenaTrimFetchTests {
   /// the request, no sooner than one interval after the last one began (a loaded machine may be
   /// slow, so well past both).
   static func waitForATrim(after count: Int) async throws -> Int {
-    let deadline = Date().addingTimeInterval(ArenaTrim.Schedule.interval + 30)
-    while ArenaTrim.figures.count <= count, Date() < deadline {
-      try await Task.sleep(nanoseconds: 50_000_000)
-    }
+    _ = await eventually(timeout: ArenaTrim.Schedule.interval + 30) { ArenaTrim.figures.count > count }
     return ArenaTrim.figures.count
   }
 

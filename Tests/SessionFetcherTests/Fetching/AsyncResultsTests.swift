@@ -48,19 +48,6 @@ struct AsyncResultsTests {
     #expect(!fetcher.isFetching)
   }
 
-  @Test func fetchResponseCancelledBeforeTheRequestExistsSendsNothing() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/bytes/1")
-    let task = Task {
-      withUnsafeCurrentTask { task in task?.cancel() }
-      return try await fetcher.fetchResponse()
-    }
-    #expect((await task.result.error as? SessionFetcherError) == .cancelled)
-    try await Task.sleep(nanoseconds: 100_000_000)
-    #expect(server.requests.isEmpty)
-  }
-
   // MARK: - download
 
   @Test func downloadReturnsTheFileItWrote() async throws {
@@ -85,23 +72,6 @@ struct AsyncResultsTests {
     fetcher.destinationFileURL = folder.appendingPathComponent("ten")
     let file = try await fetcher.download()
     #expect(try Data(contentsOf: file) == TestServer.patternBytes(count: 10))
-  }
-
-  @Test func downloadWithoutADestinationThrowsAndSendsNothing() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/bytes/10")
-    await #expect(throws: SessionFetcherError.self) { try await fetcher.download() }
-    do {
-      try await fetcher.download()
-    } catch let error as SessionFetcherError {
-      guard case .invalidConfiguration = error else {
-        Issue.record("expected invalidConfiguration, got \(error)")
-        return
-      }
-    }
-    try await Task.sleep(nanoseconds: 100_000_000)
-    #expect(server.requests.isEmpty)
   }
 
   @Test func aFailedDownloadThrowsAndLeavesNoFile() async throws {

@@ -38,20 +38,6 @@ struct AsyncTests {
     #expect(await eventually { counter.stopped == 1 })
   }
 
-  @Test func cancellationBeforeTheRequestExistsSendsNothing() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/bytes/1")
-    let task = Task {
-      withUnsafeCurrentTask { task in task?.cancel() }
-      return try await fetcher.beginFetch()
-    }
-    let result = await task.result
-    #expect((result.error as? SessionFetcherError) == .cancelled)
-    try await Task.sleep(nanoseconds: 100_000_000)
-    #expect(server.requests.isEmpty)
-  }
-
   @Test func stopFetchingEndsTheAwaitEvenWithoutTheFlag() async throws {
     let server = try TestServer()
     defer { server.stop() }

@@ -4,23 +4,11 @@ import SessionFetcher
 import TestTraits
 import Testing
 
+/// Stopping on each engine's wire. What a stop decides (one completion, none without the flag,
+/// balanced notifications, nothing sent when stopped while authorizing) is checked without sockets
+/// in ScriptedStopTests and ScriptedAuthorizerTests.
 @Suite("Stopping", .ownThreads)
 struct StopTests {
-  @Test func stopWithCallbackCompletesOnceAsCancelled() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/hang")
-    fetcher.stopFetchingTriggersCompletionHandler = true
-    let errors = Recorder<SessionFetcherError?>()
-    fetcher.beginFetch { _, error in errors.append(error as? SessionFetcherError) }
-    #expect(await eventually { server.requestCount(path: "/hang") == 1 })
-    fetcher.stopFetching()
-    fetcher.stopFetching()
-    #expect(await eventually { errors.count == 1 })
-    try await Task.sleep(nanoseconds: 100_000_000)
-    #expect(errors.values == [.cancelled])
-  }
-
   @Test func stopBeforeBeginPreventsTheFetch() async throws {
     let server = try TestServer()
     defer { server.stop() }
@@ -36,36 +24,6 @@ struct StopTests {
     await drain(silent.callbackQueue)
     #expect(server.requests.isEmpty)
     #expect(counter.started == 0)
-  }
-
-  @Test func quickBeginStopPairsStayBalanced() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let queue = makeCallbackQueue()
-    let counter = NotificationRecorder()
-    let completions = Recorder<Int>()
-    // As with main-queue callbacks in the original test, nothing queued may run between a begin
-    // and its stop; a fetch that completes on the wire in that window must still not call back.
-    queue.suspend()
-    // On a thread of its own: on the URLSession engine each begin and stop waits for
-    // FoundationNetworking's work queue, which would hold a thread of the cooperative pool.
-    let fetchers = await offThePool {
-      (0..<1000).map { _ in
-        let fetcher = server.fetcher("/bytes/10", queue: queue)
-        counter.watch(fetcher)
-        fetcher.beginFetch { _, _ in completions.append(1) }
-        fetcher.stopFetching()
-        return fetcher
-      }
-    }
-    #expect(fetchers.allSatisfy { !$0.isFetching })
-    queue.resume()
-    await drain(queue)
-    try await Task.sleep(nanoseconds: 200_000_000)
-    await drain(queue)
-    #expect(completions.count == 0)
-    #expect(counter.started == counter.stopped)
-    #expect(counter.completionInvoked == 0)
   }
 
   @Test func beginAndStopRaceFromManyThreads() async throws {
@@ -95,28 +53,5 @@ struct StopTests {
     await drain(queue)
     #expect(completions.count == fetchers.count)
     #expect(counter.started == counter.stopped)
-  }
-
-  @Test func stopDuringAuthorizationSendsNothing() async throws {
-    struct SlowAuthorizer: FetcherAuthorizer {
-      func authorizeRequest(_ request: URLRequest) async throws -> URLRequest {
-        try await Task.sleep(nanoseconds: 200_000_000)
-        return request
-      }
-    }
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/bytes/1")
-    fetcher.authorizer = SlowAuthorizer()
-    fetcher.stopFetchingTriggersCompletionHandler = true
-    let counter = NotificationRecorder([fetcher])
-    let errors = Recorder<SessionFetcherError?>()
-    fetcher.beginFetch { _, error in errors.append(error as? SessionFetcherError) }
-    fetcher.stopFetching()
-    #expect(await eventually { errors.count == 1 })
-    try await Task.sleep(nanoseconds: 400_000_000)
-    #expect(errors.values == [.cancelled])
-    #expect(server.requests.isEmpty)
-    #expect(counter.started == 0 && counter.stopped == 0)
   }
 }

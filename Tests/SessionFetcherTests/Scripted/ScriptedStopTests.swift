@@ -40,8 +40,49 @@ struct ScriptedStopTests {
     fetcher.stopFetching()
     fetcher.stopFetching()
     #expect(await eventually { errors.count == 1 })
-    await drain(fetcher.callbackQueue)
+    // The cancelled exchange's own completion comes after the stop's: it adds nothing.
+    #expect(await Self.settle(engine, fetcher.callbackQueue))
+    #expect(engine.requests.first?.events.last?.kind == .completed(failed: true))
     #expect(errors.values == [.cancelled])
+  }
+
+  /// Waits until every exchange asked of `engine` has completed and its fetcher has been told, then
+  /// until `queue` has run what that queued: whatever a late event would cause has happened.
+  static func settle(_ engine: ScriptedEngine, _ queue: DispatchQueue) async -> Bool {
+    let completed = await eventually { engine.requests.allSatisfy(\.hasCompleted) }
+    await engine.drainEvents()
+    await drain(queue)
+    return completed
+  }
+
+  /// Begins and stops race from many threads: every fetcher completes exactly once, fetched or
+  /// cancelled, and nothing follows when the exchanges' own completions come in after the stops.
+  @Test func beginAndStopRaceFromManyThreads() async {
+    let engine = ScriptedEngine()
+    engine.respond(to: "/small", with: .response(body: Data("ten bytes!".utf8)))
+    let queue = DispatchQueue(label: "test.scripted.begin-stop")
+    let counter = NotificationRecorder()
+    let completions = Recorder<SessionFetcherError?>()
+    let fetchers = (0..<200).map { _ in engine.fetcher("/small") }
+    for fetcher in fetchers {
+      fetcher.callbackQueue = queue
+      fetcher.stopFetchingTriggersCompletionHandler = true
+      counter.watch(fetcher)
+    }
+    DispatchQueue.concurrentPerform(iterations: fetchers.count * 2) { index in
+      let fetcher = fetchers[index / 2]
+      if index % 2 == 0 {
+        fetcher.beginFetch { _, error in completions.append(error as? SessionFetcherError) }
+      } else {
+        fetcher.stopFetching()
+      }
+    }
+    #expect(await eventually(timeout: 60) { completions.count == fetchers.count })
+    #expect(await Self.settle(engine, queue))
+    #expect(completions.count == fetchers.count)
+    #expect(completions.values.allSatisfy { $0 == nil || $0 == .cancelled })
+    #expect(counter.started == counter.stopped)
+    #expect(fetchers.allSatisfy { !$0.isFetching })
   }
 
   /// Each exchange holds its last chunk at a gate; the test stops every fetcher while opening
@@ -143,7 +184,8 @@ struct ScriptedStopTests {
     }
     #expect(fetchers.allSatisfy { !$0.isFetching })
     queue.resume()
-    await drain(queue)
+    // An exchange that completes after its stop must still not call back.
+    #expect(await Self.settle(engine, queue))
     #expect(completions.count == 0)
     #expect(counter.started == counter.stopped)
     #expect(counter.completionInvoked == 0)

@@ -35,7 +35,8 @@ final class RelayServer: @unchecked Sendable {
   let port: UInt16
   private let kind: Kind
   private let listener: Int32
-  private let lock = NSLock()
+  /// Guards the fields below; signalled when a relay thread ends, which ``stop()`` waits for.
+  private let lock = NSCondition()
   private var stopped = false
   private var threads = 0
   private var recorded: [String] = []
@@ -61,7 +62,9 @@ final class RelayServer: @unchecked Sendable {
   func stop() {
     lock.withLock { stopped = true }
     let deadline = Date().addingTimeInterval(5)
-    while lock.withLock({ threads }) > 0 && Date() < deadline { usleep(10_000) }
+    lock.withLock {
+      while threads > 0 && lock.wait(until: deadline) {}
+    }
     if case .unixForward(let path, _) = kind { unlink(path) }
   }
 
@@ -73,7 +76,10 @@ final class RelayServer: @unchecked Sendable {
     lock.withLock { threads += 1 }
     let thread = Thread { [self] in
       body()
-      lock.withLock { threads -= 1 }
+      lock.withLock {
+        threads -= 1
+        lock.broadcast()
+      }
     }
     thread.start()
   }
