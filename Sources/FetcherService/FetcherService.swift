@@ -148,7 +148,7 @@ public final class FetcherService: @unchecked Sendable {
       config.sessionConfiguration = nil
       config.configurationBlock = nil
     } else if config.sessionConfiguration == nil {
-      config.sessionConfiguration = FetcherSession.defaultConfiguration(for: config.engine)
+      config.sessionConfiguration = SharedSession.defaultConfiguration(for: config.engine)
     }
   }
 
@@ -347,7 +347,7 @@ public final class FetcherService: @unchecked Sendable {
 
   /// Makes the engine sessions of the service's sessions in place of ``engine``'s: a test's
   /// scripted engine. Read, like ``engine``, when the service makes a session.
-  package var engineSessions: FetcherSession.EngineSessionMaker? {
+  package var engineSessions: SharedSession.EngineSessionMaker? {
     get { self[defaults: \.engineSessions] }
     set { self[defaults: \.engineSessions] = newValue }
   }
@@ -425,13 +425,13 @@ public final class FetcherService: @unchecked Sendable {
   /// which may read the service (a read takes the same lock, which is not reentrant). Two fetchers
   /// that find no session at once may each make one; the first installed is shared, the other is
   /// let go of unused.
-  func sharedSession(for fetcher: ObjectIdentifier) -> FetcherSession {
+  func sharedSession(for fetcher: ObjectIdentifier) -> SharedSession {
     typealias Recipe = (
       configuration: URLSessionConfiguration?, engine: FetcherEngine,
       block: (@Sendable (URLSessionConfiguration) -> Void)?,
-      engineSessions: FetcherSession.EngineSessionMaker?
+      engineSessions: SharedSession.EngineSessionMaker?
     )
-    let existing = state.withLock { state -> FetcherSession? in
+    let existing = state.withLock { state -> SharedSession? in
       guard let session = state.sessions.current else { return nil }
       state.sessions.assign(session, to: fetcher)
       return session
@@ -443,13 +443,13 @@ public final class FetcherService: @unchecked Sendable {
         state.defaults.configurationBlock, state.defaults.engineSessions
       )
     }
-    let base = recipe.configuration ?? FetcherSession.defaultConfiguration(for: recipe.engine)
+    let base = recipe.configuration ?? SharedSession.defaultConfiguration(for: recipe.engine)
     LockAudit.userBlock("the service's configurationBlock")
     recipe.block?(base)
     let made =
-      recipe.engineSessions.map { FetcherSession(configuration: base, engineSessions: $0) }
-      ?? FetcherSession(configuration: base, engine: recipe.engine)
-    let (session, unused) = state.withLock { state -> (FetcherSession, FetcherSession?) in
+      recipe.engineSessions.map { SharedSession(configuration: base, engineSessions: $0) }
+      ?? SharedSession(configuration: base, engine: recipe.engine)
+    let (session, unused) = state.withLock { state -> (SharedSession, SharedSession?) in
       if let current = state.sessions.current {
         state.sessions.assign(current, to: fetcher)
         return (current, made)
@@ -464,7 +464,7 @@ public final class FetcherService: @unchecked Sendable {
   }
 
   /// The shared session now in use, if any (for tests).
-  package var currentSharedSession: FetcherSession? { state.withLock { $0.sessions.current } }
+  package var currentSharedSession: SharedSession? { state.withLock { $0.sessions.current } }
 
   /// How many shared sessions the service made so far (for tests).
   package var sharedSessionCreationCount: Int { state.withLock { $0.sessions.createdCount } }

@@ -18,9 +18,9 @@ struct PendingETag {
 /// session replaced by `resetSession()` is only invalidated once the last fetcher using it ended:
 /// no task is ever created on an invalidated session.
 struct SessionBook {
-  var current: FetcherSession?
+  var current: SharedSession?
   /// The session each fetcher took.
-  var sessionOfFetcher: [ObjectIdentifier: FetcherSession] = [:]
+  var sessionOfFetcher: [ObjectIdentifier: SharedSession] = [:]
   /// How many fetchers use each session.
   var userCount: [ObjectIdentifier: Int] = [:]
   /// When the current session lost its last user (seconds on a monotonic clock); nil while it is
@@ -33,7 +33,7 @@ struct SessionBook {
   var createdCount = 0
 
   /// Records that `fetcher` uses `session`.
-  mutating func assign(_ session: FetcherSession, to fetcher: ObjectIdentifier) {
+  mutating func assign(_ session: SharedSession, to fetcher: ObjectIdentifier) {
     guard sessionOfFetcher[fetcher] == nil else { return }
     sessionOfFetcher[fetcher] = session
     userCount[ObjectIdentifier(session), default: 0] += 1
@@ -46,7 +46,7 @@ struct SessionBook {
     /// The current session has no user left: check again after this many seconds.
     case checkIdle(after: TimeInterval)
     /// A replaced session has no user left: invalidate it.
-    case invalidate(FetcherSession)
+    case invalidate(SharedSession)
   }
 
   /// `fetcher` ended at `now`; the current session is dropped once unused for `timeout` seconds.
@@ -70,7 +70,7 @@ struct SessionBook {
     /// Unused, but not for `timeout` yet: check again after this many seconds.
     case checkAgain(after: TimeInterval)
     /// Unused for `timeout`: detached; invalidate it.
-    case invalidate(FetcherSession)
+    case invalidate(SharedSession)
   }
 
   /// The queued idle check runs at `now`.
@@ -91,7 +91,7 @@ struct SessionBook {
 
   /// Detaches the current session; returns it if nobody uses it (invalidate it now), else nil (it
   /// is invalidated when its last fetcher ends).
-  mutating func detachCurrent() -> FetcherSession? {
+  mutating func detachCurrent() -> SharedSession? {
     guard let session = current else { return nil }
     current = nil
     idleSince = nil

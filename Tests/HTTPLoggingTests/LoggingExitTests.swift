@@ -69,7 +69,7 @@ struct LoggingExitTests {
   /// of the fetch. That body is alive when `exit` runs (the completion's `data` and the fetcher's
   /// result hold it), but only through `Data` values, whose pointer to their storage carries the
   /// enum's tag in its spare bits (`0x4000…` on x86_64): LeakSanitizer's scan does not take that
-  /// for a pointer, and reports the body as a direct leak, allocated by `Exchange.chunkReceived`.
+  /// for a pointer, and reports the body as a direct leak, allocated by `HopState.chunkReceived`.
   /// It is not one: the "return" case runs the same fetch to a normal end, without this line, and
   /// LeakSanitizer reports nothing. (The same report is hidden by `.ci/lsan.supp`'s libcurl.so or
   /// FoundationNetworking line when the body is handed over from inside the engine's callback.)

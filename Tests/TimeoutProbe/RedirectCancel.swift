@@ -4,7 +4,7 @@ import SessionFetcher
 
 /// `timeout-probe redirect-cancel`: a task that is waiting for its delegate's answer to a redirect
 /// is cancelled (its fetch timed out), and the answer comes afterwards. FoundationNetworking kills
-/// the process when an answer reaches a cancelled task (see `RedirectAnswerGate`), so this runs in
+/// the process when an answer reaches a cancelled task (see `CancelledRedirectGuard`), so this runs in
 /// a child process; URLSession engine (the only one with that answer).
 ///
 /// A first fetch holds the session's delegate queue in its first body event. A second fetch on the
@@ -17,7 +17,7 @@ import SessionFetcher
 enum RedirectCancel {
   static func run() {
     guard let server = try? TestServer() else { TimeoutProbe.fail("no test server") }
-    let session = FetcherSession(configuration: nil, engine: .urlSession)
+    let session = SharedSession(configuration: nil, engine: .urlSession)
     let hold = ReadHold()
     let blocker = fetcher(server.url("/bytes/10"), session: session, timeout: 30)
     blocker.eventMonitors = [HoldInFirstData(hold)]
@@ -59,7 +59,7 @@ enum RedirectCancel {
     TimeoutProbe.finish(0)
   }
 
-  static func fetcher(_ url: URL, session: FetcherSession, timeout: TimeInterval) -> SessionFetcher {
+  static func fetcher(_ url: URL, session: SharedSession, timeout: TimeInterval) -> SessionFetcher {
     var request = URLRequest(url: url)
     request.timeoutInterval = timeout
     let fetcher = SessionFetcher(request: request)

@@ -14,7 +14,7 @@ import SessionFetcher
 /// block served by `mmap`, freed, which raises glibc's trim threshold to 32 MiB), then a new thread
 /// (so a thread arena) allocates 24 MiB in 64 KiB blocks, writes them and frees them, the last
 /// first, so that they become the free end of that arena's heap. Prints
-/// `trim-threshold outcome=<MallocTrimThreshold.outcome> kept=<bytes>`: the resident bytes the
+/// `trim-threshold outcome=<HeapReleaseThreshold.outcome> kept=<bytes>`: the resident bytes the
 /// process kept of the 24 MiB.
 enum TrimThreshold {
   static func run(engine: String, optOut: Bool) -> Never {
@@ -59,7 +59,7 @@ enum TrimThreshold {
     thread.start()
     guard freed.wait(timeout: .now() + 30) == .success else { TimeoutProbe.fail("the thread never ended") }
     let kept = residentBytes() - before
-    let outcome = MallocTrimThreshold.outcome.map { "\($0)" } ?? "none"
+    let outcome = HeapReleaseThreshold.outcome.map { "\($0)" } ?? "none"
     print("trim-threshold outcome=\(outcome) kept=\(kept)")
     exit(0)
   }

@@ -10,7 +10,7 @@ import SessionFetcher
   import FoundationNetworking
 #endif
 
-/// The configuration the library gives its own sessions (`FetcherSession.defaultConfiguration`,
+/// The configuration the library gives its own sessions (`SharedSession.defaultConfiguration`,
 /// adjusted): no URLCache, no platform cookie handling and, on Linux, at most 4 connections per
 /// host (`BENCH_MAX_CONNECTIONS` overrides the per-host limit).
 func libraryLikeConfiguration() -> URLSessionConfiguration {

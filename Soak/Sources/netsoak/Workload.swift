@@ -277,7 +277,7 @@ final class Workload: @unchecked Sendable {
         fetcher.bodyFileURL = source.url
         // Past 16 MiB the URLSession engine would send a Content-Length file body through
         // FoundationNetworking's file source, which can crash the process when the transfer is cut
-        // (the library's `FileUploadPauseRace`): the larger file goes chunked, on both engines.
+        // (the library's `FileBodyInMemory`): the larger file goes chunked, on both engines.
         if source.length > 16 << 20 { fetcher.sendsBodyFileChunked = true }
       } else {
         let url = source.url

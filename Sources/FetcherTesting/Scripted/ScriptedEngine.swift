@@ -36,7 +36,7 @@ public final class ScriptedEngine: Sendable {
   /// The scripts and the records, shared with the engine's sessions (which never hold the engine:
   /// its shared session holds them).
   let book = ScriptBook()
-  private let shared = Locked<FetcherSession?>(nil)
+  private let shared = Locked<SharedSession?>(nil)
 
   /// The origin of ``url(_:)``.
   public static let origin = "https://scripted.test"
@@ -120,10 +120,10 @@ public final class ScriptedEngine: Sendable {
 
   /// The session that fetchers run on this engine share when they have no configuration of their
   /// own.
-  var sharedSession: FetcherSession {
+  var sharedSession: SharedSession {
     shared.withLock { shared in
       if let session = shared { return session }
-      let session = FetcherSession(configuration: nil, engineSessions: book.makeSession)
+      let session = SharedSession(configuration: nil, engineSessions: book.makeSession)
       shared = session
       return session
     }
@@ -151,7 +151,7 @@ final class ScriptBook: Sendable {
   let events = DispatchQueue(label: "FetcherTesting.ScriptedEngine")
 
   /// Makes a new engine session on this book.
-  var makeSession: FetcherSession.EngineSessionMaker {
+  var makeSession: SharedSession.EngineSessionMaker {
     { [self] configuration in
       state.withLock { $0.sessionsMade += 1 }
       return ScriptedEngineSession(book: self, configuration: configuration)

@@ -9,7 +9,7 @@ import Foundation
 /// see an empty body. So a stream whose length is known before it is read (a `MIMEDocument`, see
 /// ``SessionFetcher/setBodyStream(_:exactLength:)``) is read first, off the caller's thread, and
 /// sent as what URLSession frames with a length: the bytes, up to
-/// `FileUploadPauseRace.inMemoryLimit` (16 MiB), or beyond that a temporary file (deleted when
+/// `FileBodyInMemory.inMemoryLimit` (16 MiB), or beyond that a temporary file (deleted when
 /// the fetch ends or the next attempt replaces it). The libcurl engine and Apple's URLSession need
 /// none of this: they stream the body with the length (`EngineBody.sizedStream`), and their
 /// sessions say so (`EngineSession.sendsSizedStreams(for:)`), so the spool runs only on
@@ -34,7 +34,7 @@ enum BodySpool {
   ///   before `length` bytes or goes past them, or the file cannot be written (a file is then
   ///   deleted).
   static func prepare(
-    _ stream: InputStream, length: Int64, inMemoryLimit: Int64 = FileUploadPauseRace.inMemoryLimit,
+    _ stream: InputStream, length: Int64, inMemoryLimit: Int64 = FileBodyInMemory.inMemoryLimit,
     folder: URL = FileManager.default.temporaryDirectory
   ) throws -> Prepared {
     stream.open()

@@ -72,11 +72,11 @@ enum DownloadResume {
   /// is done after it.
   static func choosePartFile(
     for response: URLResponse, destination: URL, storage: inout FetcherStorage
-  ) -> PartFileChoice {
+  ) -> PartFileAction {
     let http = response as? HTTPURLResponse
     let willWrite = storage.config.partFileWillWrite
     storage.downloadResume.validator = http.flatMap { DownloadValidator($0) }
-    var choice = PartFileChoice()
+    var choice = PartFileAction()
     if let parked = storage.downloadResume.parked {
       storage.downloadResume.parked = nil
       if let http, http.statusCode == 206, parked.destination == destination {
@@ -210,7 +210,7 @@ enum DownloadResume {
 
 /// The disk work for a response that goes to a part file, chosen under the fetcher's lock (see
 /// ``DownloadResume/choosePartFile(for:destination:storage:)``) and done after it.
-struct PartFileChoice {
+struct PartFileAction {
   enum Preparation {
     case none
     /// Create a new file, or open a kept one.

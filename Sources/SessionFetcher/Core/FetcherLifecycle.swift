@@ -10,7 +10,7 @@
 /// any state but finished ──stop──▶ stopped
 /// ```
 ///
-/// The `running` state carries the in-flight ``Exchange``; each hop replaces it whole
+/// The `running` state carries the in-flight ``HopState``; each hop replaces it whole
 /// (``hopStarted(_:)``). The states after it carry the last exchange, read-only, for what the
 /// fetcher reports once the exchange is over.
 ///
@@ -28,20 +28,20 @@ struct FetcherLifecycle {
     case idle
     /// Begun; validating, authorizing or preparing the next attempt (no Started posted yet). After
     /// a retry, carries the previous attempt's last exchange.
-    case preparing(last: Exchange?)
+    case preparing(last: HopState?)
     /// Held back by the service's per-host limit.
     case waitingForSlot
     /// An attempt is on the wire (Started posted): its current exchange.
-    case running(Exchange)
+    case running(HopState)
     /// Between attempts, waiting out the retry delay; carries the failed attempt's last exchange,
     /// and the delay once it is armed (see ``retryDelayArmed(_:)``): a delay outside this state
     /// cannot be written, and every way out of it hands the delay on to be cancelled.
-    case waitingToRetry(last: Exchange?, delay: RetryDelay?)
+    case waitingToRetry(last: HopState?, delay: RetryDelay?)
     /// The fetch ended and its completion is being delivered; carries the last exchange.
-    case finished(last: Exchange?)
+    case finished(last: HopState?)
     /// Stopped by the user (or by task cancellation, or by the service's stop-all); carries the
     /// exchange that was stopped, if any.
-    case stopped(last: Exchange?)
+    case stopped(last: HopState?)
   }
 
   /// The states without their data.
@@ -77,7 +77,7 @@ struct FetcherLifecycle {
 
   /// The in-flight exchange while running, else the last one a state carries (read-only). For the
   /// exchange in flight only, check ``phase`` and read ``current``.
-  var exchange: Exchange? {
+  var exchange: HopState? {
     switch state {
     case .running(let exchange): return exchange
     case .preparing(let last), .waitingToRetry(let last, _), .finished(let last), .stopped(let last):
@@ -87,7 +87,7 @@ struct FetcherLifecycle {
   }
 
   /// Whether the in-flight exchange is hop `hop`, still without its task (see
-  /// ``Exchange/pendingHop``).
+  /// ``HopState/pendingHop``).
   func isPending(hop: UInt64) -> Bool {
     guard case .running(let exchange) = state else { return false }
     return exchange.pendingHop == hop
@@ -95,7 +95,7 @@ struct FetcherLifecycle {
 
   /// The in-flight exchange, changed in place (a reference). Only while running: the caller checks
   /// ``phase`` under the same lock first.
-  var current: Exchange {
+  var current: HopState {
     guard case .running(let exchange) = state else {
       preconditionFailure("no exchange in flight in state \(phase)")
     }
@@ -180,7 +180,7 @@ struct FetcherLifecycle {
     switch state {
     case .preparing:
       // The attempt's first hop makes its exchange (`hopStarted`); until then, an empty one.
-      state = .running(Exchange())
+      state = .running(HopState())
       isStartedNotificationOutstanding = true
       return .postStartedAndSend
     case .waitingForSlot, .finished, .stopped:
@@ -199,7 +199,7 @@ struct FetcherLifecycle {
   }
 
   /// A hop of the running attempt goes on the wire: `exchange` replaces the previous one whole.
-  mutating func hopStarted(_ exchange: Exchange) -> HopAction {
+  mutating func hopStarted(_ exchange: HopState) -> HopAction {
     switch state {
     case .running:
       state = .running(exchange)
@@ -223,7 +223,7 @@ struct FetcherLifecycle {
 
   /// The attempt failed and will be retried after a delay.
   mutating func attemptEndedForRetry() -> RetryAction {
-    let last: Exchange?
+    let last: HopState?
     switch state {
     case .running(let exchange): last = exchange
     case .preparing(let previous): last = previous

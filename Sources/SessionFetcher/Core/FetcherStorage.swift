@@ -62,11 +62,11 @@ package struct FetcherConfiguration {
   package var serviceHost: String?
   package var userAgentProvider: (any UserAgentProvider)?
   package var presetUserAgent: String?
-  package var sessionProvider: (@Sendable () -> FetcherSession)?
+  package var sessionProvider: (@Sendable () -> SharedSession)?
   package var engine = FetcherEngine.default
   /// Makes the engine sessions of a fetch with a configuration of its own, in place of `engine`'s
   /// (a test's scripted engine).
-  package var engineSessions: FetcherSession.EngineSessionMaker?
+  package var engineSessions: SharedSession.EngineSessionMaker?
   package var tlsSettings = TLSSettings()
   package var proxySettings: ProxySettings?
   package var unixSocketPath: String?
@@ -166,12 +166,12 @@ struct FetcherStorage {
   var didRefreshAuthorization = false
 
   // The current attempt: what spans its hops. What belongs to one hop is the running state's
-  // `Exchange` (see `FetcherLifecycle`).
+  // `HopState` (see `FetcherLifecycle`).
   /// Redirects followed in the current attempt (the limit is per attempt).
   var attemptRedirects = 0
   /// The number of the last hop started (across attempts): tells a late event of an earlier hop.
   var hopCount: UInt64 = 0
-  var ownSession: FetcherSession?
+  var ownSession: SharedSession?
   /// Whether the accumulate block was given bytes since the last response head: the next 2xx head
   /// (a retry's) tells it to start over. Spans attempts.
   var accumulatedSinceResponse = false
@@ -281,7 +281,7 @@ final class FetchPlan: @unchecked Sendable {
   /// The global monitors and the fetcher's own, as they were when the fetch began.
   let monitors: [any FetcherEventMonitor]
   let cookieStorage: SessionCookieStorage?
-  let session: FetcherSession
+  let session: SharedSession
   let ownsSession: Bool
   /// The TLS settings of every exchange (checked when the plan was made).
   let tlsSettings: TLSSettings
@@ -303,7 +303,7 @@ final class FetchPlan: @unchecked Sendable {
     destination: URL?, accumulates: Bool,
     maximumInMemoryBodyLength: Int64?, idleTimeout: TimeInterval, resourceTimeout: TimeInterval?,
     callbackQueue: DispatchQueue, monitors: [any FetcherEventMonitor],
-    cookieStorage: SessionCookieStorage?, session: FetcherSession, ownsSession: Bool,
+    cookieStorage: SessionCookieStorage?, session: SharedSession, ownsSession: Bool,
     testBlock: SessionFetcher.TestBlock?, postsNotifications: Bool, tlsSettings: TLSSettings = TLSSettings(),
     route: TransportRoute = TransportRoute()
   ) {

@@ -164,7 +164,7 @@ extension SessionFetcher {
     let hop = storage.withLock { storage -> UInt64? in
       let hop = storage.hopCount + 1
       let now = Date()
-      let exchange = Exchange(
+      let exchange = HopState(
         hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: now)
       // The timeout runs from here: body preparation and the engine's making of the task count.
       if plan.testBlock == nil { exchange.pendingHop = hop }
@@ -201,7 +201,7 @@ extension SessionFetcher {
     // The fetcher's own timer enforces the timeouts on every engine (see `checkTimeout`); URLSession's
     // is only a backstop, at least 2 s later. Its timer is whole seconds on Linux (a fractional value
     // is cut, one below a second fires at once), and where it fires while the task waits for the
-    // answer to a redirect, the answer kills the process (see `RedirectAnswerGate`): the fetcher's
+    // answer to a redirect, the answer kills the process (see `CancelledRedirectGuard`): the fetcher's
     // timer must always come first and let go of the task.
     if plan.session.enforcesRequestTimeout {
       let backstop = SessionFetcher.transportTimeout(backing: plan.idleTimeout)
@@ -327,7 +327,7 @@ extension SessionFetcher {
   /// Cancels a task that the fetcher has let go of (it ignores whatever the task reports) and
   /// invalidates the session the fetch owned, if any, without the caller waiting for the engine
   /// (see ``EngineTask/letGo()`` and ``EngineSession/invalidateAndCancelWithoutWaiting()``).
-  package static func letGo(_ task: (any EngineTask)?, invalidating session: FetcherSession? = nil) {
+  package static func letGo(_ task: (any EngineTask)?, invalidating session: SharedSession? = nil) {
     task?.letGo()
     session?.invalidateAndCancelWithoutWaiting()
   }
@@ -342,7 +342,7 @@ struct AttemptStart {
 
 /// Whether a spooled body goes on to the engine, decided under the fetcher's lock by
 /// `FetcherStorage.bodySpooled(to:forHop:)`.
-enum SpoolDecision {
+enum SpoolAction {
   /// The hop still waits for it: it is the attempt's spool now; delete the one it replaced, if any.
   case kept(replacing: URL?)
   /// The hop ended meanwhile (a stop, a timeout): delete the spool, send nothing.
@@ -362,7 +362,7 @@ extension FetcherStorage {
   }
 
   /// Hop `hop`'s body was spooled to `url`.
-  mutating func bodySpooled(to url: URL, forHop hop: UInt64) -> SpoolDecision {
+  mutating func bodySpooled(to url: URL, forHop hop: UInt64) -> SpoolAction {
     guard lifecycle.isPending(hop: hop) else { return .discard }
     let replaced = bodySpoolFile
     bodySpoolFile = url

@@ -87,7 +87,7 @@ extension SessionFetcher {
 
 /// What ending the fetch requires after the fetcher's lock: decided under it by
 /// `FetcherStorage.fetchEnded(data:error:at:)` or `FetcherStorage.stopped(forceCompletion:at:)`.
-struct FetchEnding<Transition> {
+struct FetchEndAction<Transition> {
   /// The machine's answer (`FetcherLifecycle.Finish` or `.Stop`): what to post, the task to let go of.
   var transition: Transition
   /// The fetch's callback queue.
@@ -97,7 +97,7 @@ struct FetchEnding<Transition> {
   /// The parse step of a successful parse-then-complete fetch.
   var parser: SuccessParser?
   /// The session the fetch made for itself, to invalidate.
-  var ownSession: FetcherSession?
+  var ownSession: SharedSession?
   /// The part files to close, park or delete.
   var partFiles: PartFileCleanup
   /// The progress streams to finish.
@@ -111,7 +111,7 @@ extension FetcherStorage {
   /// the retry delay, and takes what the caller lets go of after the lock. Nil when it had ended
   /// or was stopped already.
   mutating func fetchEnded(data: Data?, error: (any Error)?, at now: Date)
-    -> FetchEnding<FetcherLifecycle.Finish>?
+    -> FetchEndAction<FetcherLifecycle.Finish>?
   {
     guard case .deliver(let finish) = lifecycle.finish() else { return nil }
     let parser = error == nil ? successParser : nil
@@ -127,7 +127,7 @@ extension FetcherStorage {
     SessionFetcher.disarmTimeout(&self)
     finish.retryDelay?.cancel()
     let partFiles = DownloadResume.fetchEnded(&self, succeeded: error == nil)
-    return FetchEnding(
+    return FetchEndAction(
       transition: finish, queue: plan?.callbackQueue ?? config.callbackQueue, completion: completion,
       parser: parser, ownSession: plan?.ownsSession == true ? plan?.session : nil, partFiles: partFiles,
       progress: takeProgressContinuations(), spool: takeBodySpoolFile())

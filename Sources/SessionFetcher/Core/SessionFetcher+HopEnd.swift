@@ -186,17 +186,17 @@ extension SessionFetcher {
 
 /// A 416 answer to the `Range` of a kept part file: send `hop` again without a range once
 /// `partFile` is deleted (see `FetcherStorage.restartWithoutRange()`).
-struct RangeRestart {
+struct RangeRestartAction {
   var hop: URLRequest
   var partFile: URL
 }
 
 extension FetcherStorage {
   /// Drops the kept part file a 416 refused, once: nil when there is none to drop (or no hop).
-  mutating func restartWithoutRange() -> RangeRestart? {
+  mutating func restartWithoutRange() -> RangeRestartAction? {
     guard let hop = lifecycle.exchange?.hopRequest, let partFile = DownloadResume.dropForRestart(&self) else {
       return nil
     }
-    return RangeRestart(hop: hop, partFile: partFile)
+    return RangeRestartAction(hop: hop, partFile: partFile)
   }
 }

@@ -98,16 +98,16 @@ extension SessionFetcher {
     // A configuration of the fetcher's own: its resource timeout applies (FoundationNetworking
     // ignores it). A stream's copy of a shared session keeps the shared session's behaviour.
     let ownConfiguration = config.sessionConfiguration != nil || config.configurationBlock != nil
-    let base: FetcherSession
+    let base: SharedSession
     if ownConfiguration {
       // A copy: the block must not change a configuration the caller (or a service) shares.
       let copy = config.sessionConfiguration?.copy() as? URLSessionConfiguration
-      let sessionConfiguration = copy ?? FetcherSession.defaultConfiguration(for: config.engine)
+      let sessionConfiguration = copy ?? SharedSession.defaultConfiguration(for: config.engine)
       LockAudit.userBlock("configurationBlock")
       config.configurationBlock?(sessionConfiguration)
       base =
-        config.engineSessions.map { FetcherSession(configuration: sessionConfiguration, engineSessions: $0) }
-        ?? FetcherSession(configuration: sessionConfiguration, engine: config.engine)
+        config.engineSessions.map { SharedSession(configuration: sessionConfiguration, engineSessions: $0) }
+        ?? SharedSession(configuration: sessionConfiguration, engine: config.engine)
     } else {
       base = config.sessionProvider?() ?? .standalone(config.engine)
     }
@@ -116,7 +116,7 @@ extension SessionFetcher {
       if ownConfiguration { base.invalidateAndCancel() }
       throw SessionFetcherError.engineUnavailable(reason)
     }
-    let session: FetcherSession
+    let session: SharedSession
     let ownsSession: Bool
     if ownConfiguration {
       (session, ownsSession) = (base, true)

@@ -7,7 +7,7 @@ extension SessionFetcher {
     let delivery = storage.withLock { storage in
       storage.bodyChunkArrived(data, from: task, bypassingGate: bypassingGate, at: Date())
     }
-    let handOff: ChunkHandOff
+    let handOff: ChunkHandOffAction
     switch delivery {
     case .drop, .held:
       return
@@ -40,9 +40,9 @@ extension SessionFetcher {
   }
 
   /// Creates or opens the response's part file, or empties it, after the lock that chose it (see
-  /// `PartFileChoice`), before any chunk of the response arrives. Returns false when that failed:
+  /// `PartFileAction`), before any chunk of the response arrives. Returns false when that failed:
   /// the attempt fails, unless a stop or a timeout already let go of the file meanwhile.
-  func preparePartFile(_ choice: PartFileChoice, from task: (any EngineTask)?) -> Bool {
+  func preparePartFile(_ choice: PartFileAction, from task: (any EngineTask)?) -> Bool {
     guard let (partFile, error) = choice.prepare() else { return true }
     let failedToOpen: Bool
     if case .open = choice.preparation { failedToOpen = true } else { failedToOpen = false }
@@ -74,7 +74,7 @@ extension SessionFetcher {
   private func failAttempt(
     with partFile: PartFile, from task: (any EngineTask)?, error: any Error,
     letGo: (inout FetcherStorage) -> Void = { _ in }
-  ) -> FailedAttempt? {
+  ) -> EndAttemptAction? {
     storage.withLock { storage in
       guard accepts(task, storage), storage.partFile === partFile else { return nil }
       if case .failed? = storage.lifecycle.current.cancelReason { return nil }
@@ -87,13 +87,13 @@ extension SessionFetcher {
   /// a body past the in-memory limit, a continuation that does not continue), under the lock that
   /// decided it: the failure is recorded and the task let go of there, so that neither a timeout
   /// nor a later event of the task can take its place. ``endAttempt(_:)`` follows, after the lock.
-  func fail(_ storage: inout FetcherStorage, with error: any Error) -> FailedAttempt {
+  func fail(_ storage: inout FetcherStorage, with error: any Error) -> EndAttemptAction {
     storage.failExchange(with: error)
   }
 
   /// Ends an attempt ``fail(_:with:)`` failed: at once, as a timeout does. A test block's answer
   /// (no task) ends by itself, in `simulate`.
-  func endAttempt(_ failure: FailedAttempt) {
+  func endAttempt(_ failure: EndAttemptAction) {
     guard let task = failure.task else { return }
     completeHop(error: nil)
     Self.letGo(task)
@@ -102,14 +102,14 @@ extension SessionFetcher {
 
 /// An attempt the fetcher failed itself (see `FetcherStorage.failExchange(with:)`): the task it
 /// let go of, if any.
-struct FailedAttempt {
+struct EndAttemptAction {
   var task: (any EngineTask)?
 }
 
 /// What the fetcher does with a chunk of the response body: decided under its lock by
 /// `FetcherStorage.bodyChunkArrived(_:from:bypassingGate:at:)`, performed after it by
 /// `SessionFetcher.receive(data:from:bypassingGate:)`.
-enum ChunkDelivery {
+enum ChunkAction {
   /// Not the exchange in flight's (a task let go of, a late chunk of a paused or failed exchange),
   /// or no fetch: nothing.
   case drop
@@ -117,13 +117,13 @@ enum ChunkDelivery {
   /// decides.
   case held
   /// The body passed the in-memory limit: the exchange is failed and its task taken; end the attempt.
-  case fail(FailedAttempt)
+  case fail(EndAttemptAction)
   /// Counted: hand it to its target, then to the progress blocks.
-  case deliver(ChunkHandOff)
+  case deliver(ChunkHandOffAction)
 }
 
-/// Where a counted chunk goes, and who is told (see ``ChunkDelivery/deliver(_:)``).
-struct ChunkHandOff {
+/// Where a counted chunk goes, and who is told (see ``ChunkAction/deliver(_:)``).
+struct ChunkHandOffAction {
   /// Where the chunk goes once counted.
   enum Target {
     /// Kept in memory already (or a file sink with no part file): nowhere else.
@@ -152,8 +152,8 @@ struct ChunkHandOff {
 extension FetcherStorage {
   /// Fails the exchange in flight because the fetcher cannot go on with it: records the failure
   /// and takes its task, so that neither a timeout nor a later event of the task can take its place.
-  mutating func failExchange(with error: any Error) -> FailedAttempt {
-    FailedAttempt(task: lifecycle.cancelTask(.failed(error)).task)
+  mutating func failExchange(with error: any Error) -> EndAttemptAction {
+    EndAttemptAction(task: lifecycle.cancelTask(.failed(error)).task)
   }
 
   /// A chunk of the response body arrived from `task` (nil: a test block's answer) at `now`:
@@ -162,7 +162,7 @@ extension FetcherStorage {
   /// file, the consumer, the blocks) is the caller's, after the lock.
   mutating func bodyChunkArrived(
     _ data: Data, from task: (any EngineTask)?, bypassingGate: Bool, at now: Date
-  ) -> ChunkDelivery {
+  ) -> ChunkAction {
     guard lifecycle.accepts(task), let plan else { return .drop }
     let exchange = lifecycle.current
     if !bypassingGate, exchange.responseGate != nil {
@@ -187,7 +187,7 @@ extension FetcherStorage {
     }
     countReceived(data.count, at: now)
     let count = Int64(data.count)
-    var target = ChunkHandOff.Target.none
+    var target = ChunkHandOffAction.Target.none
     var download: (@Sendable (Int64, Int64, Int64) -> Void)?
     switch sink {
     case .memory, .redirect:
@@ -209,7 +209,7 @@ extension FetcherStorage {
       TransferProgress(
         direction: .download, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
     return .deliver(
-      ChunkHandOff(
+      ChunkHandOffAction(
         queue: plan.callbackQueue, target: target, received: config.receivedProgressBlock,
         download: download, total: total, expected: expected))
   }

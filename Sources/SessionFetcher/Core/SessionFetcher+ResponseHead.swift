@@ -168,8 +168,8 @@ extension SessionFetcher {
     var cookies: (storage: SessionCookieStorage?, url: URL?) = (nil, nil)
     /// The accumulate block is told to start over (a new 2xx after bytes it was given).
     var restartAccumulation: (DispatchQueue, @Sendable (Data?) -> Void)?
-    /// The part file to create, open or empty (see `PartFileChoice`).
-    var partFile: PartFileChoice?
+    /// The part file to create, open or empty (see `PartFileAction`).
+    var partFile: PartFileAction?
     var next = Next.nothing
 
     /// The one step that follows.
@@ -179,7 +179,7 @@ extension SessionFetcher {
       /// send the hop again whole.
       case refetch(task: (any EngineTask)?, hop: URLRequest)
       /// The fetcher failed the exchange (see `fail`).
-      case fail(FailedAttempt)
+      case fail(EndAttemptAction)
       /// The head waits for ``SessionFetcher/didReceiveResponseBlock``.
       case askAboutResponse(hop: UInt64, block: DidReceiveResponseBlock, head: URLResponse)
       /// Hand the head to the stream consumer.

@@ -125,7 +125,7 @@ struct RetryContext {
 
 /// An attempt that ended to be tried again, decided under the fetcher's lock by
 /// `FetcherStorage.attemptEndedForRetry(after:)` or `.attemptEndedForImmediateRetry()`.
-struct AttemptEnded {
+struct AttemptEndAction {
   /// Post Stopped: the attempt's Started was posted.
   var postStopped: Bool
   /// The fetch's callback queue.
@@ -163,21 +163,23 @@ extension FetcherStorage {
 
   /// The attempt failed and is tried again after `delay`: nil when it was not running (stopped
   /// meanwhile).
-  mutating func attemptEndedForRetry(after delay: TimeInterval) -> AttemptEnded? {
+  mutating func attemptEndedForRetry(after delay: TimeInterval) -> AttemptEndAction? {
     guard let plan, case .scheduleRetry(let postStopped) = lifecycle.attemptEndedForRetry() else {
       return nil
     }
     backoff?.recordRetry(after: delay)
-    return AttemptEnded(postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
+    return AttemptEndAction(
+      postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
   }
 
   /// The attempt failed and is tried again at once (an authorization refresh): nil when it was not
   /// running.
-  mutating func attemptEndedForImmediateRetry() -> AttemptEnded? {
+  mutating func attemptEndedForImmediateRetry() -> AttemptEndAction? {
     guard let plan, case .retryNow(let postStopped) = lifecycle.attemptEndedForImmediateRetry() else {
       return nil
     }
     timing.retryCount += 1
-    return AttemptEnded(postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
+    return AttemptEndAction(
+      postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
   }
 }

@@ -127,12 +127,12 @@ extension FetcherStorage {
   /// whatever ``SessionFetcher/stopFetchingTriggersCompletionHandler`` says). Suppresses the
   /// callbacks already queued; `transition` is nil when the fetch had ended or was stopped already
   /// (the progress streams are finished all the same).
-  mutating func stopped(forceCompletion: Bool, at now: Date) -> FetchEnding<FetcherLifecycle.Stop?> {
+  mutating func stopped(forceCompletion: Bool, at now: Date) -> FetchEndAction<FetcherLifecycle.Stop?> {
     if forceCompletion { forceCompletionOnStop = true }
     callbacksSuppressed = true
     let queue = plan?.callbackQueue ?? config.callbackQueue
     guard case .stop(let stop) = lifecycle.stop() else {
-      return FetchEnding(
+      return FetchEndAction(
         transition: nil, queue: queue, completion: nil, parser: nil, ownSession: nil,
         partFiles: PartFileCleanup(), progress: [], spool: nil)
     }
@@ -142,7 +142,7 @@ extension FetcherStorage {
     stop.retryDelay?.cancel()
     let partFiles = DownloadResume.fetchEnded(&self, succeeded: false)
     let notify = config.stopFetchingTriggersCompletionHandler || forceCompletionOnStop
-    return FetchEnding(
+    return FetchEndAction(
       transition: stop, queue: queue, completion: stop.mayCompleteAsCancelled && notify ? completion : nil,
       parser: nil, ownSession: plan?.ownsSession == true ? plan?.session : nil, partFiles: partFiles,
       progress: takeProgressContinuations(), spool: takeBodySpoolFile())

@@ -131,7 +131,7 @@ extension SessionFetcher: SessionTaskHandler {
 
 /// Body bytes the exchange in flight sent, and the `sendProgressBlock` call for them, decided under
 /// the fetcher's lock by `FetcherStorage.bodyBytesSent(_:total:expected:from:)`.
-struct SendProgressDelivery {
+struct SendProgressAction {
   /// The fetch's callback queue.
   var queue: DispatchQueue
   /// The fetch's `sendProgressBlock`, if it has one.
@@ -145,7 +145,7 @@ extension FetcherStorage {
   /// engine knows it: 0 or less when it does not): counts them, publishes the progress, and says
   /// which block to tell, if any; nil when `task` is not the exchange in flight.
   mutating func bodyBytesSent(_ count: Int64, total: Int64, expected: Int64, from task: any EngineTask)
-    -> SendProgressDelivery?
+    -> SendProgressAction?
   {
     guard lifecycle.accepts(task), let plan else { return nil }
     let exchange = lifecycle.current
@@ -157,7 +157,7 @@ extension FetcherStorage {
     publish(
       TransferProgress(
         direction: .upload, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
-    return SendProgressDelivery(
+    return SendProgressAction(
       queue: plan.callbackQueue, block: config.sendProgressBlock, expected: expected)
   }
 }

@@ -308,7 +308,7 @@ public final class SessionFetcher: @unchecked Sendable {
 
   /// The session the fetch runs on, once it began, and whether the fetch owns it (made it from a
   /// configuration of its own, and invalidates it when it ends), for tests.
-  package var fetchSession: (session: FetcherSession, owned: Bool)? {
+  package var fetchSession: (session: SharedSession, owned: Bool)? {
     storage.withLock { $0.plan.map { ($0.session, $0.ownsSession) } }
   }
 
@@ -319,14 +319,14 @@ public final class SessionFetcher: @unchecked Sendable {
   }
 
   /// Gives the URLSession wrapper for the next task (a service's shared one).
-  package var sessionProvider: (@Sendable () -> FetcherSession)? {
+  package var sessionProvider: (@Sendable () -> SharedSession)? {
     get { self[config: \.sessionProvider] }
     set { self[config: \.sessionProvider] = newValue }
   }
 
   /// Makes the engine sessions of a fetch with a configuration of its own (``sessionConfiguration``,
   /// ``configurationBlock``) in place of ``engine``'s: a test's scripted engine.
-  package var engineSessions: FetcherSession.EngineSessionMaker? {
+  package var engineSessions: SharedSession.EngineSessionMaker? {
     get { self[config: \.engineSessions] }
     set { self[config: \.engineSessions] = newValue }
   }

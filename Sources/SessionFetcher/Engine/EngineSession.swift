@@ -1,6 +1,6 @@
 import Foundation
 
-/// An engine's session: what moves the exchanges of the fetchers that share one ``FetcherSession``.
+/// An engine's session: what moves the exchanges of the fetchers that share one ``SharedSession``.
 ///
 /// The fetcher decides everything HTTP and asks its engine session only to make one exchange at a
 /// time (``makeTask(request:body:tls:route:handler:)``), to end, and what the engine can do; it
@@ -33,7 +33,7 @@ package protocol EngineSession: AnyObject, Sendable {
   var routeLimitation: String? { get }
 
   /// Whether long-lived streams of the fetchers sharing this session share one sibling session of
-  /// their own, without the per-host cap (``FetcherSession/streamingSession()``); when false, each
+  /// their own, without the per-host cap (``SharedSession/streamingSession()``); when false, each
   /// stream gets a session of its own, owned by its fetch.
   var sharesOneSessionAmongStreams: Bool { get }
 

@@ -43,7 +43,7 @@ package enum EngineSessionFactory {
   }
 
   /// The per-host connection limit of `engine`'s sessions made without a configuration: 4 for
-  /// URLSession on FoundationNetworking (see `FetcherSession.defaultConfiguration(for:)`), 16 for
+  /// URLSession on FoundationNetworking (see `SharedSession.defaultConfiguration(for:)`), 16 for
   /// the libcurl engine, and the platform's own for Apple's URLSession.
   package static func defaultConnectionsPerHost(_ engine: FetcherEngine) -> Int {
     switch engine {

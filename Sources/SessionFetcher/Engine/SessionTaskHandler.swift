@@ -3,7 +3,7 @@ import Foundation
 /// Receives the events of one HTTP exchange, from whichever engine moves its bytes.
 ///
 /// On the URLSession engine, FoundationNetworking ignores per-task delegates
-/// (swift-corelibs-foundation #5187), so one session delegate, ``SessionDispatcher``, routes every
+/// (swift-corelibs-foundation #5187), so one session delegate, ``URLSessionDelegateRouter``, routes every
 /// callback to the handler registered for the task. On the libcurl engine, ``CurlEngine`` calls the
 /// handler from its event-loop thread. Either way an engine calls one handler serially, never two
 /// methods at once, and `didCompleteWithError` exactly once, last.

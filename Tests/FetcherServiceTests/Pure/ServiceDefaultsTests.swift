@@ -205,6 +205,6 @@ struct ServiceDefaultsTests {
     #expect(made !== configuration)
     #expect(
       made.httpMaximumConnectionsPerHost
-        == FetcherSession.defaultConfiguration(for: own.engine).httpMaximumConnectionsPerHost)
+        == SharedSession.defaultConfiguration(for: own.engine).httpMaximumConnectionsPerHost)
   }
 }

@@ -72,7 +72,7 @@ struct SessionBookTests {
   @Test(arguments: scenarios)
   func scenario(_ scenario: Scenario) {
     var book = SessionBook()
-    book.current = FetcherSession(configuration: nil)
+    book.current = SharedSession(configuration: nil)
     let ids = ["a", "b", "c", "z"].map { _ in NSObject() }
     func id(_ name: String) -> ObjectIdentifier {
       ObjectIdentifier(ids[["a", "b", "c", "z"].firstIndex(of: name)!])

@@ -75,7 +75,7 @@ struct FetcherEngineTests {
       fetcher.configuration = .ephemeral
       fetcher.engineSessions = { _ in engine }
     } else {
-      let shared = FetcherSession(configuration: nil, engineSessions: { _ in engine })
+      let shared = SharedSession(configuration: nil, engineSessions: { _ in engine })
       fetcher.sessionProvider = { shared }
     }
     let result = await fetcher.fetchResult(timeout: 60)
@@ -146,7 +146,7 @@ struct FetcherEngineTests {
       var metrics: [TransferMetrics] = []
       // A session of the test's own: the process-wide one's connection cache is shared with every
       // test running in parallel, which may close the idle connection between the two fetches.
-      let session = FetcherSession(configuration: nil, engine: .libcurl)
+      let session = SharedSession(configuration: nil, engine: .libcurl)
       defer { session.finishTasksAndInvalidate() }
       for _ in 0..<2 {
         let fetcher = server.fetcher("/bytes/5000")

@@ -39,7 +39,7 @@ struct PlatformWorkaroundTests {
   /// stream events), and as a bound pair's input half on Apple platforms (see `BodyStreamPump`).
   @Test func aBodyStreamIsHandedOverAsItIsOnlyOnFoundationNetworking() {
     let task = URLSessionEngineTask(
-      dispatcher: SessionDispatcher(onInvalidate: {}), queue: DispatchQueue(label: "test.platform"))
+      dispatcher: URLSessionDelegateRouter(onInvalidate: {}), queue: DispatchQueue(label: "test.platform"))
     let stream = InputStream(data: Data("body".utf8))
     let handed = task.urlSessionBodyStream(stream, length: 4)
     #if canImport(Darwin)

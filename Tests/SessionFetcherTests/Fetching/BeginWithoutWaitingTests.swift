@@ -12,7 +12,7 @@ struct BeginWithoutWaitingTests {
   /// Holds the task queue of `session`'s engine session when the tests run on the URLSession
   /// engine, until the returned closure is called or 10 s pass; the closure also waits for the
   /// queue's work to that point.
-  static func holdTheEnginesQueue(of session: FetcherSession) throws -> @Sendable () -> Void {
+  static func holdTheEnginesQueue(of session: SharedSession) throws -> @Sendable () -> Void {
     guard let queue = (session.engineSession as? URLSessionEngineSession)?.taskQueue else { return {} }
     let release = DispatchSemaphore(value: 0)
     let held = DispatchSemaphore(value: 0)
@@ -47,7 +47,7 @@ struct BeginWithoutWaitingTests {
   @Test func aStopRightAfterBeginEndsTheFetchCleanly() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let session = FetcherSession(configuration: nil, engine: .default)
+    let session = SharedSession(configuration: nil, engine: .default)
     defer { session.invalidateAndCancel() }
     let release = try Self.holdTheEnginesQueue(of: session)
     let silent = server.fetcher("/bytes/10")
@@ -91,7 +91,7 @@ struct BeginWithoutWaitingTests {
   func theIdleTimeoutCountsFromWhenTheRequestStarted() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let session = FetcherSession(configuration: nil, engine: .default)
+    let session = SharedSession(configuration: nil, engine: .default)
     defer { session.invalidateAndCancel() }
     let release = try Self.holdTheEnginesQueue(of: session)
     var request = URLRequest(url: server.url("/delay/2"))
@@ -121,7 +121,7 @@ struct BeginWithoutWaitingTests {
   @Test func aSessionCancelledRightAfterBeginEndsTheFetch() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let session = FetcherSession(configuration: nil, engine: .default)
+    let session = SharedSession(configuration: nil, engine: .default)
     let release = try Self.holdTheEnginesQueue(of: session)
     let fetcher = server.fetcher("/hang")
     fetcher.sessionProvider = { session }
@@ -139,7 +139,7 @@ struct BeginWithoutWaitingTests {
   @Test func aSessionFinishingRightAfterBeginLetsTheFetchEnd() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let session = FetcherSession(configuration: nil, engine: .default)
+    let session = SharedSession(configuration: nil, engine: .default)
     let release = try Self.holdTheEnginesQueue(of: session)
     let fetcher = server.fetcher("/bytes/10")
     fetcher.sessionProvider = { session }

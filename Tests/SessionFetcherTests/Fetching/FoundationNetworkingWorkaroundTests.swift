@@ -179,7 +179,7 @@ struct FoundationNetworkingWorkaroundTests {
   @Test func invalidatedSessionFailsTheFetchInsteadOfCrashing() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let session = FetcherSession(configuration: nil)
+    let session = SharedSession(configuration: nil)
     session.finishTasksAndInvalidate()
     let fetcher = server.fetcher("/bytes/1")
     fetcher.sessionProvider = { session }
@@ -222,7 +222,7 @@ struct FoundationNetworkingWorkaroundTests {
 
   /// File uploads that the server resets mid-body end with an error (or a retry), and never take
   /// the process down: FoundationNetworking's file source un-pauses a finished transfer with
-  /// `try!` (`FileUploadPauseRace`); file bodies up to its limit are sent from memory instead.
+  /// `try!` (`FileBodyInMemory`); file bodies up to its limit are sent from memory instead.
   @Test func fileUploadsResetMidBodyDoNotCrash() async throws {
     let server = try TestServer()
     defer { server.stop() }
@@ -240,15 +240,15 @@ struct FoundationNetworkingWorkaroundTests {
     }
   }
 
-  /// Which file bodies the URLSession engine sends from memory (see `FileUploadPauseRace`).
+  /// Which file bodies the URLSession engine sends from memory (see `FileBodyInMemory`).
   @Test func smallFileBodiesAreSentFromMemory() throws {
     let folder = try makeTemporaryFolder()
     defer { try? FileManager.default.removeItem(at: folder) }
     let file = folder.appendingPathComponent("body.bin")
     try Data(count: 1000).write(to: file)
-    #expect(FileUploadPauseRace.inMemoryBody(for: file, limit: 1000)?.count == 1000)
-    #expect(FileUploadPauseRace.inMemoryBody(for: file, limit: 999) == nil)
-    #expect(FileUploadPauseRace.inMemoryBody(for: folder.appendingPathComponent("missing")) == nil)
+    #expect(FileBodyInMemory.inMemoryBody(for: file, limit: 1000)?.count == 1000)
+    #expect(FileBodyInMemory.inMemoryBody(for: file, limit: 999) == nil)
+    #expect(FileBodyInMemory.inMemoryBody(for: folder.appendingPathComponent("missing")) == nil)
   }
 
   /// A file body sent from memory is mapped from its file, not copied into malloc's heap: freeing
@@ -259,7 +259,7 @@ struct FoundationNetworkingWorkaroundTests {
     defer { try? FileManager.default.removeItem(at: folder) }
     let file = folder.appendingPathComponent("mapped-body.bin")
     try TestServer.patternBytes(count: 1 << 20).write(to: file)
-    let body = try #require(FileUploadPauseRace.inMemoryBody(for: file))
+    let body = try #require(FileBodyInMemory.inMemoryBody(for: file))
     #expect(body == TestServer.patternBytes(count: 1 << 20))
     let address = body.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
     // The mapping that holds the bytes names the file (`start-end perms offset dev inode path`).

@@ -53,9 +53,9 @@ struct TimeoutTests {
 
   /// A session whose engine thread is held by a fetch of 10 bytes, and that fetch's result.
   static func heldSession(_ server: TestServer) async
-    -> (FetcherSession, EngineHold, Task<FetchResult, Never>)
+    -> (SharedSession, EngineHold, Task<FetchResult, Never>)
   {
-    let session = FetcherSession(configuration: nil, engine: .default)
+    let session = SharedSession(configuration: nil, engine: .default)
     let hold = EngineHold()
     let blocker = server.fetcher("/bytes/10")
     blocker.sessionProvider = { session }
@@ -67,7 +67,7 @@ struct TimeoutTests {
 
   /// A fetcher of `path` on `session` with the idle timeout `timeout`.
   static func fetcher(
-    _ server: TestServer, _ path: String, session: FetcherSession, timeout: TimeInterval
+    _ server: TestServer, _ path: String, session: SharedSession, timeout: TimeInterval
   ) -> SessionFetcher {
     var request = URLRequest(url: server.url(path))
     request.timeoutInterval = timeout
@@ -110,7 +110,7 @@ struct TimeoutTests {
   }
 
   /// The answer to a redirect never reaches a task cancelled while it waited for it: that kills the
-  /// process in FoundationNetworking (`RedirectAnswerGate`). `timeout-probe redirect-cancel` holds
+  /// process in FoundationNetworking (`CancelledRedirectGuard`). `timeout-probe redirect-cancel` holds
   /// the session's delegate queue while a redirected fetch times out and its task is cancelled, then
   /// lets the answer through; in a child process, on the URLSession engine whatever the tests run on.
   @Test(.linuxOnly("needs Linux: runs timeout-probe as a child process"))
@@ -162,7 +162,7 @@ struct TimeoutTests {
   @Test func theTimeoutCoversTheTimeBeforeTheEnginesTaskExists() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let session = FetcherSession(configuration: nil, engine: .default)
+    let session = SharedSession(configuration: nil, engine: .default)
     defer { session.invalidateAndCancel() }
     let fetcher = Self.fetcher(server, "/echo", session: session, timeout: 1)
     fetcher.request?.httpMethod = "POST"
@@ -192,7 +192,7 @@ struct TimeoutTests {
   @Test func aFailureDecidedOnTheHeadIsNotTurnedIntoATimeout() async throws {
     let server = try TestServer()
     defer { server.stop() }
-    let session = FetcherSession(configuration: nil, engine: .default)
+    let session = SharedSession(configuration: nil, engine: .default)
     defer { session.invalidateAndCancel() }
     // The head has 6 s to arrive (a loaded machine: the URLSession engine's shared work queue can
     // hold a new request for seconds), and the timeout comes due 1.5 s before the monitor lets go

@@ -66,7 +66,7 @@ struct BodyChunkDecisionTests {
       baseRequest: URLRequest(url: url), body: .none, bodyLength: nil, destination: nil, accumulates: false,
       maximumInMemoryBodyLength: row.limit, idleTimeout: 60, resourceTimeout: nil,
       callbackQueue: DispatchQueue(label: "chunk"), monitors: [], cookieStorage: nil,
-      session: FetcherSession(configuration: nil, engine: .libcurl), ownsSession: false, testBlock: nil,
+      session: SharedSession(configuration: nil, engine: .libcurl), ownsSession: false, testBlock: nil,
       postsNotifications: false)
     storage.config.receivedProgressBlock = { _, _ in }
     storage.config.downloadProgressBlock = { _, _, _ in }
@@ -74,7 +74,7 @@ struct BodyChunkDecisionTests {
     if row.windows { storage.stream.windowLength = 100 }
     _ = storage.lifecycle.begin()
     _ = storage.lifecycle.attemptStarted()
-    let exchange = Exchange(
+    let exchange = HopState(
       hop: 1, request: URLRequest(url: url), hopRequest: URLRequest(url: url), keepsBody: false, now: Date())
     exchange.task = task
     exchange.sink = row.sink
@@ -91,8 +91,7 @@ struct BodyChunkDecisionTests {
     return storage
   }
 
-  static func answer(_ delivery: ChunkDelivery, _ storage: FetcherStorage, task: LifecycleInertTask) -> String
-  {
+  static func answer(_ delivery: ChunkAction, _ storage: FetcherStorage, task: LifecycleInertTask) -> String {
     switch delivery {
     case .drop:
       return "drop"

@@ -30,8 +30,8 @@ struct FetcherLifecycleTests {
   /// The in-flight exchange of a machine driven into `.running`: hop 7, with a task.
   static let task = LifecycleInertTask()
 
-  static func exchange(hop: UInt64) -> Exchange {
-    let exchange = Exchange(
+  static func exchange(hop: UInt64) -> HopState {
+    let exchange = HopState(
       hop: hop, request: URLRequest(url: URL(string: "http://127.0.0.1/\(hop)")!),
       hopRequest: URLRequest(url: URL(string: "http://127.0.0.1/\(hop)")!), keepsBody: false, now: Date())
     exchange.task = task
@@ -349,7 +349,7 @@ struct FetcherLifecycleTests {
     m.current.responseData.append(Data([1, 2, 3]))
     m.current.receivedPartialBody = true
     let started = m.hopStarted(
-      Exchange(
+      HopState(
         hop: 8, request: URLRequest(url: URL(string: "http://127.0.0.1/8")!),
         hopRequest: URLRequest(url: URL(string: "http://127.0.0.1/8")!), keepsBody: true, now: Date()))
     #expect(started == .send)
@@ -474,7 +474,7 @@ struct FetcherLifecycleLayoutTests {
   }
 }
 
-@Suite("Exchange: body chunks")
+@Suite("HopState: body chunks")
 struct ExchangeChunkTests {
   /// One row: an exchange whose sink is `sink`, with `kept` bytes of a body announced as
   /// `announced` bytes (-1: unknown) and cancelled for `reason`, gets a chunk of `chunk` bytes with
@@ -486,7 +486,7 @@ struct ExchangeChunkTests {
     var announced: Int64
     var chunk: Int
     var limit: Int64?
-    var action: Exchange.ChunkAction
+    var action: HopState.ChunkAction
     /// The bytes kept in memory afterwards, and whether the chunk counted.
     var keptAfter: Int
     var counted: Bool
@@ -534,7 +534,7 @@ struct ExchangeChunkTests {
 
   @Test(arguments: rows)
   func chunk(_ row: Row) {
-    let exchange = Exchange()
+    let exchange = HopState()
     exchange.sink = row.sink
     if row.sink == .memory || row.sink == .redirect { exchange.responseData = Data(count: row.kept) }
     exchange.responseBodyLength = Int64(row.kept)
@@ -554,7 +554,7 @@ struct ExchangeChunkTests {
   }
 }
 
-@Suite("Exchange: ending its task")
+@Suite("HopState: ending its task")
 struct ExchangeEndTaskTests {
   /// One row: an exchange with a task or none and a cancel reason (`had`) ends its task for
   /// `reason`; `left` is the reason afterwards.
@@ -602,7 +602,7 @@ struct ExchangeEndTaskTests {
 
   @Test(arguments: rows)
   func endTask(_ row: Row) {
-    let exchange = Exchange()
+    let exchange = HopState()
     let task = LifecycleInertTask()
     if row.hasTask { exchange.task = task }
     exchange.cancelReason = Self.reason(row.had)

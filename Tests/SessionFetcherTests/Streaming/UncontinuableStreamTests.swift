@@ -7,7 +7,7 @@ import Testing
 
 /// Streams that cannot be continued with a Range request (no length, no ranges: an event stream, a
 /// chunked body) are paused without ending the connection on every engine: on the URLSession engine
-/// on Linux through the libcurl handle inside FoundationNetworking (`ReceivePause`).
+/// on Linux through the libcurl handle inside FoundationNetworking (`ResponseReadPause`).
 ///
 /// Each case runs in a child process, `timeout-probe stream-pause` (see `StreamPause`), on the
 /// engine the tests run on: until a pause takes effect, FoundationNetworking reads the endless answer

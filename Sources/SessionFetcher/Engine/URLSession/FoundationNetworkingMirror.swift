@@ -3,7 +3,7 @@
   import Foundation
 
   /// Reads FoundationNetworking's private stored properties by reflection, for the workarounds that
-  /// must reach a task's libcurl handle (``ReceivePause``, ``ResponseHeadGuard``). A property that a
+  /// must reach a task's libcurl handle (``ResponseReadPause``, ``ResponseHeadGuard``). A property that a
   /// toolchain renames or removes reads as nil, and the workaround then does nothing.
   ///
   /// Every data task is read this way. A property of a class instance that holds a struct or an enum

@@ -30,7 +30,7 @@
   /// to its multi handle. The URLSession engine's sessions have a cache of their own (``cache``),
   /// which answers that nothing is cached and then sets up the new handle, still on that queue. The
   /// handle is found by reflection of FoundationNetworking's objects (`_protocolStorage`,
-  /// `easyHandle`, `rawHandle`), as for ``ReceivePause``; if any of them is not where
+  /// `easyHandle`, `rawHandle`), as for ``ResponseReadPause``; if any of them is not where
   /// swift-corelibs-foundation 6.x keeps it, nothing is changed.
   ///
   /// A gate's memory is freed when its task completes (``taskCompleted(_:)``): FoundationNetworking

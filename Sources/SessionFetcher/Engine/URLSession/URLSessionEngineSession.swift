@@ -26,12 +26,12 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   }
 
   /// The delegate of the URLSession, which routes its callbacks to each task's handler.
-  package let dispatcher: SessionDispatcher
+  package let dispatcher: URLSessionDelegateRouter
   private let state = Locked(State())
   private let configuration: URLSessionConfiguration
 
   /// The per-host connection limit of sessions made without a configuration on Linux (see
-  /// `FetcherSession.defaultConfiguration(for:)`).
+  /// `SharedSession.defaultConfiguration(for:)`).
   package static let defaultConnectionsPerHost = 4
 
   /// The default window of a download to a file (`SessionFetcher.downloadWindowLength`): 16 MiB
@@ -60,7 +60,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   package init(configuration: URLSessionConfiguration) {
     self.configuration = Self.guarded(configuration)
     let state = self.state
-    self.dispatcher = SessionDispatcher(onInvalidate: {
+    self.dispatcher = URLSessionDelegateRouter(onInvalidate: {
       state.withLock {
         $0.invalidated = true
         $0.retired = true
@@ -93,7 +93,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// can be continued. Apple's URLSession really stops reading on `suspend()`, so it is used there.
   ///
   /// A response that cannot be continued (an event stream, a chunked or compressed body) is paused
-  /// through the libcurl handle inside FoundationNetworking instead (see `ReceivePause`), where the
+  /// through the libcurl handle inside FoundationNetworking instead (see `ResponseReadPause`), where the
   /// handle can be found.
   package var pausing: StreamPausing.Method { Self.platformPausing }
 
@@ -106,7 +106,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// See ``pausing``.
   #if FOUNDATION_NETWORKING
     static let platformPausing: StreamPausing.Method =
-      ReceivePause.isAvailable ? .continueWithRangeElseSuspendTask : .continueWithRange
+      ResponseReadPause.isAvailable ? .continueWithRangeElseSuspendTask : .continueWithRange
   #else
     static let platformPausing = StreamPausing.Method.suspendTask
   #endif
@@ -126,7 +126,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
 
   /// Each stream gets a session of its own: on FoundationNetworking an uncapped URLSession shared
   /// by streams would churn libcurl's connections beneath it (see
-  /// `FetcherSession.defaultConfiguration(for:)`), and on Apple platforms a long-lived stream would
+  /// `SharedSession.defaultConfiguration(for:)`), and on Apple platforms a long-lived stream would
   /// hold one of the shared session's few connections per host for as long as it lasts.
   package var sharesOneSessionAmongStreams: Bool { false }
 
@@ -144,13 +144,13 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   package var isInvalidated: Bool { state.withLock { $0.invalidated } }
 
   /// How many of this session's tasks asked for a trim of glibc's arenas (see
-  /// ``SessionDispatcher/arenaTrimRequests``).
+  /// ``URLSessionDelegateRouter/arenaTrimRequests``).
   package var arenaTrimRequests: Int { dispatcher.arenaTrimRequests }
 
   private func liveSession(_ state: inout State) -> URLSession? {
     if state.retired { return nil }
     if let session = state.session { return session }
-    MallocTrimThreshold.applyOnce()
+    HeapReleaseThreshold.applyOnce()
     let queue = OperationQueue()
     queue.maxConcurrentOperationCount = 1
     queue.name = "SessionFetcher.delegate"
@@ -223,7 +223,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
     }
     // Safe outside the lock: the URLSession is invalidated only on this queue, after this job.
     let made: URLSessionTask
-    // The length of a body sent from memory, which FoundationNetworking copies (see `ArenaTrim`).
+    // The length of a body sent from memory, which FoundationNetworking copies (see `HeapReleaseTrim`).
     var bodyLength = 0
     switch body {
     case .none:
@@ -232,10 +232,10 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
       made = session.uploadTask(with: request, from: data)
       bodyLength = data.count
     case .file(let url):
-      // A file body small enough is sent from memory (see `FileUploadPauseRace`: FoundationNetworking's
+      // A file body small enough is sent from memory (see `FileBodyInMemory`: FoundationNetworking's
       // file source can crash the process).
       #if FOUNDATION_NETWORKING
-        let fileBytes = FileUploadPauseRace.inMemoryBody(for: url)
+        let fileBytes = FileBodyInMemory.inMemoryBody(for: url)
       #else
         let fileBytes: Data? = nil
       #endif
@@ -294,8 +294,8 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
   /// Invalidates at once, and cancels on ``taskQueue``.
   package func invalidateAndCancelWithoutWaiting() {
     invalidate { session, dispatcher in
-      // No redirect answer may reach its tasks from now on (see `RedirectAnswerGate`).
-      SessionDispatcher.redirectGate.markSession(dispatcher)
+      // No redirect answer may reach its tasks from now on (see `CancelledRedirectGuard`).
+      URLSessionDelegateRouter.redirectGate.markSession(dispatcher)
       session.invalidateAndCancel()
       // FoundationNetworking never reports a task cancelled with its session before it was resumed.
       dispatcher.reportUnresumedTasksCancelled()
@@ -304,7 +304,7 @@ package final class URLSessionEngineSession: EngineSession, @unchecked Sendable 
 
   /// Marks the session invalidated at once, and hands the URLSession, if one was made, to `end` on
   /// ``taskQueue``, after the tasks taken before.
-  private func invalidate(_ end: @escaping @Sendable (URLSession, SessionDispatcher) -> Void) {
+  private func invalidate(_ end: @escaping @Sendable (URLSession, URLSessionDelegateRouter) -> Void) {
     let dispatcher = self.dispatcher
     let state = self.state
     state.withLock { current in

@@ -23,7 +23,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
     var resumed = false
     /// The URLSession the task was made on.
     var session: URLSession?
-    /// Its response is paused through libcurl (see `ReceivePause`; on the engine's queue).
+    /// Its response is paused through libcurl (see `ResponseReadPause`; on the engine's queue).
     var receivePaused = false
     /// What Apple's URLSession measured of the task (FoundationNetworking measures nothing).
     var metrics: TransferMetrics?
@@ -35,12 +35,12 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
 
   private let state = Locked(State())
   /// Where the task is registered once made; weak: the dispatcher holds this task while registered.
-  private weak var dispatcher: SessionDispatcher?
+  private weak var dispatcher: URLSessionDelegateRouter?
 
   /// Its session's ``URLSessionEngineSession/taskQueue``.
   private let queue: DispatchQueue
 
-  package init(dispatcher: SessionDispatcher, queue: DispatchQueue) {
+  package init(dispatcher: URLSessionDelegateRouter, queue: DispatchQueue) {
     self.dispatcher = dispatcher
     self.queue = queue
   }
@@ -60,7 +60,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
     state.withLock { state in
       state.task = task
       state.session = session
-      if state.ended { SessionDispatcher.redirectGate.mark(task) }
+      if state.ended { URLSessionDelegateRouter.redirectGate.mark(task) }
       return !state.ended
     }
   }
@@ -95,7 +95,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
     }
   }
 
-  /// Stops reading the response until ``resume()``: on Linux through libcurl (see `ReceivePause`;
+  /// Stops reading the response until ``resume()``: on Linux through libcurl (see `ResponseReadPause`;
   /// `URLSessionTask.suspend()` would end the connection and send the request again), elsewhere with
   /// `URLSessionTask.suspend()`.
   package func suspend() {
@@ -112,11 +112,15 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
     }
   }
 
-  /// Pauses or goes on reading `task`'s response: on Linux through libcurl (see `ReceivePause`),
+  /// Pauses or goes on reading `task`'s response: on Linux through libcurl (see `ResponseReadPause`),
   /// elsewhere with `URLSessionTask.suspend()` / `resume()`. On the engine's queue.
   private static func setReading(_ task: URLSessionTask, in session: URLSession, paused: Bool) {
     #if FOUNDATION_NETWORKING
-      if paused { ReceivePause.pause(task, in: session) } else { ReceivePause.resume(task, in: session) }
+      if paused {
+        ResponseReadPause.pause(task, in: session)
+      } else {
+        ResponseReadPause.resume(task, in: session)
+      }
     #else
       _ = session
       if paused { task.suspend() } else { task.resume() }
@@ -138,7 +142,7 @@ package final class URLSessionEngineTask: EngineTask, @unchecked Sendable {
       return state.task
     }
     guard let task else { return }
-    SessionDispatcher.redirectGate.mark(task)
+    URLSessionDelegateRouter.redirectGate.mark(task)
     queue.async {
       task.cancel()
       // FoundationNetworking may never report a task cancelled before it ran.

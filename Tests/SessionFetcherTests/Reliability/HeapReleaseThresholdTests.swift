@@ -4,13 +4,13 @@ import Testing
 
 @testable import SessionFetcher
 
-/// The URLSession engine sets glibc's trim threshold once (`MallocTrimThreshold`), unless the
+/// The URLSession engine sets glibc's trim threshold once (`HeapReleaseThreshold`), unless the
 /// process's environment sets glibc's malloc thresholds or the app opted out.
 @Suite("malloc trim threshold")
 struct MallocTrimThresholdTests {
   @Test("the decision, by environment and switch")
   func decisions() {
-    typealias Decision = MallocTrimThreshold.Decision
+    typealias Decision = HeapReleaseThreshold.Decision
     let rows: [(environment: [String: String], enabled: Bool, available: Bool, expected: Decision)] = [
       ([:], true, true, .set(bytes: 1 << 20)),
       (["PATH": "/usr/bin", "MALLOC_ARENA_MAX": "2"], true, true, .set(bytes: 1 << 20)),
@@ -32,7 +32,7 @@ struct MallocTrimThresholdTests {
     ]
     for row in rows {
       #expect(
-        MallocTrimThreshold.decide(
+        HeapReleaseThreshold.decide(
           environment: row.environment, enabled: row.enabled, available: row.available)
           == row.expected, "\(row)")
     }

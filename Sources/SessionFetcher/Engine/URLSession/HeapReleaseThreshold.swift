@@ -10,7 +10,7 @@ import Foundation
 /// FoundationNetworking allocates on many dispatch threads, so glibc spreads its buffers over up to
 /// eight arenas per core. When a thread arena's free space lies at the end of its heap (its "top"),
 /// only `free` can give it back, and only past the trim threshold; `malloc_trim` does not touch it
-/// (see ``ArenaTrim``). glibc raises that threshold to twice the largest block it served by `mmap`
+/// (see ``HeapReleaseTrim``). glibc raises that threshold to twice the largest block it served by `mmap`
 /// and freed since (up to 64 MiB): FoundationNetworking's copy of every body sent from memory is
 /// such a block. After a 16 MiB upload each arena may keep twice that at its top for good (the
 /// network soak's figures, with and without the threshold, are in `Soak/README.md`).
@@ -24,7 +24,7 @@ import Foundation
 /// environment already sets one of glibc's malloc thresholds (`MALLOC_TRIM_THRESHOLD_`,
 /// `MALLOC_MMAP_THRESHOLD_`, `MALLOC_TOP_PAD_`, or the same three in `GLIBC_TUNABLES`), and not
 /// when ``SessionFetcher/setsMallocTrimThreshold`` is false.
-package enum MallocTrimThreshold {
+package enum HeapReleaseThreshold {
   /// The trim threshold set: free space past this at the end of an arena's heap goes back to the
   /// system when a block next to it is freed.
   package static let bytes = 1 << 20
@@ -128,7 +128,7 @@ extension SessionFetcher {
   /// `glibc.malloc.trim_threshold`, `mmap_threshold` or `top_pad` in `GLIBC_TUNABLES`), and never
   /// on the libcurl engine, which does not need it. See "Memory" in the Linux notes.
   public static var setsMallocTrimThreshold: Bool {
-    get { MallocTrimThreshold.isEnabled }
-    set { MallocTrimThreshold.isEnabled = newValue }
+    get { HeapReleaseThreshold.isEnabled }
+    set { HeapReleaseThreshold.isEnabled = newValue }
   }
 }

@@ -15,7 +15,7 @@ import Foundation
 /// the file path moves about 180 MB/s). Larger files still take the file path, where the race
 /// remains: for uploads of large files over unreliable networks, use the libcurl engine or
 /// `sendsBodyFileChunked` (a stream body, which never pauses either).
-package enum FileUploadPauseRace {
+package enum FileBodyInMemory {
   /// The largest file body sent from memory on the URLSession engine (16 MiB; FoundationNetworking
   /// copies it once more, so each such upload holds twice its size while it runs).
   package static let inMemoryLimit: Int64 = 16 * 1024 * 1024

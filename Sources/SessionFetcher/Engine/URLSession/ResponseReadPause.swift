@@ -23,7 +23,7 @@
   /// FoundationNetworking's own timer for the request's `timeoutInterval` (restarted on every chunk)
   /// would end a paused transfer: a pause moves it out of reach (`DispatchSourceTimer.schedule`) and
   /// a resume starts it again. The fetcher's own idle timeout is off while paused, as on every engine.
-  enum ReceivePause {
+  enum ResponseReadPause {
     /// `curl_easy_pause`'s bits (curl.h).
     private static let pauseReceive: Int32 = 1
     private static let continueAll: Int32 = 0

@@ -19,7 +19,7 @@ import Foundation
 /// A class, touched only under the fetcher's lock: the states hand one reference on, and the
 /// fetcher's many reads and changes of the exchange in flight neither copy its fields nor retain
 /// each of them (a struct in the enum's payload was copied out and back on every access).
-final class Exchange {
+final class HopState {
   /// The hop this exchange is (see `FetcherStorage.hopCount`); 0 before the attempt's first.
   var hop: UInt64 = 0
   /// The request as sent (with the jar's cookies and any Range headers).
@@ -90,7 +90,7 @@ final class Exchange {
   }
 }
 
-extension Exchange {
+extension HopState {
   /// What a chunk of the response body is for the exchange (see ``chunkReceived(_:at:inMemoryLimit:)``).
   enum ChunkAction: Equatable {
     /// A late chunk of a task cancelled for a pause (the continuation asks for it again) or of an

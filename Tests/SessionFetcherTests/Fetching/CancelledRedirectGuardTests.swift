@@ -7,7 +7,7 @@ import Testing
   import TestTraits
 #endif
 
-/// Which redirect answers a `RedirectAnswerGate` lets through: none to a task the library marked
+/// Which redirect answers a `CancelledRedirectGuard` lets through: none to a task the library marked
 /// as cancelled, or to any task of a session it cancelled whole; a completed task's mark is
 /// dropped, and marks that outlive their tasks are swept. Plain objects stand for the tasks and
 /// sessions (the crash the gate prevents is shown in a child process by `TimeoutTests`).
@@ -17,14 +17,14 @@ struct RedirectAnswerGateTests {
   final class Session {}
 
   /// Whether `task`'s answer is let through.
-  static func answered(_ gate: RedirectAnswerGate<Task>, _ task: Task, _ session: Session) -> Bool {
+  static func answered(_ gate: CancelledRedirectGuard<Task>, _ task: Task, _ session: Session) -> Bool {
     var given = false
     gate.answer(task, session: session) { given = true }
     return given
   }
 
   @Test func aMarkedTaskGetsNoAnswerUntilItCompletes() {
-    let gate = RedirectAnswerGate<Task>()
+    let gate = CancelledRedirectGuard<Task>()
     let session = Session()
     let marked = Task()
     let other = Task()
@@ -38,7 +38,7 @@ struct RedirectAnswerGateTests {
   }
 
   @Test func aSessionCancelledWholeAnswersNoTaskUntilItIsReleased() {
-    let gate = RedirectAnswerGate<Task>()
+    let gate = CancelledRedirectGuard<Task>()
     let session = Session()
     let other = Session()
     let task = Task()
@@ -52,7 +52,7 @@ struct RedirectAnswerGateTests {
   /// A mark that outlives its task (marked after its completion was reported) is swept once the
   /// gate holds `sweepAt` marks; a mark of a task still alive stays.
   @Test func marksOfReleasedTasksAreSwept() {
-    let gate = RedirectAnswerGate<Task>(sweepAt: 8)
+    let gate = CancelledRedirectGuard<Task>(sweepAt: 8)
     let session = Session()
     let alive = Task()
     gate.mark(alive)
@@ -69,7 +69,7 @@ struct RedirectAnswerGateTests {
 
   /// A task released while marked, and a new one at the same address, is not taken for it.
   @Test func aMarkIsNeverTakenForALaterTask() {
-    let gate = RedirectAnswerGate<Task>()
+    let gate = CancelledRedirectGuard<Task>()
     let session = Session()
     for _ in 0..<100 { gate.mark(Task()) }
     // New objects often reuse the addresses of the ones just released.
@@ -99,9 +99,9 @@ struct RedirectAnswerGateTests {
     try #require(held.wait(timeout: .now() + 30) == .success)
     SessionFetcher.letGo(engineTask)
     var given = false
-    SessionDispatcher.redirectGate.answer(task, session: engine.dispatcher) { given = true }
+    URLSessionDelegateRouter.redirectGate.answer(task, session: engine.dispatcher) { given = true }
     release.signal()
     #expect(!given)
-    SessionDispatcher.redirectGate.completed(task)
+    URLSessionDelegateRouter.redirectGate.completed(task)
   }
 }

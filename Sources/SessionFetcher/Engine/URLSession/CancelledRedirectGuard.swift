@@ -16,9 +16,9 @@ import Foundation
 /// under the same lock. So an answer is queued on the work queue before the cancellation, or not at
 /// all; a task left without an answer is ended by its cancellation.
 ///
-/// One gate serves the process (``SessionDispatcher/redirectGate``); it is generic over the task's
+/// One gate serves the process (``URLSessionDelegateRouter/redirectGate``); it is generic over the task's
 /// type so that its bookkeeping can be tested without URLSession.
-package final class RedirectAnswerGate<Task: AnyObject>: @unchecked Sendable {
+package final class CancelledRedirectGuard<Task: AnyObject>: @unchecked Sendable {
   // `@unchecked Sendable`: `state` is only touched under its lock; `sweepAt` is immutable.
   private struct MarkedTask {
     weak var task: Task?

@@ -4,10 +4,10 @@ import Testing
 
 @testable import SessionFetcher
 
-/// When the URLSession engine gives glibc's free heap pages back (see `ArenaTrim`).
+/// When the URLSession engine gives glibc's free heap pages back (see `HeapReleaseTrim`).
 @Suite("Arena trims")
 struct ArenaTrimScheduleTests {
-  typealias Schedule = ArenaTrim.Schedule
+  typealias Schedule = HeapReleaseTrim.Schedule
 
   /// Requests at the given times, from a fresh schedule, and whether a trim ran before each: the
   /// time each request schedules a trim at (nil: one is already due).
@@ -46,18 +46,18 @@ struct ArenaTrimScheduleTests {
 /// Each test counts the requests of its own engine session, which no other test's fetch changes,
 /// so they are exact while the whole suite runs in parallel; that a trim then runs is seen in the
 /// process's count going up (other tests' trims add to it too). The URLSession engine is chosen
-/// whatever engine the tests run on; the libcurl engine has no path to `ArenaTrim`.
+/// whatever engine the tests run on; the libcurl engine has no path to `HeapReleaseTrim`.
 @Suite("Arena trims after large bodies")
 struct ArenaTrimFetchTests {
   /// A session of its own on the URLSession engine, and its engine session.
-  static func makeSession() throws -> (FetcherSession, URLSessionEngineSession) {
-    let session = FetcherSession(configuration: nil, engine: .urlSession)
+  static func makeSession() throws -> (SharedSession, URLSessionEngineSession) {
+    let session = SharedSession(configuration: nil, engine: .urlSession)
     let engineSession = try #require(session.engineSession as? URLSessionEngineSession)
     return (session, engineSession)
   }
 
   /// A fetcher of `path` on `server` that runs on `session`.
-  static func fetcher(_ path: String, on server: TestServer, session: FetcherSession) -> SessionFetcher {
+  static func fetcher(_ path: String, on server: TestServer, session: SharedSession) -> SessionFetcher {
     let fetcher = SessionFetcher(request: URLRequest(url: server.url(path)))
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = makeCallbackQueue()
@@ -69,30 +69,32 @@ struct ArenaTrimFetchTests {
   /// the request, no sooner than one interval after the last one began (a loaded machine may be
   /// slow, so well past both).
   static func waitForATrim(after count: Int) async throws -> Int {
-    _ = await eventually(timeout: ArenaTrim.Schedule.interval + 30) { ArenaTrim.figures.count > count }
-    return ArenaTrim.figures.count
+    _ = await eventually(timeout: HeapReleaseTrim.Schedule.interval + 30) {
+      HeapReleaseTrim.figures.count > count
+    }
+    return HeapReleaseTrim.figures.count
   }
 
   @Test func aLargeDownloadAsksForOneTrimAndATrimRuns() async throws {
-    guard ArenaTrim.isAvailable else { return }
+    guard HeapReleaseTrim.isAvailable else { return }
     let server = try TestServer()
     defer { server.stop() }
     let (session, engineSession) = try Self.makeSession()
     defer { session.invalidateAndCancel() }
-    let before = ArenaTrim.figures.count
+    let before = HeapReleaseTrim.figures.count
     let result = await Self.fetcher("/bytes/\(2 << 20)", on: server, session: session).fetchResult()
     #expect(result.error == nil, "\(String(describing: result.error))")
     #expect(result.data?.count == 2 << 20)
     // Counted before the fetch heard that its task ended.
     #expect(engineSession.arenaTrimRequests == 1)
     let after = try await Self.waitForATrim(after: before)
-    #expect(after > before, "no trim ran within \(ArenaTrim.Schedule.interval + 30) s")
+    #expect(after > before, "no trim ran within \(HeapReleaseTrim.Schedule.interval + 30) s")
   }
 
   /// An upload's body counts whole, however little comes back: data, and a file sent from memory.
   @Test(arguments: [false, true])
   func aLargeUploadAsksForOneTrim(fromFile: Bool) async throws {
-    guard ArenaTrim.isAvailable else { return }
+    guard HeapReleaseTrim.isAvailable else { return }
     let server = try TestServer()
     defer { server.stop() }
     let (session, engineSession) = try Self.makeSession()
@@ -117,7 +119,7 @@ struct ArenaTrimFetchTests {
   }
 
   @Test func aSmallBodyAsksForNoTrim() async throws {
-    guard ArenaTrim.isAvailable else { return }
+    guard HeapReleaseTrim.isAvailable else { return }
     let server = try TestServer()
     defer { server.stop() }
     let (session, engineSession) = try Self.makeSession()

@@ -5,11 +5,11 @@ import Foundation
 #endif
 
 /// Gives glibc's free heap pages back to the system after the URLSession engine has moved large
-/// bodies (`malloc_trim(0)`), at most once every ``ArenaTrim/Schedule/interval``.
+/// bodies (`malloc_trim(0)`), at most once every ``HeapReleaseTrim/Schedule/interval``.
 ///
 /// FoundationNetworking works on many dispatch threads, so glibc's malloc spreads its buffers over
 /// up to eight arenas per core; and it copies every body sent from memory (a file body up to
-/// `FileUploadPauseRace.inMemoryLimit` included) into a buffer of the body's size, whose release
+/// `FileBodyInMemory.inMemoryLimit` included) into a buffer of the body's size, whose release
 /// raises glibc's mmap threshold to that size. From then on the large buffers of uploads and
 /// downloads come from the arenas, which keep what is freed. Nothing the library frees goes back
 /// to the system by itself; a trim after large bodies end returns the free pages inside the arenas
@@ -17,14 +17,14 @@ import Foundation
 /// `free` does that).
 ///
 /// The trim runs on a queue of its own, off every caller's and delegate thread, a short
-/// ``ArenaTrim/Schedule/delay`` after the body ended (FoundationNetworking drops its copy when it
+/// ``HeapReleaseTrim/Schedule/delay`` after the body ended (FoundationNetworking drops its copy when it
 /// releases the task). It holds each arena's lock in turn while it walks its free lists. Only with
 /// glibc; elsewhere nothing is done.
-package enum ArenaTrim {
+package enum HeapReleaseTrim {
   /// A task that moved at least this many bytes (sent and received) asks for a trim when it ends.
   package static let largeBodyLength: Int64 = 1 << 20
 
-  /// When to trim, given the requests: the pure part of ``ArenaTrim``.
+  /// When to trim, given the requests: the pure part of ``HeapReleaseTrim``.
   package struct Schedule: Equatable, Sendable {
     /// The least time between two trims.
     package static let interval: TimeInterval = 5

@@ -6,9 +6,9 @@ import Foundation
 ///
 /// `@unchecked Sendable`: `handlers` and `trimRequests` are only touched through their `Locked`
 /// wrappers.
-package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+package final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
   /// A task's handler, the task as the handler knows it, and the body bytes the task has moved so
-  /// far (see `ArenaTrim`).
+  /// far (see `HeapReleaseTrim`).
   private struct Registration {
     let handler: any SessionTaskHandler
     let task: URLSessionEngineTask
@@ -16,13 +16,13 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
   }
 
   private let handlers = Locked<[Int: Registration]>([:])
-  /// How many of this session's tasks have asked `ArenaTrim` for a trim.
+  /// How many of this session's tasks have asked `HeapReleaseTrim` for a trim.
   private let trimRequests = Locked(0)
   private let onInvalidate: @Sendable () -> Void
 
-  /// The process's ``RedirectAnswerGate``: every URLSession task the library cancels is marked in it
+  /// The process's ``CancelledRedirectGuard``: every URLSession task the library cancels is marked in it
   /// first, and every redirect answer goes through it.
-  package static let redirectGate = RedirectAnswerGate<URLSessionTask>()
+  package static let redirectGate = CancelledRedirectGuard<URLSessionTask>()
 
   package init(onInvalidate: @escaping @Sendable () -> Void) {
     self.onInvalidate = onInvalidate
@@ -49,8 +49,8 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     registration.handler.taskDidStart(registration.task)
   }
 
-  /// How many of this session's tasks ended having moved at least ``ArenaTrim/largeBodyLength``
-  /// bytes and so asked ``ArenaTrim`` for a trim (none where the allocator cannot be trimmed).
+  /// How many of this session's tasks ended having moved at least ``HeapReleaseTrim/largeBodyLength``
+  /// bytes and so asked ``HeapReleaseTrim`` for a trim (none where the allocator cannot be trimmed).
   /// Counted before the task's handler hears that it ended.
   package var arenaTrimRequests: Int { trimRequests.withLock { $0 } }
 
@@ -172,7 +172,7 @@ package final class SessionDispatcher: NSObject, URLSessionDataDelegate, @unchec
     Self.redirectGate.completed(task)
     var mapped = Self.foundationNetworkingCorrection(of: error, for: task)
     // Counted here: FoundationNetworking's own counters may still be 0 when the task completes.
-    if ArenaTrim.taskEnded(movingBytes: max(registration?.bytesMoved ?? 0, task.countOfBytesSent)) {
+    if HeapReleaseTrim.taskEnded(movingBytes: max(registration?.bytesMoved ?? 0, task.countOfBytesSent)) {
       trimRequests.withLock { $0 += 1 }
     }
     guard let registration else { return }

@@ -6,11 +6,11 @@ import Foundation
 /// sibling session of long-lived streams.
 ///
 /// `@unchecked Sendable`: mutable state lives in `state`, a `Locked`.
-package final class FetcherSession: @unchecked Sendable {
+package final class SharedSession: @unchecked Sendable {
   private struct State {
     var invalidated = false
     /// The session that long-lived streams share (see ``streamingSession()``).
-    var streaming: FetcherSession?
+    var streaming: SharedSession?
   }
 
   private let state = Locked(State())
@@ -21,19 +21,17 @@ package final class FetcherSession: @unchecked Sendable {
   /// What moves the bytes of this session's tasks; nil for an engine a test gives.
   package let engine: FetcherEngine?
   /// The engine's session.
-  private let exchanges: any EngineSession
-  /// The engine's session, for tests that reach into an engine.
-  package var engineSession: any EngineSession { exchanges }
+  package let engineSession: any EngineSession
   /// Makes the engine session of a sibling (``init(copying:)``, ``streamingSession()``).
   private let makeEngineSession: EngineSessionMaker
 
-  private static let standaloneSessions = Locked<[FetcherEngine: FetcherSession]>([:])
+  private static let standaloneSessions = Locked<[FetcherEngine: SharedSession]>([:])
 
   /// The session that fetchers made outside a service share, one per engine.
-  package static func standalone(_ engine: FetcherEngine) -> FetcherSession {
+  package static func standalone(_ engine: FetcherEngine) -> SharedSession {
     standaloneSessions.withLock { sessions in
       if let session = sessions[engine] { return session }
-      let session = FetcherSession(configuration: nil, engine: engine)
+      let session = SharedSession(configuration: nil, engine: engine)
       sessions[engine] = session
       return session
     }
@@ -41,21 +39,21 @@ package final class FetcherSession: @unchecked Sendable {
 
   /// How a stream whose consumer is behind is paused on this session's engine: libcurl really
   /// stops reading; FoundationNetworking cannot (see ``StreamPausing``).
-  var pausing: StreamPausing.Method { exchanges.pausing }
+  var pausing: StreamPausing.Method { engineSession.pausing }
 
   /// Whether a stream's buffer copies the chunks of this session's engine on arrival.
-  var streamBuffersCopyChunks: Bool { exchanges.streamBuffersCopyChunks }
+  var streamBuffersCopyChunks: Bool { engineSession.streamBuffersCopyChunks }
 
   /// Whether the engine has a timer of its own for a request's timeout, which must not fire before
   /// the fetcher's: URLSession's (whole seconds on Linux); the libcurl engine leaves timeouts to the
   /// fetcher.
-  package var enforcesRequestTimeout: Bool { exchanges.enforcesRequestTimeout }
+  package var enforcesRequestTimeout: Bool { engineSession.enforcesRequestTimeout }
 
   /// See ``EngineSession/tlsSettingsLimitation``.
-  var tlsSettingsLimitation: String? { exchanges.tlsSettingsLimitation }
+  var tlsSettingsLimitation: String? { engineSession.tlsSettingsLimitation }
 
   /// See ``EngineSession/routeLimitation``.
-  var routeLimitation: String? { exchanges.routeLimitation }
+  var routeLimitation: String? { engineSession.routeLimitation }
 
   /// - Parameters:
   ///   - configuration: the base configuration, or nil for ``defaultConfiguration(for:)``. It is copied
@@ -64,7 +62,7 @@ package final class FetcherSession: @unchecked Sendable {
   ///   - engine: what moves the bytes.
   package convenience init(configuration: URLSessionConfiguration?, engine: FetcherEngine = .urlSession) {
     self.init(
-      configuration: configuration ?? FetcherSession.defaultConfiguration(for: engine), engine: engine,
+      configuration: configuration ?? SharedSession.defaultConfiguration(for: engine), engine: engine,
       engineSessions: { EngineSessionFactory.makeSession(engine, configuration: $0) })
   }
 
@@ -80,7 +78,7 @@ package final class FetcherSession: @unchecked Sendable {
     configuration: URLSessionConfiguration?, engineSessions: @escaping EngineSessionMaker
   ) {
     self.init(
-      configuration: configuration ?? FetcherSession.defaultConfiguration(), engine: nil,
+      configuration: configuration ?? SharedSession.defaultConfiguration(), engine: nil,
       engineSessions: engineSessions)
   }
 
@@ -88,16 +86,16 @@ package final class FetcherSession: @unchecked Sendable {
     configuration: URLSessionConfiguration, engine: FetcherEngine?,
     engineSessions: @escaping EngineSessionMaker
   ) {
-    let config = FetcherSession.adjusted(configuration)
+    let config = SharedSession.adjusted(configuration)
     self.configuration = config
     self.engine = engine
     self.makeEngineSession = engineSessions
-    self.exchanges = engineSessions(config)
+    self.engineSession = engineSessions(config)
   }
 
   /// Why fetches cannot run on this session's engine here, or nil when they can (see
   /// ``EngineSession/unavailableReason``).
-  package var unavailableReason: String? { exchanges.unavailableReason }
+  package var unavailableReason: String? { engineSession.unavailableReason }
 
   /// The configuration of sessions made without one: ephemeral, with `engine`'s per-host
   /// connection limit where it sets one (see
@@ -111,7 +109,7 @@ package final class FetcherSession: @unchecked Sendable {
   }
 
   /// A session of its own with the configuration of `session` (for a long-lived stream).
-  package convenience init(copying session: FetcherSession) {
+  package convenience init(copying session: SharedSession) {
     self.init(
       configuration: session.configuration, engine: session.engine,
       engineSessions: session.makeEngineSession)
@@ -131,13 +129,13 @@ package final class FetcherSession: @unchecked Sendable {
   }
 
   /// Whether the session was invalidated (no task may be created on it any more).
-  package var isInvalidated: Bool { exchanges.isInvalidated }
+  package var isInvalidated: Bool { engineSession.isInvalidated }
 
   /// Whether ``makeTask(request:body:tls:route:handler:)`` sends an
   /// ``EngineBody/sizedStream(_:length:)`` of `request` with its `Content-Length`: on the libcurl
   /// engine (for http and https). URLSession sends any stream chunked (see `BodySpool`).
   package func sendsSizedStreams(for request: URLRequest) -> Bool {
-    exchanges.sendsSizedStreams(for: request)
+    engineSession.sendsSizedStreams(for: request)
   }
 
   /// Creates a task for `request` and `body` and registers `handler` for it, or returns nil if the
@@ -148,7 +146,7 @@ package final class FetcherSession: @unchecked Sendable {
     request: URLRequest, body: EngineBody, tls: TLSSettings = TLSSettings(),
     route: TransportRoute = TransportRoute(), handler: any SessionTaskHandler
   ) -> (any EngineTask)? {
-    exchanges.makeTask(request: request, body: body, tls: tls, route: route, handler: handler)
+    engineSession.makeTask(request: request, body: body, tls: tls, route: route, handler: handler)
   }
 
   /// The session a long-lived stream (event streams, `events()`) of a fetcher sharing this one
@@ -156,20 +154,20 @@ package final class FetcherSession: @unchecked Sendable {
   /// it would hold one of the few connections per host (see ``defaultConfiguration(for:)``) from
   /// every short request. Where the engine shares one session among streams, the
   /// ``streamingSession()``; else a session of the stream's own.
-  package func sessionForStream() -> (session: FetcherSession, owned: Bool) {
-    if exchanges.sharesOneSessionAmongStreams { return (streamingSession(), false) }
-    return (FetcherSession(copying: self), true)
+  package func sessionForStream() -> (session: SharedSession, owned: Bool) {
+    if engineSession.sharesOneSessionAmongStreams { return (streamingSession(), false) }
+    return (SharedSession(copying: self), true)
   }
 
   /// The session that long-lived streams of this one share: the same configuration without the
   /// per-host cap, so that open streams never hold the connections short requests wait for, and
   /// (on the libcurl engine) one more loop thread, not one per stream. Invalidated with this session.
-  package func streamingSession() -> FetcherSession {
+  package func streamingSession() -> SharedSession {
     state.withLock { state in
       if let streaming = state.streaming { return streaming }
-      let configuration = FetcherSession.adjusted(self.configuration)
+      let configuration = SharedSession.adjusted(self.configuration)
       configuration.httpMaximumConnectionsPerHost = 0
-      let streaming = FetcherSession(
+      let streaming = SharedSession(
         configuration: configuration, engine: engine, engineSessions: makeEngineSession)
       if state.invalidated { streaming.finishTasksAndInvalidate() } else { state.streaming = streaming }
       return streaming
@@ -179,20 +177,20 @@ package final class FetcherSession: @unchecked Sendable {
   /// Lets running tasks finish, then invalidates the session. No task can be created afterwards.
   package func finishTasksAndInvalidate() {
     invalidate()
-    exchanges.finishTasksAndInvalidate()
+    engineSession.finishTasksAndInvalidate()
   }
 
   /// Cancels every task and invalidates the session.
   package func invalidateAndCancel() {
     invalidate()
-    exchanges.invalidateAndCancel()
+    engineSession.invalidateAndCancel()
   }
 
   /// ``invalidateAndCancel()`` without the caller waiting for the engine (see
   /// ``EngineSession/invalidateAndCancelWithoutWaiting()``).
   package func invalidateAndCancelWithoutWaiting() {
     invalidate()
-    exchanges.invalidateAndCancelWithoutWaiting()
+    engineSession.invalidateAndCancelWithoutWaiting()
   }
 
   /// Marks the session invalidated and lets the streams' session finish.
