@@ -11,8 +11,9 @@ import Foundation
 ///    finish.
 /// 3. A `Retry-After` (on 429 or 503) longer than the longest delay the backoff accepts: finish.
 /// 4. The delay is the larger of the backoff's next one and the server's `Retry-After`; past the
-///    backoff's window (its cap reached without a server delay, or three times the cap since the
-///    first attempt): finish.
+///    backoff's window (its next delay has reached the cap, or three times the cap has passed since
+///    the first attempt): finish. A `Retry-After` cannot reopen a window whose cap is reached: it
+///    would have to be longer than the cap, which rule 3 refuses.
 /// 5. With a `retryBlock`: ask it, with ``RetryPolicy/isRetryable(statusCode:error:method:receivedPartialBody:)``
 ///    as its suggestion; without one: retry after the delay if that says so, else finish.
 package enum RetryDecision {
