@@ -7,12 +7,13 @@ import Foundation
 /// reports the rest as `-1` (`.unknown`), keeping only libcurl's text: a body cut short is `-1`
 /// ("transfer closed with 990 bytes remaining to read"), an oversized head `-1` ("Too large response
 /// headers: …"), an answer that is not HTTP `-1002` ("Received HTTP/0.9 when not allowed"), a
-/// connection closed without an answer `-1011` ("Empty reply from server"). The text names libcurl's
-/// code; the libcurl engine's own table (``CurlErrorMapping``) then gives the `URLError` code, so
-/// both engines report one failure with one code.
+/// connection closed without an answer `-1011` (libcurl's `CURLE_GOT_NOTHING`, told by the code
+/// alone: its text may be an earlier failure's). The text, or that code, names libcurl's code; the
+/// libcurl engine's own table (``CurlErrorMapping``) then gives the `URLError` code, so both engines
+/// report one failure with one code.
 ///
-/// Only libcurl's texts are matched: an error FoundationNetworking makes itself keeps its code, and
-/// Apple's URLSession, whose errors carry no libcurl text, is left as it is.
+/// Only libcurl's texts are matched, and `-1011` only on FoundationNetworking: an error
+/// FoundationNetworking makes itself keeps its code, and Apple's URLSession is left as it is.
 enum FoundationNetworkingErrors {
   /// libcurl's texts, as FoundationNetworking passes them on, and the `CURLcode` each comes from.
   static let curlCodesByText: [(text: String, curlCode: Int32)] = [

@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// What one `URLSessionTaskTransactionMetrics` says of a request, as plain values: what
 /// ``TransferMetrics/init(urlSessionTransactions:taskInterval:)`` maps. Read from the metrics
 /// Apple's URLSession collects for each task (FoundationNetworking collects none), and written by
