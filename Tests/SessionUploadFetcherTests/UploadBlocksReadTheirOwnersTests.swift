@@ -63,10 +63,11 @@ struct UploadBlocksReadTheirOwnersTests {
         })
     case .cancellationHandler:
       upload.willBeginCommandFetcher = { [weak upload] fetcher in
-        // Stopped once the upload URL is known: a cancel command goes out, then the handler runs.
+        // Stopped once the upload URL is known, before the first chunk goes out: a cancel command
+        // goes out, then the handler runs. (Stopped from here, not from another queue, so that
+        // the upload cannot end before the stop lands.)
         if fetcher.request?.value(forHTTPHeaderField: "X-Goog-Upload-Command") == "upload" {
-          let stopping = upload
-          DispatchQueue.global().async { stopping?.stopFetching() }
+          upload?.stopFetching()
         }
       }
       upload.cancellationHandler = { [weak upload] _, _, _ in
