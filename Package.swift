@@ -81,7 +81,7 @@ let package = Package(
       swiftSettings: strictSettings),
     .testTarget(
       name: "MIMEDocumentTests",
-      dependencies: ["MIMEDocument", "FetcherTesting", "SessionFetcher", "FetcherService"],
+      dependencies: ["MIMEDocument", "FetcherTesting", "SessionFetcher", "FetcherService", "TestTraits"],
       swiftSettings: strictSettings),
     .testTarget(
       name: "HTTPLoggingTests",

@@ -1,5 +1,6 @@
 import FetcherTesting
 import Foundation
+import TestTraits
 import Testing
 
 @testable import MIMEDocument
@@ -166,7 +167,7 @@ struct ByteSearchTests {
 
   /// The Horspool search (long needles in long haystacks) against the naive one: small alphabets for
   /// partial matches and self-overlapping needles, matches at the start and at the very end.
-  @Test func horspoolSearchMatchesNaiveSearch() {
+  @Test(.singleThreadedSkippedUnderThreadSanitizer) func horspoolSearchMatchesNaiveSearch() {
     var generator = SeededGenerator(seed: 7)
     for round in 0..<300 {
       let alphabet = UInt8(round % 3 == 0 ? 1 : 3)
