@@ -59,10 +59,7 @@ extension SessionFetcher {
         let urlError = transportError as? URLError
         let bareTimeout = urlError?.code == .timedOut && urlError?.failingURL == nil
         let url = storage.lifecycle.current.request?.url
-        var error =
-          bareTimeout
-          ? SessionFetcher.timedOutError(url: url)
-          : ContentDecoding.error(transportError, response: head?.response)
+        var error = bareTimeout ? SessionFetcher.timedOutError(url: url) : transportError
         if urlError?.code == .requestBodyStreamExhausted, storage.plan?.exactStreamLength != nil,
           let urlError
         {

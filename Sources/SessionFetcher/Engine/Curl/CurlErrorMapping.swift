@@ -17,7 +17,8 @@ package enum CurlErrorMapping {
   ///     `requestBodyStreamExhausted`).
   ///   - overHTTP2: whether the transfer's connection spoke HTTP/2.
   package static func urlError(
-    code: Int32, curlMessage: String, url: URL?, bodyIsFile: Bool = false, overHTTP2: Bool = false
+    code: Int32, curlMessage: String, url: URL?, bodyIsFile: Bool = false, overHTTP2: Bool = false,
+    bodyIsEncoded: Bool = false
   ) -> URLError {
     var userInfo: [String: Any] = [
       NSLocalizedDescriptionKey: curlMessage,
@@ -31,7 +32,9 @@ package enum CurlErrorMapping {
       userInfo[EngineErrorKeys.failingURLString] = url.absoluteString
     }
     return URLError(
-      errorCode(code: code, curlMessage: curlMessage, bodyIsFile: bodyIsFile, overHTTP2: overHTTP2),
+      errorCode(
+        code: code, curlMessage: curlMessage, bodyIsFile: bodyIsFile, overHTTP2: overHTTP2,
+        bodyIsEncoded: bodyIsEncoded),
       userInfo: userInfo)
   }
 
@@ -46,9 +49,11 @@ package enum CurlErrorMapping {
   /// protocol, as libcurl names them in "HTTP/2 stream N was not closed cleanly: NAME (err N)".
   static let malformedHTTP2Errors = ["PROTOCOL_ERROR", "FRAME_SIZE_ERROR", "COMPRESSION_ERROR"]
 
-  /// The `URLError.Code` alone (see ``urlError(code:curlMessage:url:bodyIsFile:overHTTP2:)``).
+  /// The `URLError.Code` alone (see ``urlError(code:curlMessage:url:bodyIsFile:overHTTP2:bodyIsEncoded:)``).
+  /// `bodyIsEncoded`: the final head declared a content coding, which libcurl decodes.
   package static func errorCode(
-    code: Int32, curlMessage: String, bodyIsFile: Bool = false, overHTTP2: Bool = false
+    code: Int32, curlMessage: String, bodyIsFile: Bool = false, overHTTP2: Bool = false,
+    bodyIsEncoded: Bool = false
   ) -> URLError.Code {
     // TLS verdicts come from the code and OpenSSL's text together (see `TLSErrorMapping`).
     if let tls = TLSErrorMapping.code(curlCode: code, message: curlMessage) { return tls }
@@ -88,6 +93,10 @@ package enum CurlErrorMapping {
     case 42: return .cancelled
     case 47: return .httpTooManyRedirects
     case 61: return .cannotDecodeContentData
+    // A decoder failing inside a chunked body ends the transfer as a write error ("Failed reading
+    // the chunked-encoded stream"); the engine's own write callback fails only for a cancelled
+    // transfer, which never gets here.
+    case 23 where bodyIsEncoded: return .cannotDecodeContentData
     case 63: return .dataLengthExceedsMaximum
     case 94: return .userAuthenticationRequired
     // A SOCKS (or HTTPS) proxy's handshake failed: a rejected login is an authentication failure,

@@ -175,7 +175,8 @@
       }
       return CurlErrorMapping.urlError(
         code: code, curlMessage: transfer.errorMessage(code: code), url: originalRequest.url,
-        bodyIsFile: transfer.body?.isFile ?? false, overHTTP2: transfer.spokeHTTP2)
+        bodyIsFile: transfer.body?.isFile ?? false, overHTTP2: transfer.spokeHTTP2,
+        bodyIsEncoded: transfer.bodyIsEncoded)
     }
 
     var failingURLInfo: [String: Any] {
@@ -230,6 +231,7 @@
         if isCancelled { return 0 }
       }
       transfer.deliveredFinalHead = true
+      transfer.bodyIsEncoded = ContentDecoding.isEncoded(response)
       loop.learned(httpVersion: head.httpVersion, from: self)
       state.withLock { $0.response = response }
       handler.task(self, didReceiveHead: response)

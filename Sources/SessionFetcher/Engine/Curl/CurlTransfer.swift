@@ -25,6 +25,8 @@
     var headParser = CurlResponseHeadParser()
     /// Whether the final head was handed over (later header lines are trailers).
     var deliveredFinalHead = false
+    /// Whether the final head declared a content coding (libcurl decodes the body).
+    var bodyIsEncoded = false
     /// Set when the header callback refused the head (framing that cannot be used): the transfer's
     /// error.
     var refusedHead: URLError?

@@ -36,10 +36,21 @@ enum FoundationNetworkingErrors {
     ("Weird server reply", 8), ("Unsupported HTTP version in response", 8),
   ]
 
+  /// libcurl's texts for a body it could not decode, and the `CURLcode` each comes from: read only
+  /// for a response that declared a content coding (`-1` with "Unrecognized or bad HTTP Content or
+  /// Transfer-Encoding" is also a broken chunked framing). For br and zstd libcurl gives only the
+  /// code's own text; a decoder failing inside a chunked body reads as a failed chunked stream,
+  /// FoundationNetworking's write callback never failing otherwise.
+  static let decodingCurlCodesByText: [(text: String, curlCode: Int32)] = [
+    ("Error while processing content unencoding", 61), ("Unrecognized content encoding type", 61),
+    ("Unrecognized or bad HTTP Content or Transfer-Encoding", 61),
+    ("Failed reading the chunked-encoded stream", 23),
+  ]
+
   /// The `CURLcode` behind `error`, read from FoundationNetworking's code and libcurl's text; nil
   /// when the error is not one of libcurl's that FoundationNetworking left unmapped or mapped apart
-  /// from Apple.
-  static func curlCode(of error: URLError) -> Int32? {
+  /// from Apple. `bodyIsEncoded`: the response declared a content coding.
+  static func curlCode(of error: URLError, bodyIsEncoded: Bool = false) -> Int32? {
     let text = error.userInfo[NSLocalizedDescriptionKey] as? String ?? ""
     switch error.code {
     case .badServerResponse:
@@ -58,6 +69,9 @@ enum FoundationNetworkingErrors {
       // such text.
       return text.contains("HTTP/0.9") ? 1 : nil
     case .unknown:
+      if bodyIsEncoded, let decoding = decodingCurlCodesByText.first(where: { text.contains($0.text) }) {
+        return decoding.curlCode
+      }
       return curlCodesByText.first { text.contains($0.text) }?.curlCode
     default:
       return nil
@@ -65,12 +79,12 @@ enum FoundationNetworkingErrors {
   }
 
   /// `error` with the code Apple platforms give, its text and other details kept; nil when it
-  /// keeps its code.
-  static func appleError(_ error: URLError) -> URLError? {
+  /// keeps its code. `bodyIsEncoded`: the response declared a content coding (libcurl decodes it).
+  static func appleError(_ error: URLError, bodyIsEncoded: Bool = false) -> URLError? {
     if let tls = TLSErrorMapping.fromFoundationNetworking(error) { return tls }
-    guard let curlCode = curlCode(of: error) else { return nil }
+    guard let curlCode = curlCode(of: error, bodyIsEncoded: bodyIsEncoded) else { return nil }
     let text = error.userInfo[NSLocalizedDescriptionKey] as? String ?? ""
-    let code = CurlErrorMapping.errorCode(code: curlCode, curlMessage: text)
+    let code = CurlErrorMapping.errorCode(code: curlCode, curlMessage: text, bodyIsEncoded: bodyIsEncoded)
     guard code != error.code, code != .unknown else { return nil }
     var userInfo = error.userInfo
     userInfo[EngineErrorKeys.curlCode] = Int(curlCode)

@@ -185,7 +185,8 @@ package final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, 
   /// The error FoundationNetworking should have given for a completed task (nil: keep `error`), once
   /// its response-head gate is freed: a head `ResponseHeadGuard` refused is `.badServerResponse`
   /// (not libcurl's "Failed writing header"), and libcurl's failures it reports as -1 or apart from
-  /// Apple get Apple's code (see `FoundationNetworkingErrors`). Apple's URLSession needs neither.
+  /// Apple get Apple's code (see `FoundationNetworkingErrors`), a body libcurl could not decode
+  /// included. Apple's URLSession needs neither.
   private static func foundationNetworkingCorrection(of error: Error?, for task: URLSessionTask) -> URLError?
   {
     #if FOUNDATION_NETWORKING
@@ -196,7 +197,10 @@ package final class URLSessionDelegateRouter: NSObject, URLSessionDataDelegate, 
         }
         return URLError(.badServerResponse, userInfo: info)
       }
-      return (error as? URLError).flatMap(FoundationNetworkingErrors.appleError)
+      let bodyIsEncoded = ContentDecoding.isEncoded(task.response)
+      return (error as? URLError).flatMap {
+        FoundationNetworkingErrors.appleError($0, bodyIsEncoded: bodyIsEncoded)
+      }
     #else
       return nil
     #endif
