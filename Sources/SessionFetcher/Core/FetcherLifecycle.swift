@@ -1,3 +1,5 @@
+import Foundation
+
 /// The life of one fetcher as an explicit state machine: no I/O, only decisions.
 ///
 /// ```
@@ -10,9 +12,11 @@
 /// any state but finished ──stop──▶ stopped
 /// ```
 ///
-/// The `running` state carries the in-flight ``HopState``; each hop replaces it whole
-/// (``hopStarted(_:)``). The states after it carry the last exchange, read-only, for what the
-/// fetcher reports once the exchange is over.
+/// The `running` state carries the in-flight ``HopState``, which each hop replaces whole
+/// (``hopStarted(_:)``), and the attempt's ``AttemptState``, which each attempt makes afresh
+/// (``attemptStarted(at:)``) and its hops hand on. The states after it carry the last exchange,
+/// read-only, for what the fetcher reports once the exchange is over; the attempt's counts end with
+/// it.
 ///
 /// The fetcher holds one of these under its lock; each method takes an event and returns an action,
 /// which the fetcher performs after the lock (post which notifications, send the hop, let go of
@@ -31,8 +35,8 @@ struct FetcherLifecycle {
     case preparing(last: HopState?)
     /// Held back by the service's per-host limit.
     case waitingForSlot
-    /// An attempt is on the wire (Started posted): its current exchange.
-    case running(HopState)
+    /// An attempt is on the wire (Started posted): its current exchange, and what spans its hops.
+    case running(HopState, AttemptState)
     /// Between attempts, waiting out the retry delay; carries the failed attempt's last exchange,
     /// and the delay once it is armed (see ``retryDelayArmed(_:)``): a delay outside this state
     /// cannot be written, and every way out of it hands the delay on to be cancelled.
@@ -79,7 +83,7 @@ struct FetcherLifecycle {
   /// exchange in flight only, check ``phase`` and read ``current``.
   var exchange: HopState? {
     switch state {
-    case .running(let exchange): return exchange
+    case .running(let exchange, _): return exchange
     case .preparing(let last), .waitingToRetry(let last, _), .finished(let last), .stopped(let last):
       return last
     case .idle, .waitingForSlot: return nil
@@ -89,17 +93,26 @@ struct FetcherLifecycle {
   /// Whether the in-flight exchange is hop `hop`, still without its task (see
   /// ``HopState/pendingHop``).
   func isPending(hop: UInt64) -> Bool {
-    guard case .running(let exchange) = state else { return false }
+    guard case .running(let exchange, _) = state else { return false }
     return exchange.pendingHop == hop
   }
 
   /// The in-flight exchange, changed in place (a reference). Only while running: the caller checks
   /// ``phase`` under the same lock first.
   var current: HopState {
-    guard case .running(let exchange) = state else {
+    guard case .running(let exchange, _) = state else {
       preconditionFailure("no exchange in flight in state \(phase)")
     }
     return exchange
+  }
+
+  /// The running attempt's state, changed in place (a reference). Only while running: the caller
+  /// checks ``phase`` under the same lock first.
+  var attempt: AttemptState {
+    guard case .running(_, let attempt) = state else {
+      preconditionFailure("no attempt on the wire in state \(phase)")
+    }
+    return attempt
   }
 
   // MARK: - Events of the fetch
@@ -149,7 +162,7 @@ struct FetcherLifecycle {
 
   /// What the fetcher does after an event that may start the next attempt.
   enum StartAction: Sendable, Equatable {
-    /// Start the next attempt (``attemptStarted()`` follows, after authorization).
+    /// Start the next attempt (``attemptStarted(at:)`` follows, after authorization).
     case startAttempt
     /// Not for this state (stopped meanwhile, or started already): nothing.
     case ignore
@@ -167,7 +180,7 @@ struct FetcherLifecycle {
     }
   }
 
-  /// What the fetcher does after ``attemptStarted()``.
+  /// What the fetcher does after ``attemptStarted(at:)``.
   enum AttemptAction: Sendable, Equatable {
     /// Post Started, then send the attempt's first hop.
     case postStartedAndSend
@@ -175,12 +188,12 @@ struct FetcherLifecycle {
     case ignore
   }
 
-  /// An attempt is about to go on the wire.
-  mutating func attemptStarted() -> AttemptAction {
+  /// An attempt is about to go on the wire at `now`: its state starts afresh.
+  mutating func attemptStarted(at now: Date) -> AttemptAction {
     switch state {
     case .preparing:
       // The attempt's first hop makes its exchange (`hopStarted`); until then, an empty one.
-      state = .running(HopState())
+      state = .running(HopState(), AttemptState(start: now))
       isStartedNotificationOutstanding = true
       return .postStartedAndSend
     case .waitingForSlot, .finished, .stopped:
@@ -198,11 +211,12 @@ struct FetcherLifecycle {
     case ignore
   }
 
-  /// A hop of the running attempt goes on the wire: `exchange` replaces the previous one whole.
+  /// A hop of the running attempt goes on the wire: `exchange` replaces the previous one whole; the
+  /// attempt's state goes on.
   mutating func hopStarted(_ exchange: HopState) -> HopAction {
     switch state {
-    case .running:
-      state = .running(exchange)
+    case .running(_, let attempt):
+      state = .running(exchange, attempt)
       return .send
     case .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
       return .ignore
@@ -225,7 +239,7 @@ struct FetcherLifecycle {
   mutating func attemptEndedForRetry() -> RetryAction {
     let last: HopState?
     switch state {
-    case .running(let exchange): last = exchange
+    case .running(let exchange, _): last = exchange
     case .preparing(let previous): last = previous
     case .waitingForSlot, .waitingToRetry, .finished, .stopped: return .ignore
     case .idle:
@@ -240,7 +254,7 @@ struct FetcherLifecycle {
   /// The attempt failed and is retried at once (an authorization refresh).
   mutating func attemptEndedForImmediateRetry() -> RetryAction {
     switch state {
-    case .running(let exchange):
+    case .running(let exchange, _):
       let postStopped = isStartedNotificationOutstanding
       isStartedNotificationOutstanding = false
       state = .preparing(last: exchange)
@@ -278,6 +292,20 @@ struct FetcherLifecycle {
     }
   }
 
+  /// The hop in flight answered with a redirect: counts it against the attempt's limit when it may
+  /// be followed. Nil when no attempt is on the wire (it ended meanwhile): nothing is counted and
+  /// nothing follows.
+  mutating func redirectReceived(maximum: Int) -> RedirectLimit? {
+    switch state {
+    case .running(_, let attempt):
+      let limit = RedirectPolicy.limit(followed: attempt.redirects, maximum: maximum)
+      if limit == .follow { attempt.redirects += 1 }
+      return limit
+    case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
+      return nil
+    }
+  }
+
   /// What the fetcher does when the fetch ends.
   struct Finish {
     var postStopped: Bool
@@ -301,7 +329,7 @@ struct FetcherLifecycle {
     var result = Finish(
       postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false, task: nil)
     switch state {
-    case .running(let exchange):
+    case .running(let exchange, _):
       // An exchange whose task ended by itself keeps the reason it had (none, for a success).
       if exchange.task != nil { result.task = exchange.endTask(.stopped) }
       state = .finished(last: exchange)
@@ -354,7 +382,7 @@ struct FetcherLifecycle {
       // Remember the stop so that a begin racing behind it completes as cancelled.
       result.mayCompleteAsCancelled = false
       state = .stopped(last: nil)
-    case .running(let exchange):
+    case .running(let exchange, _):
       result.task = exchange.endTask(.stopped)
       state = .stopped(last: exchange)
     case .waitingToRetry(let last, let delay):
@@ -376,7 +404,7 @@ struct FetcherLifecycle {
   /// task the fetcher has let go of may still be reporting.
   func accepts(_ task: (any EngineTask)?) -> Bool {
     switch state {
-    case .running(let exchange):
+    case .running(let exchange, _):
       guard let task else { return true }
       return exchange.task === task
     case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
@@ -406,7 +434,7 @@ struct FetcherLifecycle {
   /// reports is accepted. A timeout also ends a wait for the task or a decision.
   mutating func cancelTask(_ reason: CancelReason) -> CancelAction {
     switch state {
-    case .running(let exchange):
+    case .running(let exchange, _):
       if case .timedOut = reason { exchange.pendingHop = nil }
       return .letGo(exchange.endTask(reason))
     case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
@@ -418,7 +446,7 @@ struct FetcherLifecycle {
   /// ends next): takes the task, with no cancel reason.
   mutating func detachTask() -> CancelAction {
     switch state {
-    case .running(let exchange):
+    case .running(let exchange, _):
       return .letGo(exchange.endTask(nil))
     case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
       return .ignore

@@ -165,19 +165,14 @@ struct FetcherStorage {
   var backoff: RetryBackoff?
   var didRefreshAuthorization = false
 
-  // The current attempt: what spans its hops. What belongs to one hop is the running state's
-  // `HopState` (see `FetcherLifecycle`).
-  /// Redirects followed in the current attempt (the limit is per attempt).
-  var attemptRedirects = 0
+  // What spans the hops of one attempt is the running state's `AttemptState`, what belongs to one
+  // hop its `HopState` (see `FetcherLifecycle`).
   /// The number of the last hop started (across attempts): tells a late event of an earlier hop.
   var hopCount: UInt64 = 0
   var ownSession: SharedSession?
   /// Whether the accumulate block was given bytes since the last response head: the next 2xx head
   /// (a retry's) tells it to start over. Spans attempts.
   var accumulatedSinceResponse = false
-  /// The server challenges of the current attempt (see `SessionFetcher+Challenges.swift`).
-  var challenges = ChallengeState()
-  var attemptStart = Date()
   /// The armed timeout check (see `SessionFetcher.timeoutClock`). Outside the exchange: every way
   /// out of `running` disarms it after the transition that decided it.
   var timeoutToken: UInt64?
@@ -208,6 +203,9 @@ struct FetcherStorage {
     configBox = ConfigurationBox(FetcherConfiguration(request: request))
     self.urlString = urlString
   }
+
+  /// When the running attempt began (only while running: the caller checks the phase first).
+  var attemptStart: Date { lifecycle.attempt.start }
 
   /// ``timing`` as the fetch reports it: with the transfer metrics of its last exchange.
   var reportedTiming: FetchTiming {

@@ -3,18 +3,19 @@ import Foundation
 /// One exchange of the fetch: one request on the wire and its response (the first request of an
 /// attempt, a redirect hop, or a request sent again to answer a challenge).
 ///
-/// It exists only while the fetcher is ``FetcherLifecycle/State/running(_:)``: starting a hop makes
+/// It exists only while the fetcher is ``FetcherLifecycle/State/running(_:_:)``: starting a hop makes
 /// a fresh one in a single assignment, so nothing of a previous hop (its task, its response, its
 /// cancel reason) can leak into the next. When the fetcher leaves `running`, the last exchange goes
 /// with it into the next state, read-only, for what the fetcher reports afterwards (its
 /// ``SessionFetcher/response``, ``SessionFetcher/statusCode``, ``SessionFetcher/downloadedLength``
 /// and ``SessionFetcher/request``).
 ///
-/// What outlives one exchange stays in `FetcherStorage`: the attempt's redirect count and server
-/// challenges, the hop counter, the retry count and backoff, the fetch's timing and byte counts,
-/// the armed timeout check, the download's part file (kept across retries), whether the accumulate
-/// block was given bytes (a retry's head tells it to start over), and the stream's progress and
-/// continuation (a pause or a window hands them to the next exchange).
+/// What spans the hops of an attempt (its start, redirect count and server challenges) is the
+/// running state's ``AttemptState``. What outlives an attempt stays in `FetcherStorage`: the hop
+/// counter, the retry count and backoff, the fetch's timing and byte counts, the armed timeout
+/// check, the download's part file (kept across retries), whether the accumulate block was given
+/// bytes (a retry's head tells it to start over), and the stream's progress and continuation (a
+/// pause or a window hands them to the next exchange).
 ///
 /// A class, touched only under the fetcher's lock: the states hand one reference on, and the
 /// fetcher's many reads and changes of the exchange in flight neither copy its fields nor retain

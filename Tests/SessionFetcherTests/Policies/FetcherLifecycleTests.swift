@@ -22,13 +22,15 @@ struct FetcherLifecycleTests {
   enum Event: String, CaseIterable, CustomTestStringConvertible {
     case begin, delayForSlot, slotGranted, attemptStarted, hopStarted, attemptEndedForRetry
     case attemptEndedForImmediateRetry, retryDelayArmed, retryDelayEnded, finish, stop
-    case accepts, cancelTask, detachTask, taskCompleted
+    case accepts, cancelTask, detachTask, taskCompleted, redirectReceived
 
     var testDescription: String { rawValue }
   }
 
   /// The in-flight exchange of a machine driven into `.running`: hop 7, with a task.
   static let task = LifecycleInertTask()
+  /// When the attempts of these machines start.
+  static let attemptStart = Date(timeIntervalSince1970: 1_000_000)
 
   static func exchange(hop: UInt64) -> HopState {
     let exchange = HopState(
@@ -51,11 +53,11 @@ struct FetcherLifecycleTests {
       _ = m.delayForSlot()
     case .running:
       _ = m.begin()
-      _ = m.attemptStarted()
+      _ = m.attemptStarted(at: Self.attemptStart)
       _ = m.hopStarted(exchange(hop: 7))
     case .waitingToRetry:
       _ = m.begin()
-      _ = m.attemptStarted()
+      _ = m.attemptStarted(at: Self.attemptStart)
       _ = m.hopStarted(exchange(hop: 7))
       _ = m.attemptEndedForRetry()
     case .finished:
@@ -75,7 +77,7 @@ struct FetcherLifecycleTests {
     case .begin: return "\(m.begin())"
     case .delayForSlot: return "\(m.delayForSlot())"
     case .slotGranted: return "\(m.slotGranted())"
-    case .attemptStarted: return "\(m.attemptStarted())"
+    case .attemptStarted: return "\(m.attemptStarted(at: Self.attemptStart))"
     case .hopStarted: return "\(m.hopStarted(exchange(hop: 8)))"
     case .attemptEndedForRetry: return "\(m.attemptEndedForRetry())"
     case .attemptEndedForImmediateRetry: return "\(m.attemptEndedForImmediateRetry())"
@@ -105,6 +107,11 @@ struct FetcherLifecycleTests {
     case .cancelTask: return cancelAnswer(m.cancelTask(.timedOut), m)
     case .detachTask: return cancelAnswer(m.detachTask(), m)
     case .taskCompleted: return "\(m.taskCompleted(task))"
+    case .redirectReceived:
+      // With a limit of one: the first is followed and counted, the second is one too many.
+      let first = m.redirectReceived(maximum: 1).map { "\($0)" } ?? "nil"
+      let second = m.redirectReceived(maximum: 1).map { "\($0)" } ?? "nil"
+      return "\(first) \(second)"
     }
   }
 
@@ -163,6 +170,7 @@ struct FetcherLifecycleTests {
     row(.idle, .cancelTask, .idle, "ignore"),
     row(.idle, .detachTask, .idle, "ignore"),
     row(.idle, .taskCompleted, .idle, "false"),
+    row(.idle, .redirectReceived, .idle, "nil nil"),
   ]
 
   static let preparingRows: [Row] = [
@@ -182,6 +190,7 @@ struct FetcherLifecycleTests {
     row(.preparing, .cancelTask, .preparing, "ignore"),
     row(.preparing, .detachTask, .preparing, "ignore"),
     row(.preparing, .taskCompleted, .preparing, "false"),
+    row(.preparing, .redirectReceived, .preparing, "nil nil"),
   ]
 
   static let slotRows: [Row] = [
@@ -202,6 +211,7 @@ struct FetcherLifecycleTests {
     row(.waitingForSlot, .cancelTask, .waitingForSlot, "ignore"),
     row(.waitingForSlot, .detachTask, .waitingForSlot, "ignore"),
     row(.waitingForSlot, .taskCompleted, .waitingForSlot, "false"),
+    row(.waitingForSlot, .redirectReceived, .waitingForSlot, "nil nil"),
   ]
 
   static let runningRows: [Row] = [
@@ -220,6 +230,7 @@ struct FetcherLifecycleTests {
     row(.running, .cancelTask, .running, "letGo true, left true, reason timedOut"),
     row(.running, .detachTask, .running, "letGo true, left true, reason nil"),
     row(.running, .taskCompleted, .running, "true"),
+    row(.running, .redirectReceived, .running, "follow tooMany"),
   ]
 
   static let retryRows: [Row] = [
@@ -240,6 +251,7 @@ struct FetcherLifecycleTests {
     row(.waitingToRetry, .cancelTask, .waitingToRetry, "ignore"),
     row(.waitingToRetry, .detachTask, .waitingToRetry, "ignore"),
     row(.waitingToRetry, .taskCompleted, .waitingToRetry, "false"),
+    row(.waitingToRetry, .redirectReceived, .waitingToRetry, "nil nil"),
   ]
 
   static let endedRows: [Row] = [Phase.finished, .stopped].flatMap { (ended: Phase) -> [Row] in
@@ -259,6 +271,7 @@ struct FetcherLifecycleTests {
       row(ended, .cancelTask, ended, "ignore"),
       row(ended, .detachTask, ended, "ignore"),
       row(ended, .taskCompleted, ended, "false"),
+      row(ended, .redirectReceived, ended, "nil nil"),
     ]
   }
 
@@ -359,6 +372,30 @@ struct FetcherLifecycleTests {
     #expect(fresh.responseHead == nil && fresh.responseBodyLength == 0 && fresh.measure.hop == 8)
   }
 
+  /// The attempt's state lives in the running state: an attempt starts with a fresh one (no
+  /// redirect or challenge of the last attempt counts), its hops hand it on, and it ends with the
+  /// attempt (a late redirect counts nothing).
+  @Test func eachAttemptCountsAfresh() {
+    var m = Self.machine(in: .running)
+    let first = m.attempt
+    #expect(first.start == Self.attemptStart)
+    let followed = m.redirectReceived(maximum: 1)
+    first.challenges.resends = 2
+    _ = m.hopStarted(Self.exchange(hop: 8))
+    #expect(followed == .follow && m.attempt === first && first.redirects == 1)
+    let tooMany = m.redirectReceived(maximum: 1)
+    #expect(tooMany == .tooMany)
+    _ = m.attemptEndedForRetry()
+    let late = m.redirectReceived(maximum: 1)
+    #expect(late == nil && first.redirects == 1)
+    _ = m.retryDelayEnded()
+    let later = Self.attemptStart.addingTimeInterval(5)
+    let started = m.attemptStarted(at: later)
+    #expect(started == .postStartedAndSend)
+    #expect(m.attempt !== first && m.attempt.start == later)
+    #expect(m.attempt.redirects == 0 && m.attempt.challenges.resends == 0)
+  }
+
   /// A timeout ends the wait for a task or a decision (the pending hop) with the task; a failure or
   /// a pause ends only the task.
   @Test func onlyATimeoutEndsThePendingWait() {
@@ -402,7 +439,7 @@ struct FetcherLifecycleTests {
     var m = Self.machine(in: .waitingToRetry)
     _ = m.retryDelayEnded()
     #expect(m.exchange?.hop == 7)
-    let started = m.attemptStarted()
+    let started = m.attemptStarted(at: Self.attemptStart)
     #expect(started == .postStartedAndSend)
     #expect(m.current.hop == 0 && m.current.task == nil && m.current.request == nil)
   }
@@ -447,13 +484,13 @@ struct FetcherLifecycleTests {
     let begun = m.begin()
     #expect(begun == .proceed)
     for _ in 0..<3 {
-      if m.attemptStarted() == .postStartedAndSend { started += 1 }
+      if m.attemptStarted(at: Self.attemptStart) == .postStartedAndSend { started += 1 }
       if m.attemptEndedForRetry() == .scheduleRetry(postStopped: true) { stopped += 1 }
       #expect(m.phase == .waitingToRetry)
       let ended = m.retryDelayEnded()
       #expect(ended == .startAttempt)
     }
-    if m.attemptStarted() == .postStartedAndSend { started += 1 }
+    if m.attemptStarted(at: Self.attemptStart) == .postStartedAndSend { started += 1 }
     if case .deliver(let finish) = m.finish(), finish.postStopped { stopped += 1 }
     #expect(started == 4)
     #expect(stopped == 4)
