@@ -16,7 +16,8 @@ import Foundation
 /// (``hopStarted(_:)``), and the attempt's ``AttemptState``, which each attempt makes afresh
 /// (``attemptStarted(at:)``) and its hops hand on. The states after it carry the last exchange,
 /// read-only, for what the fetcher reports once the exchange is over; the attempt's counts end with
-/// it.
+/// it. The ended states carry how far the completion's delivery got (``completionDelivered()``): a
+/// stop after the finish suppresses the callbacks still queued, and nothing runs after delivery.
 ///
 /// The fetcher holds one of these under its lock; each method takes an event and returns an action,
 /// which the fetcher performs after the lock (post which notifications, send the hop, let go of
@@ -41,11 +42,23 @@ struct FetcherLifecycle {
     /// and the delay once it is armed (see ``retryDelayArmed(_:)``): a delay outside this state
     /// cannot be written, and every way out of it hands the delay on to be cancelled.
     case waitingToRetry(last: HopState?, delay: RetryDelay?)
-    /// The fetch ended and its completion is being delivered; carries the last exchange.
-    case finished(last: HopState?)
+    /// The fetch ended; carries the last exchange, and how far the delivery of its completion got.
+    case finished(last: HopState?, delivery: Delivery)
     /// Stopped by the user (or by task cancellation, or by the service's stop-all); carries the
-    /// exchange that was stopped, if any.
-    case stopped(last: HopState?)
+    /// exchange that was stopped, if any, and whether the stop's delivery (its completion, or none)
+    /// has run. The callbacks queued before the stop do not run.
+    case stopped(last: HopState?, delivered: Bool)
+  }
+
+  /// How far the delivery of a finished fetch's completion got.
+  enum Delivery: Sendable, Equatable {
+    /// Queued: the callbacks queued before it still run.
+    case queued
+    /// A stop came before it ran: the callbacks queued before it do not run, and the completion
+    /// runs only as a cancellation, if the fetcher delivers one.
+    case suppressed
+    /// It ran (or was dropped): nothing of the fetch runs after it.
+    case delivered
   }
 
   /// The states without their data.
@@ -84,7 +97,7 @@ struct FetcherLifecycle {
   var exchange: HopState? {
     switch state {
     case .running(let exchange, _): return exchange
-    case .preparing(let last), .waitingToRetry(let last, _), .finished(let last), .stopped(let last):
+    case .preparing(let last), .waitingToRetry(let last, _), .finished(let last, _), .stopped(let last, _):
       return last
     case .idle, .waitingForSlot: return nil
     }
@@ -332,15 +345,15 @@ struct FetcherLifecycle {
     case .running(let exchange, _):
       // An exchange whose task ended by itself keeps the reason it had (none, for a success).
       if exchange.task != nil { result.task = exchange.endTask(.stopped) }
-      state = .finished(last: exchange)
+      state = .finished(last: exchange, delivery: .queued)
     case .waitingToRetry(let last, let delay):
       result.postRetryDelayStopped = true
       result.retryDelay = delay
-      state = .finished(last: last)
+      state = .finished(last: last, delivery: .queued)
     case .preparing(let last):
-      state = .finished(last: last)
+      state = .finished(last: last, delivery: .queued)
     case .waitingForSlot:
-      state = .finished(last: nil)
+      state = .finished(last: nil, delivery: .queued)
     case .idle, .finished, .stopped:
       return .ignore
     }
@@ -370,32 +383,85 @@ struct FetcherLifecycle {
     case ignore
   }
 
-  /// `stopFetching()`.
+  /// `stopFetching()`. After the fetch finished, before its completion ran, the stop suppresses
+  /// the delivery (see ``Delivery/suppressed``) and answers `ignore`: there is nothing else to stop.
   mutating func stop() -> StopAction {
     var result = Stop(
       from: phase, postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false,
       mayCompleteAsCancelled: true, task: nil)
     switch state {
+    case .finished(let last, .queued):
+      state = .finished(last: last, delivery: .suppressed)
+      return .ignore
     case .finished, .stopped:
       return .ignore
     case .idle:
       // Remember the stop so that a begin racing behind it completes as cancelled.
       result.mayCompleteAsCancelled = false
-      state = .stopped(last: nil)
+      state = .stopped(last: nil, delivered: false)
     case .running(let exchange, _):
       result.task = exchange.endTask(.stopped)
-      state = .stopped(last: exchange)
+      state = .stopped(last: exchange, delivered: false)
     case .waitingToRetry(let last, let delay):
       result.postRetryDelayStopped = true
       result.retryDelay = delay
-      state = .stopped(last: last)
+      state = .stopped(last: last, delivered: false)
     case .preparing(let last):
-      state = .stopped(last: last)
+      state = .stopped(last: last, delivered: false)
     case .waitingForSlot:
-      state = .stopped(last: nil)
+      state = .stopped(last: nil, delivered: false)
     }
     isStartedNotificationOutstanding = false
     return .stop(result)
+  }
+
+  // MARK: - Delivery of the completion
+
+  /// The block on the fetch's callback queue that delivers (or drops) the completion ran: true the
+  /// first time, when the fetcher gives the queue back and lets go of the fetch. Only once the
+  /// fetch has ended.
+  mutating func completionDelivered() -> Bool {
+    switch state {
+    case .finished(let last, .queued), .finished(let last, .suppressed):
+      state = .finished(last: last, delivery: .delivered)
+      return true
+    case .stopped(let last, false):
+      state = .stopped(last: last, delivered: true)
+      return true
+    case .finished(_, .delivered), .stopped(_, true):
+      return false
+    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry:
+      preconditionFailure("completionDelivered in state \(phase): no completion before the fetch ends")
+    }
+  }
+
+  /// Whether a user callback queued now, or earlier, still runs: not after a stop, nor after the
+  /// completion.
+  var runsQueuedCallbacks: Bool {
+    switch state {
+    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry, .finished(_, .queued):
+      return true
+    case .finished(_, .suppressed), .finished(_, .delivered), .stopped:
+      return false
+    }
+  }
+
+  /// Whether a stop came before the completion ran: it then runs only as a cancellation.
+  var isStoppedBeforeDelivery: Bool {
+    switch state {
+    case .finished(_, .suppressed), .stopped(_, false): return true
+    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry: return false
+    case .finished(_, .queued), .finished(_, .delivered), .stopped(_, true): return false
+    }
+  }
+
+  /// Whether the completion's delivery ran.
+  var isCompletionDelivered: Bool {
+    switch state {
+    case .finished(_, .delivered), .stopped(_, true): return true
+    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry: return false
+    case .finished(_, .queued), .finished(_, .suppressed), .stopped(_, false): return false
+    }
   }
 
   // MARK: - Events of the exchange in flight

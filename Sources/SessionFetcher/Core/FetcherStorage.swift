@@ -199,11 +199,8 @@ struct FetcherStorage {
   /// The fetch's timing; its `transferMetrics` stay nil here: they are the last exchange's (see
   /// ``reportedTiming``).
   var timing = FetchTiming()
-  var completionDelivered = false
   /// Made by the first `waitForCompletion(timeout:)` off the main thread; broadcast on delivery.
   var completionWaiters: NSCondition?
-  /// Set by stopFetching: queued user callbacks must not run.
-  var callbacksSuppressed = false
   /// The temporary file the current attempt's body was read into (see `BodySpool`), deleted
   /// when the next attempt replaces it and when the fetch ends: outside the running state, which
   /// a stop or a retry leaves before the file is deleted.
@@ -213,6 +210,9 @@ struct FetcherStorage {
     configBox = ConfigurationBox(FetcherConfiguration(request: request))
     self.urlString = urlString
   }
+
+  /// Whether the completion's delivery ran (see ``FetcherLifecycle/completionDelivered()``).
+  var completionDelivered: Bool { lifecycle.isCompletionDelivered }
 
   /// When the running attempt began (only while running: the caller checks the phase first).
   var attemptStart: Date { lifecycle.attempt.start }

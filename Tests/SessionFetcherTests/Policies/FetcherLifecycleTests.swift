@@ -22,7 +22,7 @@ struct FetcherLifecycleTests {
   enum Event: String, CaseIterable, CustomTestStringConvertible {
     case begin, delayForSlot, slotGranted, attemptStarted, hopStarted, attemptEndedForRetry
     case attemptEndedForImmediateRetry, retryDelayArmed, retryDelayEnded, finish, stop
-    case accepts, cancelTask, detachTask, taskCompleted, redirectReceived
+    case accepts, cancelTask, detachTask, taskCompleted, redirectReceived, completionDelivered
 
     var testDescription: String { rawValue }
   }
@@ -112,6 +112,11 @@ struct FetcherLifecycleTests {
       let first = m.redirectReceived(maximum: 1).map { "\($0)" } ?? "nil"
       let second = m.redirectReceived(maximum: 1).map { "\($0)" } ?? "nil"
       return "\(first) \(second)"
+    case .completionDelivered:
+      // The first delivery gives the queue back; a second finds it delivered.
+      let first = m.completionDelivered()
+      let second = m.completionDelivered()
+      return "\(first) \(second)"
     }
   }
 
@@ -171,6 +176,7 @@ struct FetcherLifecycleTests {
     row(.idle, .detachTask, .idle, "ignore"),
     row(.idle, .taskCompleted, .idle, "false"),
     row(.idle, .redirectReceived, .idle, "nil nil"),
+    trap(.idle, .completionDelivered),
   ]
 
   static let preparingRows: [Row] = [
@@ -191,6 +197,7 @@ struct FetcherLifecycleTests {
     row(.preparing, .detachTask, .preparing, "ignore"),
     row(.preparing, .taskCompleted, .preparing, "false"),
     row(.preparing, .redirectReceived, .preparing, "nil nil"),
+    trap(.preparing, .completionDelivered),
   ]
 
   static let slotRows: [Row] = [
@@ -212,6 +219,7 @@ struct FetcherLifecycleTests {
     row(.waitingForSlot, .detachTask, .waitingForSlot, "ignore"),
     row(.waitingForSlot, .taskCompleted, .waitingForSlot, "false"),
     row(.waitingForSlot, .redirectReceived, .waitingForSlot, "nil nil"),
+    trap(.waitingForSlot, .completionDelivered),
   ]
 
   static let runningRows: [Row] = [
@@ -231,6 +239,7 @@ struct FetcherLifecycleTests {
     row(.running, .detachTask, .running, "letGo true, left true, reason nil"),
     row(.running, .taskCompleted, .running, "true"),
     row(.running, .redirectReceived, .running, "follow tooMany"),
+    trap(.running, .completionDelivered),
   ]
 
   static let retryRows: [Row] = [
@@ -252,6 +261,7 @@ struct FetcherLifecycleTests {
     row(.waitingToRetry, .detachTask, .waitingToRetry, "ignore"),
     row(.waitingToRetry, .taskCompleted, .waitingToRetry, "false"),
     row(.waitingToRetry, .redirectReceived, .waitingToRetry, "nil nil"),
+    trap(.waitingToRetry, .completionDelivered),
   ]
 
   static let endedRows: [Row] = [Phase.finished, .stopped].flatMap { (ended: Phase) -> [Row] in
@@ -272,6 +282,7 @@ struct FetcherLifecycleTests {
       row(ended, .detachTask, ended, "ignore"),
       row(ended, .taskCompleted, ended, "false"),
       row(ended, .redirectReceived, ended, "nil nil"),
+      row(ended, .completionDelivered, ended, "true false"),
     ]
   }
 
@@ -344,6 +355,26 @@ struct FetcherLifecycleTests {
       exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
         FetcherLifecycleTests.fireTrap(9)
       }
+    case 10:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(10)
+      }
+    case 11:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(11)
+      }
+    case 12:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(12)
+      }
+    case 13:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(13)
+      }
+    case 14:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(14)
+      }
     default:
       Issue.record("row \(index) has no exit test: add a case")
       return
@@ -394,6 +425,58 @@ struct FetcherLifecycleTests {
     #expect(started == .postStartedAndSend)
     #expect(m.attempt !== first && m.attempt.start == later)
     #expect(m.attempt.redirects == 0 && m.attempt.challenges.resends == 0)
+  }
+
+  /// One row of the delivery's flags: the machine in `phase`, then `events` (stop, finish or
+  /// completionDelivered), and what it says of the callbacks queued and of the completion.
+  struct DeliveryRow: Sendable, CustomTestStringConvertible {
+    var phase: Phase
+    var events: [Event]
+    var runsQueued: Bool
+    var stoppedBeforeDelivery: Bool
+    var delivered: Bool
+
+    var testDescription: String { "\(phase) then \(events.map(\.rawValue))" }
+  }
+
+  static let deliveryRows: [DeliveryRow] = [
+    DeliveryRow(phase: .idle, events: [], runsQueued: true, stoppedBeforeDelivery: false, delivered: false),
+    DeliveryRow(
+      phase: .running, events: [], runsQueued: true, stoppedBeforeDelivery: false, delivered: false),
+    DeliveryRow(
+      phase: .finished, events: [], runsQueued: true, stoppedBeforeDelivery: false, delivered: false),
+    DeliveryRow(
+      phase: .finished, events: [.stop], runsQueued: false, stoppedBeforeDelivery: true, delivered: false),
+    DeliveryRow(
+      phase: .finished, events: [.completionDelivered], runsQueued: false, stoppedBeforeDelivery: false,
+      delivered: true),
+    DeliveryRow(
+      phase: .finished, events: [.stop, .completionDelivered], runsQueued: false,
+      stoppedBeforeDelivery: false, delivered: true),
+    DeliveryRow(
+      phase: .finished, events: [.completionDelivered, .stop], runsQueued: false,
+      stoppedBeforeDelivery: false, delivered: true),
+    DeliveryRow(
+      phase: .stopped, events: [], runsQueued: false, stoppedBeforeDelivery: true, delivered: false),
+    DeliveryRow(
+      phase: .stopped, events: [.completionDelivered], runsQueued: false, stoppedBeforeDelivery: false,
+      delivered: true),
+    DeliveryRow(
+      phase: .stopped, events: [.finish, .stop], runsQueued: false, stoppedBeforeDelivery: true,
+      delivered: false),
+  ]
+
+  /// What was the fetcher's callbacksSuppressed and completionDelivered flags is the ended states'
+  /// own: a stop after the finish suppresses the queued callbacks, and a stop after the delivery
+  /// changes nothing.
+  @Test(arguments: deliveryRows)
+  func theDeliveryIsTheEndedStates(_ row: DeliveryRow) {
+    var m = Self.machine(in: row.phase)
+    for event in row.events { _ = Self.fire(event, &m) }
+    #expect(m.phase == row.phase)
+    #expect(m.runsQueuedCallbacks == row.runsQueued)
+    #expect(m.isStoppedBeforeDelivery == row.stoppedBeforeDelivery)
+    #expect(m.isCompletionDelivered == row.delivered)
   }
 
   /// A timeout ends the wait for a task or a decision (the pending hop) with the task; a failure or
