@@ -13,10 +13,10 @@ import Foundation
 /// ```
 ///
 /// The `running` state carries the in-flight ``HopState``, which each hop replaces whole
-/// (``hopStarted(_:)``), and the attempt's ``AttemptState``, which each attempt makes afresh
-/// (``attemptStarted(at:)``) and its hops hand on. The states after it carry the last exchange,
-/// read-only, for what the fetcher reports once the exchange is over; the attempt's counts end with
-/// it. The ended states carry how far the completion's delivery got (``completionDelivered()``): a
+/// (``hopStarted(_:)``), and through it the attempt's ``AttemptState``, which each attempt makes
+/// afresh (``attemptStarted(at:)``) and its hops hand on. The states after it carry the last
+/// exchange, read-only, for what the fetcher reports once the exchange is over, without its
+/// attempt: the attempt's counts end with it. The ended states carry how far the completion's delivery got (``completionDelivered()``): a
 /// stop after the finish suppresses the callbacks still queued, and nothing runs after delivery.
 ///
 /// The fetcher holds one of these under its lock; each method takes an event and returns an action,
@@ -36,8 +36,10 @@ struct FetcherLifecycle {
     case preparing(last: HopState?)
     /// Held back by the service's per-host limit.
     case waitingForSlot
-    /// An attempt is on the wire (Started posted): its current exchange, and what spans its hops.
-    case running(HopState, AttemptState)
+    /// An attempt is on the wire (Started posted): its current exchange, which carries what spans
+    /// the attempt's hops (``HopState/attempt``). One reference: reading the exchange, which the
+    /// fetcher does on every event, retains nothing else.
+    case running(HopState)
     /// Between attempts, waiting out the retry delay; carries the failed attempt's last exchange,
     /// and the delay once it is armed (see ``retryDelayArmed(_:)``): a delay outside this state
     /// cannot be written, and every way out of it hands the delay on to be cancelled.
@@ -96,7 +98,7 @@ struct FetcherLifecycle {
   /// exchange in flight only, check ``phase`` and read ``current``.
   var exchange: HopState? {
     switch state {
-    case .running(let exchange, _): return exchange
+    case .running(let exchange): return exchange
     case .preparing(let last), .waitingToRetry(let last, _), .finished(let last, _), .stopped(let last, _):
       return last
     case .idle, .waitingForSlot: return nil
@@ -106,14 +108,14 @@ struct FetcherLifecycle {
   /// Whether the in-flight exchange is hop `hop`, still without its task (see
   /// ``HopState/pendingHop``).
   func isPending(hop: UInt64) -> Bool {
-    guard case .running(let exchange, _) = state else { return false }
+    guard case .running(let exchange) = state else { return false }
     return exchange.pendingHop == hop
   }
 
   /// The in-flight exchange, changed in place (a reference). Only while running: the caller checks
   /// ``phase`` under the same lock first.
   var current: HopState {
-    guard case .running(let exchange, _) = state else {
+    guard case .running(let exchange) = state else {
       preconditionFailure("no exchange in flight in state \(phase)")
     }
     return exchange
@@ -122,7 +124,7 @@ struct FetcherLifecycle {
   /// The running attempt's state, changed in place (a reference). Only while running: the caller
   /// checks ``phase`` under the same lock first.
   var attempt: AttemptState {
-    guard case .running(_, let attempt) = state else {
+    guard case .running(let exchange) = state, let attempt = exchange.attempt else {
       preconditionFailure("no attempt on the wire in state \(phase)")
     }
     return attempt
@@ -206,7 +208,9 @@ struct FetcherLifecycle {
     switch state {
     case .preparing:
       // The attempt's first hop makes its exchange (`hopStarted`); until then, an empty one.
-      state = .running(HopState(), AttemptState(start: now))
+      let first = HopState()
+      first.attempt = AttemptState(start: now)
+      state = .running(first)
       isStartedNotificationOutstanding = true
       return .postStartedAndSend
     case .waitingForSlot, .finished, .stopped:
@@ -228,8 +232,9 @@ struct FetcherLifecycle {
   /// attempt's state goes on.
   mutating func hopStarted(_ exchange: HopState) -> HopAction {
     switch state {
-    case .running(_, let attempt):
-      state = .running(exchange, attempt)
+    case .running(let previous):
+      exchange.attempt = previous.attempt
+      state = .running(exchange)
       return .send
     case .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
       return .ignore
@@ -252,7 +257,9 @@ struct FetcherLifecycle {
   mutating func attemptEndedForRetry() -> RetryAction {
     let last: HopState?
     switch state {
-    case .running(let exchange, _): last = exchange
+    case .running(let exchange):
+      exchange.attempt = nil
+      last = exchange
     case .preparing(let previous): last = previous
     case .waitingForSlot, .waitingToRetry, .finished, .stopped: return .ignore
     case .idle:
@@ -267,7 +274,8 @@ struct FetcherLifecycle {
   /// The attempt failed and is retried at once (an authorization refresh).
   mutating func attemptEndedForImmediateRetry() -> RetryAction {
     switch state {
-    case .running(let exchange, _):
+    case .running(let exchange):
+      exchange.attempt = nil
       let postStopped = isStartedNotificationOutstanding
       isStartedNotificationOutstanding = false
       state = .preparing(last: exchange)
@@ -310,7 +318,8 @@ struct FetcherLifecycle {
   /// nothing follows.
   mutating func redirectReceived(maximum: Int) -> RedirectLimit? {
     switch state {
-    case .running(_, let attempt):
+    case .running(let exchange):
+      guard let attempt = exchange.attempt else { return nil }
       let limit = RedirectPolicy.limit(followed: attempt.redirects, maximum: maximum)
       if limit == .follow { attempt.redirects += 1 }
       return limit
@@ -342,7 +351,8 @@ struct FetcherLifecycle {
     var result = Finish(
       postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false, task: nil)
     switch state {
-    case .running(let exchange, _):
+    case .running(let exchange):
+      exchange.attempt = nil
       // An exchange whose task ended by itself keeps the reason it had (none, for a success).
       if exchange.task != nil { result.task = exchange.endTask(.stopped) }
       state = .finished(last: exchange, delivery: .queued)
@@ -399,7 +409,8 @@ struct FetcherLifecycle {
       // Remember the stop so that a begin racing behind it completes as cancelled.
       result.mayCompleteAsCancelled = false
       state = .stopped(last: nil, delivered: false)
-    case .running(let exchange, _):
+    case .running(let exchange):
+      exchange.attempt = nil
       result.task = exchange.endTask(.stopped)
       state = .stopped(last: exchange, delivered: false)
     case .waitingToRetry(let last, let delay):
@@ -470,7 +481,7 @@ struct FetcherLifecycle {
   /// task the fetcher has let go of may still be reporting.
   func accepts(_ task: (any EngineTask)?) -> Bool {
     switch state {
-    case .running(let exchange, _):
+    case .running(let exchange):
       guard let task else { return true }
       return exchange.task === task
     case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
@@ -500,7 +511,7 @@ struct FetcherLifecycle {
   /// reports is accepted. A timeout also ends a wait for the task or a decision.
   mutating func cancelTask(_ reason: CancelReason) -> CancelAction {
     switch state {
-    case .running(let exchange, _):
+    case .running(let exchange):
       if case .timedOut = reason { exchange.pendingHop = nil }
       return .letGo(exchange.endTask(reason))
     case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
@@ -512,7 +523,7 @@ struct FetcherLifecycle {
   /// ends next): takes the task, with no cancel reason.
   mutating func detachTask() -> CancelAction {
     switch state {
-    case .running(let exchange, _):
+    case .running(let exchange):
       return .letGo(exchange.endTask(nil))
     case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
       return .ignore

@@ -3,15 +3,15 @@ import Foundation
 /// One exchange of the fetch: one request on the wire and its response (the first request of an
 /// attempt, a redirect hop, or a request sent again to answer a challenge).
 ///
-/// It exists only while the fetcher is ``FetcherLifecycle/State/running(_:_:)``: starting a hop makes
+/// It exists only while the fetcher is ``FetcherLifecycle/State/running(_:)``: starting a hop makes
 /// a fresh one in a single assignment, so nothing of a previous hop (its task, its response, its
 /// cancel reason) can leak into the next. When the fetcher leaves `running`, the last exchange goes
 /// with it into the next state, read-only, for what the fetcher reports afterwards (its
 /// ``SessionFetcher/response``, ``SessionFetcher/statusCode``, ``SessionFetcher/downloadedLength``
 /// and ``SessionFetcher/request``).
 ///
-/// What spans the hops of an attempt (its start, redirect count and server challenges) is the
-/// running state's ``AttemptState``. What outlives an attempt stays in `FetcherStorage`: the hop
+/// What spans the hops of an attempt (its start, redirect count and server challenges) is its
+/// ``attempt``, handed from hop to hop. What outlives an attempt stays in `FetcherStorage`: the hop
 /// counter, the retry count and backoff, the fetch's timing and byte counts, the armed timeout
 /// check, the download's part file (kept across retries), whether the accumulate block was given
 /// bytes (a retry's head tells it to start over), and the stream's progress and continuation (a
@@ -23,6 +23,10 @@ import Foundation
 final class HopState {
   /// The hop this exchange is (see `FetcherStorage.hopCount`); 0 before the attempt's first.
   var hop: UInt64 = 0
+  /// What spans the hops of its attempt, while the attempt runs: `FetcherLifecycle` sets it when
+  /// the hop starts (a fresh one for an attempt's first, the previous hop's for the next) and
+  /// takes it when the attempt ends, so the last exchange a later state carries has none.
+  var attempt: AttemptState?
   /// The request as sent (with the jar's cookies and any Range headers).
   var request: URLRequest?
   /// The request before the jar's cookies were added: the base for the next redirect.

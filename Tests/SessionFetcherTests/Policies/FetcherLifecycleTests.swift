@@ -414,6 +414,7 @@ struct FetcherLifecycleTests {
     first.challenges.resends = 2
     _ = m.hopStarted(Self.exchange(hop: 8))
     #expect(followed == .follow && m.attempt === first && first.redirects == 1)
+    #expect(m.current.attempt === first)
     let tooMany = m.redirectReceived(maximum: 1)
     #expect(tooMany == .tooMany)
     _ = m.attemptEndedForRetry()
@@ -532,9 +533,12 @@ struct FetcherLifecycleTests {
   @Test(arguments: [Event.finish, .stop, .attemptEndedForRetry, .attemptEndedForImmediateRetry])
   func leavingRunningKeepsTheLastExchange(_ event: Event) {
     var m = Self.machine(in: .running)
+    let attempt = m.attempt
     _ = Self.fire(event, &m)
     #expect(m.phase != .running)
     #expect(m.exchange?.hop == 7 && m.exchange?.responseBodyLength == 7)
+    // Without its attempt: the counts of an attempt end with it.
+    #expect(m.exchange?.attempt == nil && attempt.start == FetcherLifecycleTests.attemptStart)
     switch event {
     case .finish, .stop:
       #expect(m.exchange?.task == nil)
