@@ -77,12 +77,13 @@ extension SessionFetcher {
         guard storage.lifecycle.phase == .running, let plan = storage.plan,
           let url = storage.lifecycle.current.request?.url
         else { return nil }
-        if storage.challenges.answeredHop != storage.hopCount {
-          storage.challenges.failures = 0
+        let attempt = storage.lifecycle.attempt
+        if attempt.challenges.answeredHop != storage.hopCount {
+          attempt.challenges.failures = 0
         } else if case .digest(let digest) = challenge.kind, digest.isStale {
           // The nonce expired, not the credential.
         } else {
-          storage.challenges.failures += 1
+          attempt.challenges.failures += 1
         }
         var credential = storage.config.credential
         if let origin = plan.baseRequest.url,
@@ -94,12 +95,12 @@ extension SessionFetcher {
         let block = storage.config.challengeBlock
         if block != nil {
           // The fetch's timeouts cover the block's decision (see `checkTimeout`).
-          storage.challenges.waitingHop = storage.hopCount
+          attempt.challenges.waitingHop = storage.hopCount
           storage.lifecycle.current.pendingHop = storage.hopCount
           let idleLeft = plan.idleTimeout - Date().timeIntervalSince(storage.lifecycle.current.lastActivity)
           armTimeout(&storage, after: max(0, idleLeft))
         }
-        return (block, credential, storage.challenges.failures, url, storage.hopCount, plan.callbackQueue)
+        return (block, credential, attempt.challenges.failures, url, storage.hopCount, plan.callbackQueue)
       }
     guard let context else { return }
     let refusal = AttemptFailure(
@@ -126,10 +127,11 @@ extension SessionFetcher {
       let (disposition, credential) = await block(self, urlChallenge)
       // Only if the wait is still this hop's: a timeout or a stop has ended it otherwise.
       let current = self.storage.withLock { storage -> Bool in
-        guard storage.lifecycle.phase == .running, storage.challenges.waitingHop == context.hop,
+        guard storage.lifecycle.phase == .running,
+          storage.lifecycle.attempt.challenges.waitingHop == context.hop,
           storage.lifecycle.current.pendingHop == context.hop
         else { return false }
-        storage.challenges.waitingHop = nil
+        storage.lifecycle.attempt.challenges.waitingHop = nil
         storage.lifecycle.current.pendingHop = nil
         Self.disarmTimeout(&storage)
         return true
@@ -150,12 +152,13 @@ extension SessionFetcher {
       else {
         return .some(nil)
       }
+      let attempt = storage.lifecycle.attempt
       guard let credential, let user = credential.user,
-        storage.challenges.resends < ChallengeState.maximumResends
+        attempt.challenges.resends < ChallengeState.maximumResends
       else { return nil }
       var nonceCount = 1
       if case .digest(let digest) = challenge.kind {
-        nonceCount = storage.challenges.nonceCounts[digest.nonce, default: 0] + 1
+        nonceCount = attempt.challenges.nonceCounts[digest.nonce, default: 0] + 1
       }
       guard
         let value = challenge.authorization(
@@ -163,11 +166,11 @@ extension SessionFetcher {
           clientNonce: DigestChallenge.makeClientNonce())
       else { return nil }
       if case .digest(let digest) = challenge.kind {
-        storage.challenges.nonceCounts[digest.nonce] = nonceCount
+        attempt.challenges.nonceCounts[digest.nonce] = nonceCount
       }
-      storage.challenges.resends += 1
+      attempt.challenges.resends += 1
       // `sendHop` numbers the resend next.
-      storage.challenges.answeredHop = storage.hopCount + 1
+      attempt.challenges.answeredHop = storage.hopCount + 1
       hop.setValue(value, forHTTPHeaderField: "Authorization")
       return .some((hop, storage.lifecycle.current.keepsBody ? plan.body : .none))
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The life of one fetcher as an explicit state machine: no I/O, only decisions.
 ///
 /// ```
@@ -10,9 +12,12 @@
 /// any state but finished ──stop──▶ stopped
 /// ```
 ///
-/// The `running` state carries the in-flight ``HopState``; each hop replaces it whole
-/// (``hopStarted(_:)``). The states after it carry the last exchange, read-only, for what the
-/// fetcher reports once the exchange is over.
+/// The `running` state carries the in-flight ``HopState``, which each hop replaces whole
+/// (``hopStarted(_:)``), and through it the attempt's ``AttemptState``, which each attempt makes
+/// afresh (``attemptStarted(at:)``) and its hops hand on. The states after it carry the last
+/// exchange, read-only, for what the fetcher reports once the exchange is over, without its
+/// attempt: the attempt's counts end with it. The ended states carry how far the completion's delivery got (``completionDelivered()``): a
+/// stop after the finish suppresses the callbacks still queued, and nothing runs after delivery.
 ///
 /// The fetcher holds one of these under its lock; each method takes an event and returns an action,
 /// which the fetcher performs after the lock (post which notifications, send the hop, let go of
@@ -31,17 +36,31 @@ struct FetcherLifecycle {
     case preparing(last: HopState?)
     /// Held back by the service's per-host limit.
     case waitingForSlot
-    /// An attempt is on the wire (Started posted): its current exchange.
+    /// An attempt is on the wire (Started posted): its current exchange, which carries what spans
+    /// the attempt's hops (``HopState/attempt``). One reference: reading the exchange, which the
+    /// fetcher does on every event, retains nothing else.
     case running(HopState)
     /// Between attempts, waiting out the retry delay; carries the failed attempt's last exchange,
     /// and the delay once it is armed (see ``retryDelayArmed(_:)``): a delay outside this state
     /// cannot be written, and every way out of it hands the delay on to be cancelled.
     case waitingToRetry(last: HopState?, delay: RetryDelay?)
-    /// The fetch ended and its completion is being delivered; carries the last exchange.
-    case finished(last: HopState?)
+    /// The fetch ended; carries the last exchange, and how far the delivery of its completion got.
+    case finished(last: HopState?, delivery: Delivery)
     /// Stopped by the user (or by task cancellation, or by the service's stop-all); carries the
-    /// exchange that was stopped, if any.
-    case stopped(last: HopState?)
+    /// exchange that was stopped, if any, and whether the stop's delivery (its completion, or none)
+    /// has run. The callbacks queued before the stop do not run.
+    case stopped(last: HopState?, delivered: Bool)
+  }
+
+  /// How far the delivery of a finished fetch's completion got.
+  enum Delivery: Sendable, Equatable {
+    /// Queued: the callbacks queued before it still run.
+    case queued
+    /// A stop came before it ran: the callbacks queued before it do not run, and the completion
+    /// runs only as a cancellation, if the fetcher delivers one.
+    case suppressed
+    /// It ran (or was dropped): nothing of the fetch runs after it.
+    case delivered
   }
 
   /// The states without their data.
@@ -80,7 +99,7 @@ struct FetcherLifecycle {
   var exchange: HopState? {
     switch state {
     case .running(let exchange): return exchange
-    case .preparing(let last), .waitingToRetry(let last, _), .finished(let last), .stopped(let last):
+    case .preparing(let last), .waitingToRetry(let last, _), .finished(let last, _), .stopped(let last, _):
       return last
     case .idle, .waitingForSlot: return nil
     }
@@ -100,6 +119,15 @@ struct FetcherLifecycle {
       preconditionFailure("no exchange in flight in state \(phase)")
     }
     return exchange
+  }
+
+  /// The running attempt's state, changed in place (a reference). Only while running: the caller
+  /// checks ``phase`` under the same lock first.
+  var attempt: AttemptState {
+    guard case .running(let exchange) = state, let attempt = exchange.attempt else {
+      preconditionFailure("no attempt on the wire in state \(phase)")
+    }
+    return attempt
   }
 
   // MARK: - Events of the fetch
@@ -149,7 +177,7 @@ struct FetcherLifecycle {
 
   /// What the fetcher does after an event that may start the next attempt.
   enum StartAction: Sendable, Equatable {
-    /// Start the next attempt (``attemptStarted()`` follows, after authorization).
+    /// Start the next attempt (``attemptStarted(at:)`` follows, after authorization).
     case startAttempt
     /// Not for this state (stopped meanwhile, or started already): nothing.
     case ignore
@@ -167,7 +195,7 @@ struct FetcherLifecycle {
     }
   }
 
-  /// What the fetcher does after ``attemptStarted()``.
+  /// What the fetcher does after ``attemptStarted(at:)``.
   enum AttemptAction: Sendable, Equatable {
     /// Post Started, then send the attempt's first hop.
     case postStartedAndSend
@@ -175,12 +203,14 @@ struct FetcherLifecycle {
     case ignore
   }
 
-  /// An attempt is about to go on the wire.
-  mutating func attemptStarted() -> AttemptAction {
+  /// An attempt is about to go on the wire at `now`: its state starts afresh.
+  mutating func attemptStarted(at now: Date) -> AttemptAction {
     switch state {
     case .preparing:
       // The attempt's first hop makes its exchange (`hopStarted`); until then, an empty one.
-      state = .running(HopState())
+      let first = HopState()
+      first.attempt = AttemptState(start: now)
+      state = .running(first)
       isStartedNotificationOutstanding = true
       return .postStartedAndSend
     case .waitingForSlot, .finished, .stopped:
@@ -198,10 +228,12 @@ struct FetcherLifecycle {
     case ignore
   }
 
-  /// A hop of the running attempt goes on the wire: `exchange` replaces the previous one whole.
+  /// A hop of the running attempt goes on the wire: `exchange` replaces the previous one whole; the
+  /// attempt's state goes on.
   mutating func hopStarted(_ exchange: HopState) -> HopAction {
     switch state {
-    case .running:
+    case .running(let previous):
+      exchange.attempt = previous.attempt
       state = .running(exchange)
       return .send
     case .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
@@ -225,7 +257,9 @@ struct FetcherLifecycle {
   mutating func attemptEndedForRetry() -> RetryAction {
     let last: HopState?
     switch state {
-    case .running(let exchange): last = exchange
+    case .running(let exchange):
+      exchange.attempt = nil
+      last = exchange
     case .preparing(let previous): last = previous
     case .waitingForSlot, .waitingToRetry, .finished, .stopped: return .ignore
     case .idle:
@@ -241,6 +275,7 @@ struct FetcherLifecycle {
   mutating func attemptEndedForImmediateRetry() -> RetryAction {
     switch state {
     case .running(let exchange):
+      exchange.attempt = nil
       let postStopped = isStartedNotificationOutstanding
       isStartedNotificationOutstanding = false
       state = .preparing(last: exchange)
@@ -278,6 +313,21 @@ struct FetcherLifecycle {
     }
   }
 
+  /// The hop in flight answered with a redirect: counts it against the attempt's limit when it may
+  /// be followed. Nil when no attempt is on the wire (it ended meanwhile): nothing is counted and
+  /// nothing follows.
+  mutating func redirectReceived(maximum: Int) -> RedirectLimit? {
+    switch state {
+    case .running(let exchange):
+      guard let attempt = exchange.attempt else { return nil }
+      let limit = RedirectPolicy.limit(followed: attempt.redirects, maximum: maximum)
+      if limit == .follow { attempt.redirects += 1 }
+      return limit
+    case .idle, .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
+      return nil
+    }
+  }
+
   /// What the fetcher does when the fetch ends.
   struct Finish {
     var postStopped: Bool
@@ -302,17 +352,18 @@ struct FetcherLifecycle {
       postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false, task: nil)
     switch state {
     case .running(let exchange):
+      exchange.attempt = nil
       // An exchange whose task ended by itself keeps the reason it had (none, for a success).
       if exchange.task != nil { result.task = exchange.endTask(.stopped) }
-      state = .finished(last: exchange)
+      state = .finished(last: exchange, delivery: .queued)
     case .waitingToRetry(let last, let delay):
       result.postRetryDelayStopped = true
       result.retryDelay = delay
-      state = .finished(last: last)
+      state = .finished(last: last, delivery: .queued)
     case .preparing(let last):
-      state = .finished(last: last)
+      state = .finished(last: last, delivery: .queued)
     case .waitingForSlot:
-      state = .finished(last: nil)
+      state = .finished(last: nil, delivery: .queued)
     case .idle, .finished, .stopped:
       return .ignore
     }
@@ -342,32 +393,86 @@ struct FetcherLifecycle {
     case ignore
   }
 
-  /// `stopFetching()`.
+  /// `stopFetching()`. After the fetch finished, before its completion ran, the stop suppresses
+  /// the delivery (see ``Delivery/suppressed``) and answers `ignore`: there is nothing else to stop.
   mutating func stop() -> StopAction {
     var result = Stop(
       from: phase, postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false,
       mayCompleteAsCancelled: true, task: nil)
     switch state {
+    case .finished(let last, .queued):
+      state = .finished(last: last, delivery: .suppressed)
+      return .ignore
     case .finished, .stopped:
       return .ignore
     case .idle:
       // Remember the stop so that a begin racing behind it completes as cancelled.
       result.mayCompleteAsCancelled = false
-      state = .stopped(last: nil)
+      state = .stopped(last: nil, delivered: false)
     case .running(let exchange):
+      exchange.attempt = nil
       result.task = exchange.endTask(.stopped)
-      state = .stopped(last: exchange)
+      state = .stopped(last: exchange, delivered: false)
     case .waitingToRetry(let last, let delay):
       result.postRetryDelayStopped = true
       result.retryDelay = delay
-      state = .stopped(last: last)
+      state = .stopped(last: last, delivered: false)
     case .preparing(let last):
-      state = .stopped(last: last)
+      state = .stopped(last: last, delivered: false)
     case .waitingForSlot:
-      state = .stopped(last: nil)
+      state = .stopped(last: nil, delivered: false)
     }
     isStartedNotificationOutstanding = false
     return .stop(result)
+  }
+
+  // MARK: - Delivery of the completion
+
+  /// The block on the fetch's callback queue that delivers (or drops) the completion ran: true the
+  /// first time, when the fetcher gives the queue back and lets go of the fetch. Only once the
+  /// fetch has ended.
+  mutating func completionDelivered() -> Bool {
+    switch state {
+    case .finished(let last, .queued), .finished(let last, .suppressed):
+      state = .finished(last: last, delivery: .delivered)
+      return true
+    case .stopped(let last, false):
+      state = .stopped(last: last, delivered: true)
+      return true
+    case .finished(_, .delivered), .stopped(_, true):
+      return false
+    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry:
+      preconditionFailure("completionDelivered in state \(phase): no completion before the fetch ends")
+    }
+  }
+
+  /// Whether a user callback queued now, or earlier, still runs: not after a stop, nor after the
+  /// completion.
+  var runsQueuedCallbacks: Bool {
+    switch state {
+    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry, .finished(_, .queued):
+      return true
+    case .finished(_, .suppressed), .finished(_, .delivered), .stopped:
+      return false
+    }
+  }
+
+  /// Whether a stop came before the completion ran: it then runs only as a cancellation.
+  var isStoppedBeforeDelivery: Bool {
+    switch state {
+    case .finished(_, .suppressed), .stopped(_, false): return true
+    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry: return false
+    case .finished(_, .queued), .finished(_, .delivered), .stopped(_, true): return false
+    }
+  }
+
+  /// Whether the completion's delivery ran.
+  var isCompletionDelivered: Bool {
+    switch state {
+    case .finished(_, .delivered), .stopped(_, true): return true
+    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry: return false
+    case .finished(_, .queued), .finished(_, .suppressed), .stopped(_, false): return false
+    }
   }
 
   // MARK: - Events of the exchange in flight

@@ -153,31 +153,35 @@ struct FetcherStorage {
   let urlString: String
   var lifecycle = FetcherLifecycle()
 
-  // Fixed when the fetch begins.
+  // Fixed when the fetch begins: configuration, outside the states because every state after
+  // `idle` reads it and none may change it.
   var completion: FetcherCompletionHandler?
   /// The parse step of a parse-then-complete fetch
   /// (``SessionFetcher/beginFetch(parsing:completionHandler:)``): runs on a successful body before
   /// the completion is queued.
   var successParser: SuccessParser?
+  /// Set at begin (an awaiting caller) or by a stop that needs its completion, and read in whatever
+  /// state a stop or the completion's delivery finds the fetch: a fact about the caller, not a phase.
   var forceCompletionOnStop = false
+  /// The fetch keeps itself alive from begin until its completion is delivered: a reference, which
+  /// no phase can stand in for.
   var retainedSelf: SessionFetcher?
   var plan: FetchPlan?
+
+  // What spans the attempts of the fetch, so it outlives every state that carries one attempt.
+  /// The retries' backoff, made on the first failure: its delays and window span the attempts.
   var backoff: RetryBackoff?
+  /// One authorization refresh per fetch, whichever attempt asked for it.
   var didRefreshAuthorization = false
 
-  // The current attempt: what spans its hops. What belongs to one hop is the running state's
-  // `HopState` (see `FetcherLifecycle`).
-  /// Redirects followed in the current attempt (the limit is per attempt).
-  var attemptRedirects = 0
+  // What spans the hops of one attempt is the running state's `AttemptState`, what belongs to one
+  // hop its `HopState` (see `FetcherLifecycle`). What follows outlives an attempt (a retry or a
+  // stream's continuation takes it on), except the timeout check, armed and disarmed around states.
   /// The number of the last hop started (across attempts): tells a late event of an earlier hop.
   var hopCount: UInt64 = 0
-  var ownSession: SharedSession?
   /// Whether the accumulate block was given bytes since the last response head: the next 2xx head
   /// (a retry's) tells it to start over. Spans attempts.
   var accumulatedSinceResponse = false
-  /// The server challenges of the current attempt (see `SessionFetcher+Challenges.swift`).
-  var challenges = ChallengeState()
-  var attemptStart = Date()
   /// The armed timeout check (see `SessionFetcher.timeoutClock`). Outside the exchange: every way
   /// out of `running` disarms it after the transition that decided it.
   var timeoutToken: UInt64?
@@ -189,25 +193,29 @@ struct FetcherStorage {
   /// paused transfer continues.
   var stream = FetcherStreamState()
 
-  // Results.
+  // Results: read after the fetch ended, whatever state it ended in.
   var downloadedData: Data?
   var finalError: (any Error)?
   /// The fetch's timing; its `transferMetrics` stay nil here: they are the last exchange's (see
   /// ``reportedTiming``).
   var timing = FetchTiming()
-  var completionDelivered = false
   /// Made by the first `waitForCompletion(timeout:)` off the main thread; broadcast on delivery.
   var completionWaiters: NSCondition?
-  /// Set by stopFetching: queued user callbacks must not run.
-  var callbacksSuppressed = false
   /// The temporary file the current attempt's body was read into (see `BodySpool`), deleted
-  /// when the next attempt replaces it and when the fetch ends.
+  /// when the next attempt replaces it and when the fetch ends: outside the running state, which
+  /// a stop or a retry leaves before the file is deleted.
   var bodySpoolFile: URL?
 
   init(request: URLRequest?, urlString: String) {
     configBox = ConfigurationBox(FetcherConfiguration(request: request))
     self.urlString = urlString
   }
+
+  /// Whether the completion's delivery ran (see ``FetcherLifecycle/completionDelivered()``).
+  var completionDelivered: Bool { lifecycle.isCompletionDelivered }
+
+  /// When the running attempt began (only while running: the caller checks the phase first).
+  var attemptStart: Date { lifecycle.attempt.start }
 
   /// ``timing`` as the fetch reports it: with the transfer metrics of its last exchange.
   var reportedTiming: FetchTiming {

@@ -10,11 +10,12 @@ import Foundation
 /// ``SessionFetcher/response``, ``SessionFetcher/statusCode``, ``SessionFetcher/downloadedLength``
 /// and ``SessionFetcher/request``).
 ///
-/// What outlives one exchange stays in `FetcherStorage`: the attempt's redirect count and server
-/// challenges, the hop counter, the retry count and backoff, the fetch's timing and byte counts,
-/// the armed timeout check, the download's part file (kept across retries), whether the accumulate
-/// block was given bytes (a retry's head tells it to start over), and the stream's progress and
-/// continuation (a pause or a window hands them to the next exchange).
+/// What spans the hops of an attempt (its start, redirect count and server challenges) is its
+/// ``attempt``, handed from hop to hop. What outlives an attempt stays in `FetcherStorage`: the hop
+/// counter, the retry count and backoff, the fetch's timing and byte counts, the armed timeout
+/// check, the download's part file (kept across retries), whether the accumulate block was given
+/// bytes (a retry's head tells it to start over), and the stream's progress and continuation (a
+/// pause or a window hands them to the next exchange).
 ///
 /// A class, touched only under the fetcher's lock: the states hand one reference on, and the
 /// fetcher's many reads and changes of the exchange in flight neither copy its fields nor retain
@@ -22,6 +23,10 @@ import Foundation
 final class HopState {
   /// The hop this exchange is (see `FetcherStorage.hopCount`); 0 before the attempt's first.
   var hop: UInt64 = 0
+  /// What spans the hops of its attempt, while the attempt runs: `FetcherLifecycle` sets it when
+  /// the hop starts (a fresh one for an attempt's first, the previous hop's for the next) and
+  /// takes it when the attempt ends, so the last exchange a later state carries has none.
+  var attempt: AttemptState?
   /// The request as sent (with the jar's cookies and any Range headers).
   var request: URLRequest?
   /// The request before the jar's cookies were added: the base for the next redirect.

@@ -350,13 +350,10 @@ enum SpoolAction {
 }
 
 extension FetcherStorage {
-  /// An attempt starts at `now`: resets what spans its hops. Nil when it may not (stopped or ended
-  /// meanwhile, or still waiting for a slot).
+  /// An attempt starts at `now` (the machine makes what spans its hops afresh). Nil when it may not
+  /// (stopped or ended meanwhile, or still waiting for a slot).
   mutating func attemptStarted(at now: Date) -> AttemptStart? {
-    guard lifecycle.attemptStarted() == .postStartedAndSend, let plan else { return nil }
-    attemptStart = now
-    attemptRedirects = 0
-    challenges = ChallengeState()
+    guard lifecycle.attemptStarted(at: now) == .postStartedAndSend, let plan else { return nil }
     // The body is read here: the plan's body changes (is released) under the lock.
     return AttemptStart(queue: plan.callbackQueue, body: plan.body)
   }

@@ -8,7 +8,7 @@ extension SessionFetcher {
     queue.async {
       // Nothing after the completion: a timeout may end the fetch while the engine's thread is
       // between a chunk it handed over and that chunk's callbacks.
-      guard !self.storage.withLock({ $0.callbacksSuppressed || $0.completionDelivered }) else { return }
+      guard self.storage.withLock({ $0.lifecycle.runsQueuedCallbacks }) else { return }
       LockAudit.userBlock("a progress, data or metrics block")
       body()
     }

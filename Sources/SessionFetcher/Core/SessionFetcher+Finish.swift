@@ -22,7 +22,7 @@ extension SessionFetcher {
     }
     let deliverCompletion: @Sendable () -> Void = {
       let run: (FetcherCompletionHandler?, Data?, (any Error)?) = self.storage.withLock { storage in
-        if storage.callbacksSuppressed {
+        if storage.lifecycle.isStoppedBeforeDelivery {
           let cancelled =
             storage.config.stopFetchingTriggersCompletionHandler || storage.forceCompletionOnStop
           return (cancelled ? completion : nil, nil, SessionFetcherError.cancelled)
@@ -71,8 +71,8 @@ extension SessionFetcher {
     let (waiters, queues) = storage.withLock { storage -> (NSCondition?, (DispatchQueue, DispatchQueue)?) in
       // Given back once: a queue two fetches had at once would mix their callbacks.
       let queues =
-        storage.completionDelivered ? nil : storage.plan.map { ($0.callbackQueue, $0.userCallbackQueue) }
-      storage.completionDelivered = true
+        storage.lifecycle.completionDelivered()
+        ? storage.plan.map { ($0.callbackQueue, $0.userCallbackQueue) } : nil
       storage.releaseBlocks()
       storage.retainedSelf = nil
       return (storage.completionWaiters, queues)

@@ -8,17 +8,13 @@ extension SessionFetcher {
         hop: URLRequest, insecure: [String], localhost: Bool, limit: RedirectLimit, queue: DispatchQueue,
         block: WillRedirectBlock?, body: BodySource
       )? = storage.withLock { storage in
-        guard let exchange = storage.lifecycle.exchange, let hop = exchange.hopRequest,
-          let plan = storage.plan
+        guard storage.lifecycle.phase == .running, case let exchange = storage.lifecycle.current,
+          let hop = exchange.hopRequest, let plan = storage.plan,
+          let limit = storage.lifecycle.redirectReceived(maximum: storage.config.maximumRedirects)
         else {
           return nil
         }
-        let limit = RedirectPolicy.limit(
-          followed: storage.attemptRedirects, maximum: storage.config.maximumRedirects)
-        if limit == .follow {
-          storage.attemptRedirects += 1
-          storage.timing.redirectCount += 1
-        }
+        if limit == .follow { storage.timing.redirectCount += 1 }
         return (
           hop, storage.config.allowedInsecureSchemes, storage.config.allowLocalhostRequest,
           limit, plan.callbackQueue, storage.config.willRedirectBlock,

@@ -129,7 +129,6 @@ extension FetcherStorage {
   /// (the progress streams are finished all the same).
   mutating func stopped(forceCompletion: Bool, at now: Date) -> FetchEndAction<FetcherLifecycle.Stop?> {
     if forceCompletion { forceCompletionOnStop = true }
-    callbacksSuppressed = true
     let queue = plan?.callbackQueue ?? config.callbackQueue
     guard case .stop(let stop) = lifecycle.stop() else {
       return FetchEndAction(

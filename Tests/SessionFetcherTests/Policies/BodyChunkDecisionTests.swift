@@ -73,7 +73,7 @@ struct BodyChunkDecisionTests {
     if row.accumulateBlock { storage.config.accumulateDataBlock = { _ in } }
     if row.windows { storage.stream.windowLength = 100 }
     _ = storage.lifecycle.begin()
-    _ = storage.lifecycle.attemptStarted()
+    _ = storage.lifecycle.attemptStarted(at: Date())
     let exchange = HopState(
       hop: 1, request: URLRequest(url: url), hopRequest: URLRequest(url: url), keepsBody: false, now: Date())
     exchange.task = task

@@ -22,13 +22,15 @@ struct FetcherLifecycleTests {
   enum Event: String, CaseIterable, CustomTestStringConvertible {
     case begin, delayForSlot, slotGranted, attemptStarted, hopStarted, attemptEndedForRetry
     case attemptEndedForImmediateRetry, retryDelayArmed, retryDelayEnded, finish, stop
-    case accepts, cancelTask, detachTask, taskCompleted
+    case accepts, cancelTask, detachTask, taskCompleted, redirectReceived, completionDelivered
 
     var testDescription: String { rawValue }
   }
 
   /// The in-flight exchange of a machine driven into `.running`: hop 7, with a task.
   static let task = LifecycleInertTask()
+  /// When the attempts of these machines start.
+  static let attemptStart = Date(timeIntervalSince1970: 1_000_000)
 
   static func exchange(hop: UInt64) -> HopState {
     let exchange = HopState(
@@ -51,11 +53,11 @@ struct FetcherLifecycleTests {
       _ = m.delayForSlot()
     case .running:
       _ = m.begin()
-      _ = m.attemptStarted()
+      _ = m.attemptStarted(at: Self.attemptStart)
       _ = m.hopStarted(exchange(hop: 7))
     case .waitingToRetry:
       _ = m.begin()
-      _ = m.attemptStarted()
+      _ = m.attemptStarted(at: Self.attemptStart)
       _ = m.hopStarted(exchange(hop: 7))
       _ = m.attemptEndedForRetry()
     case .finished:
@@ -75,7 +77,7 @@ struct FetcherLifecycleTests {
     case .begin: return "\(m.begin())"
     case .delayForSlot: return "\(m.delayForSlot())"
     case .slotGranted: return "\(m.slotGranted())"
-    case .attemptStarted: return "\(m.attemptStarted())"
+    case .attemptStarted: return "\(m.attemptStarted(at: Self.attemptStart))"
     case .hopStarted: return "\(m.hopStarted(exchange(hop: 8)))"
     case .attemptEndedForRetry: return "\(m.attemptEndedForRetry())"
     case .attemptEndedForImmediateRetry: return "\(m.attemptEndedForImmediateRetry())"
@@ -105,6 +107,16 @@ struct FetcherLifecycleTests {
     case .cancelTask: return cancelAnswer(m.cancelTask(.timedOut), m)
     case .detachTask: return cancelAnswer(m.detachTask(), m)
     case .taskCompleted: return "\(m.taskCompleted(task))"
+    case .redirectReceived:
+      // With a limit of one: the first is followed and counted, the second is one too many.
+      let first = m.redirectReceived(maximum: 1).map { "\($0)" } ?? "nil"
+      let second = m.redirectReceived(maximum: 1).map { "\($0)" } ?? "nil"
+      return "\(first) \(second)"
+    case .completionDelivered:
+      // The first delivery gives the queue back; a second finds it delivered.
+      let first = m.completionDelivered()
+      let second = m.completionDelivered()
+      return "\(first) \(second)"
     }
   }
 
@@ -163,6 +175,8 @@ struct FetcherLifecycleTests {
     row(.idle, .cancelTask, .idle, "ignore"),
     row(.idle, .detachTask, .idle, "ignore"),
     row(.idle, .taskCompleted, .idle, "false"),
+    row(.idle, .redirectReceived, .idle, "nil nil"),
+    trap(.idle, .completionDelivered),
   ]
 
   static let preparingRows: [Row] = [
@@ -182,6 +196,8 @@ struct FetcherLifecycleTests {
     row(.preparing, .cancelTask, .preparing, "ignore"),
     row(.preparing, .detachTask, .preparing, "ignore"),
     row(.preparing, .taskCompleted, .preparing, "false"),
+    row(.preparing, .redirectReceived, .preparing, "nil nil"),
+    trap(.preparing, .completionDelivered),
   ]
 
   static let slotRows: [Row] = [
@@ -202,6 +218,8 @@ struct FetcherLifecycleTests {
     row(.waitingForSlot, .cancelTask, .waitingForSlot, "ignore"),
     row(.waitingForSlot, .detachTask, .waitingForSlot, "ignore"),
     row(.waitingForSlot, .taskCompleted, .waitingForSlot, "false"),
+    row(.waitingForSlot, .redirectReceived, .waitingForSlot, "nil nil"),
+    trap(.waitingForSlot, .completionDelivered),
   ]
 
   static let runningRows: [Row] = [
@@ -220,6 +238,8 @@ struct FetcherLifecycleTests {
     row(.running, .cancelTask, .running, "letGo true, left true, reason timedOut"),
     row(.running, .detachTask, .running, "letGo true, left true, reason nil"),
     row(.running, .taskCompleted, .running, "true"),
+    row(.running, .redirectReceived, .running, "follow tooMany"),
+    trap(.running, .completionDelivered),
   ]
 
   static let retryRows: [Row] = [
@@ -240,6 +260,8 @@ struct FetcherLifecycleTests {
     row(.waitingToRetry, .cancelTask, .waitingToRetry, "ignore"),
     row(.waitingToRetry, .detachTask, .waitingToRetry, "ignore"),
     row(.waitingToRetry, .taskCompleted, .waitingToRetry, "false"),
+    row(.waitingToRetry, .redirectReceived, .waitingToRetry, "nil nil"),
+    trap(.waitingToRetry, .completionDelivered),
   ]
 
   static let endedRows: [Row] = [Phase.finished, .stopped].flatMap { (ended: Phase) -> [Row] in
@@ -259,6 +281,8 @@ struct FetcherLifecycleTests {
       row(ended, .cancelTask, ended, "ignore"),
       row(ended, .detachTask, ended, "ignore"),
       row(ended, .taskCompleted, ended, "false"),
+      row(ended, .redirectReceived, ended, "nil nil"),
+      row(ended, .completionDelivered, ended, "true false"),
     ]
   }
 
@@ -331,6 +355,26 @@ struct FetcherLifecycleTests {
       exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
         FetcherLifecycleTests.fireTrap(9)
       }
+    case 10:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(10)
+      }
+    case 11:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(11)
+      }
+    case 12:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(12)
+      }
+    case 13:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(13)
+      }
+    case 14:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(14)
+      }
     default:
       Issue.record("row \(index) has no exit test: add a case")
       return
@@ -357,6 +401,83 @@ struct FetcherLifecycleTests {
     #expect(fresh.hop == 8 && fresh.task == nil && fresh.cancelReason == nil && fresh.redirectTarget == nil)
     #expect(!fresh.challengeCancelled && fresh.responseData.isEmpty && !fresh.receivedPartialBody)
     #expect(fresh.responseHead == nil && fresh.responseBodyLength == 0 && fresh.measure.hop == 8)
+  }
+
+  /// The attempt's state lives in the running state: an attempt starts with a fresh one (no
+  /// redirect or challenge of the last attempt counts), its hops hand it on, and it ends with the
+  /// attempt (a late redirect counts nothing).
+  @Test func eachAttemptCountsAfresh() {
+    var m = Self.machine(in: .running)
+    let first = m.attempt
+    #expect(first.start == Self.attemptStart)
+    let followed = m.redirectReceived(maximum: 1)
+    first.challenges.resends = 2
+    _ = m.hopStarted(Self.exchange(hop: 8))
+    #expect(followed == .follow && m.attempt === first && first.redirects == 1)
+    #expect(m.current.attempt === first)
+    let tooMany = m.redirectReceived(maximum: 1)
+    #expect(tooMany == .tooMany)
+    _ = m.attemptEndedForRetry()
+    let late = m.redirectReceived(maximum: 1)
+    #expect(late == nil && first.redirects == 1)
+    _ = m.retryDelayEnded()
+    let later = Self.attemptStart.addingTimeInterval(5)
+    let started = m.attemptStarted(at: later)
+    #expect(started == .postStartedAndSend)
+    #expect(m.attempt !== first && m.attempt.start == later)
+    #expect(m.attempt.redirects == 0 && m.attempt.challenges.resends == 0)
+  }
+
+  /// One row of the delivery's flags: the machine in `phase`, then `events` (stop, finish or
+  /// completionDelivered), and what it says of the callbacks queued and of the completion.
+  struct DeliveryRow: Sendable, CustomTestStringConvertible {
+    var phase: Phase
+    var events: [Event]
+    var runsQueued: Bool
+    var stoppedBeforeDelivery: Bool
+    var delivered: Bool
+
+    var testDescription: String { "\(phase) then \(events.map(\.rawValue))" }
+  }
+
+  static let deliveryRows: [DeliveryRow] = [
+    DeliveryRow(phase: .idle, events: [], runsQueued: true, stoppedBeforeDelivery: false, delivered: false),
+    DeliveryRow(
+      phase: .running, events: [], runsQueued: true, stoppedBeforeDelivery: false, delivered: false),
+    DeliveryRow(
+      phase: .finished, events: [], runsQueued: true, stoppedBeforeDelivery: false, delivered: false),
+    DeliveryRow(
+      phase: .finished, events: [.stop], runsQueued: false, stoppedBeforeDelivery: true, delivered: false),
+    DeliveryRow(
+      phase: .finished, events: [.completionDelivered], runsQueued: false, stoppedBeforeDelivery: false,
+      delivered: true),
+    DeliveryRow(
+      phase: .finished, events: [.stop, .completionDelivered], runsQueued: false,
+      stoppedBeforeDelivery: false, delivered: true),
+    DeliveryRow(
+      phase: .finished, events: [.completionDelivered, .stop], runsQueued: false,
+      stoppedBeforeDelivery: false, delivered: true),
+    DeliveryRow(
+      phase: .stopped, events: [], runsQueued: false, stoppedBeforeDelivery: true, delivered: false),
+    DeliveryRow(
+      phase: .stopped, events: [.completionDelivered], runsQueued: false, stoppedBeforeDelivery: false,
+      delivered: true),
+    DeliveryRow(
+      phase: .stopped, events: [.finish, .stop], runsQueued: false, stoppedBeforeDelivery: true,
+      delivered: false),
+  ]
+
+  /// What was the fetcher's callbacksSuppressed and completionDelivered flags is the ended states'
+  /// own: a stop after the finish suppresses the queued callbacks, and a stop after the delivery
+  /// changes nothing.
+  @Test(arguments: deliveryRows)
+  func theDeliveryIsTheEndedStates(_ row: DeliveryRow) {
+    var m = Self.machine(in: row.phase)
+    for event in row.events { _ = Self.fire(event, &m) }
+    #expect(m.phase == row.phase)
+    #expect(m.runsQueuedCallbacks == row.runsQueued)
+    #expect(m.isStoppedBeforeDelivery == row.stoppedBeforeDelivery)
+    #expect(m.isCompletionDelivered == row.delivered)
   }
 
   /// A timeout ends the wait for a task or a decision (the pending hop) with the task; a failure or
@@ -402,7 +523,7 @@ struct FetcherLifecycleTests {
     var m = Self.machine(in: .waitingToRetry)
     _ = m.retryDelayEnded()
     #expect(m.exchange?.hop == 7)
-    let started = m.attemptStarted()
+    let started = m.attemptStarted(at: Self.attemptStart)
     #expect(started == .postStartedAndSend)
     #expect(m.current.hop == 0 && m.current.task == nil && m.current.request == nil)
   }
@@ -412,9 +533,12 @@ struct FetcherLifecycleTests {
   @Test(arguments: [Event.finish, .stop, .attemptEndedForRetry, .attemptEndedForImmediateRetry])
   func leavingRunningKeepsTheLastExchange(_ event: Event) {
     var m = Self.machine(in: .running)
+    let attempt = m.attempt
     _ = Self.fire(event, &m)
     #expect(m.phase != .running)
     #expect(m.exchange?.hop == 7 && m.exchange?.responseBodyLength == 7)
+    // Without its attempt: the counts of an attempt end with it.
+    #expect(m.exchange?.attempt == nil && attempt.start == FetcherLifecycleTests.attemptStart)
     switch event {
     case .finish, .stop:
       #expect(m.exchange?.task == nil)
@@ -447,13 +571,13 @@ struct FetcherLifecycleTests {
     let begun = m.begin()
     #expect(begun == .proceed)
     for _ in 0..<3 {
-      if m.attemptStarted() == .postStartedAndSend { started += 1 }
+      if m.attemptStarted(at: Self.attemptStart) == .postStartedAndSend { started += 1 }
       if m.attemptEndedForRetry() == .scheduleRetry(postStopped: true) { stopped += 1 }
       #expect(m.phase == .waitingToRetry)
       let ended = m.retryDelayEnded()
       #expect(ended == .startAttempt)
     }
-    if m.attemptStarted() == .postStartedAndSend { started += 1 }
+    if m.attemptStarted(at: Self.attemptStart) == .postStartedAndSend { started += 1 }
     if case .deliver(let finish) = m.finish(), finish.postStopped { stopped += 1 }
     #expect(started == 4)
     #expect(stopped == 4)
