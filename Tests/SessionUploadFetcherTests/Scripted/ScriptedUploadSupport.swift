@@ -45,13 +45,14 @@ enum UploadScript {
     return service
   }
 
-  /// An upload of ``bigData`` in ``bigChunkSize`` chunks to ``startPath``, on a service on `engine`.
-  static func upload(_ engine: ScriptedEngine, data: Data = bigData) -> SessionUploadFetcher {
+  /// An upload of `data` (nil: none yet, for a test that sets its source) in ``bigChunkSize``
+  /// chunks to ``startPath``, on a service on `engine`.
+  static func upload(_ engine: ScriptedEngine, data: Data? = bigData) -> SessionUploadFetcher {
     let fetcher = SessionUploadFetcher(
       request: URLRequest(url: engine.url(startPath)), uploadMIMEType: "application/octet-stream",
       chunkSize: bigChunkSize, fetcherService: service(engine))
     fetcher.callbackQueue = DispatchQueue(label: "upload test callbacks")
-    fetcher.uploadData = data
+    if let data { fetcher.uploadData = data }
     return fetcher
   }
 }
