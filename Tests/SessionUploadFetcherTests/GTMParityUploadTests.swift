@@ -112,93 +112,6 @@ struct GTMParityUploadTests {
     #expect(counter.started == 0 && counter.stopped == 0)
   }
 
-  @Test("Stopping during a retry wait ends the wait and sends cancel (…LimitedRetryWithCancel)")
-  func cancelDuringRetryWait() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let file = try temporaryFile(bigData)
-    defer { try? FileManager.default.removeItem(at: file) }
-    let fetcher = makeUploadFetcher(server, "/wait.location?uploadStatus=503")
-    fetcher.uploadFileURL = file
-    fetcher.isRetryEnabled = true
-    // Long enough that only the stop ends it.
-    fetcher.minRetryInterval = 300
-    fetcher.maxRetryInterval = 1000
-    let counter = UploadNotificationCounter(fetcher)
-    let cancelled = Recorder<Bool>()
-    fetcher.cancellationHandler = { cancelFetcher, _, error in
-      cancelled.append(cancelFetcher?.parentUploadFetcher != nil && error == nil)
-    }
-    fetcher.beginFetch { _, _ in Issue.record("no completion without stopFetchingTriggersCompletionHandler") }
-    #expect(await eventually { counter.retryDelayStarted == 1 })
-    #expect(counter.backoffStarted == 1)
-    #expect(fetcher.isFetching)
-    #expect(fetcher.activeFetcher != nil)
-    fetcher.stopFetching()
-    #expect(await eventually { cancelled.values == [true] })
-    #expect(counter.retryDelayStopped == 1)
-    #expect(server.commands("/wait.upload").map(\.command) == ["upload", "cancel"])
-    #expect(server.resumableUpload(path: "/wait.upload")?.status == .cancelled)
-    #expect(await eventually { counter.stopped == 3 })
-    #expect(counter.started == 3)
-    #expect(counter.startedCommands == ["start", "upload", "cancel"])
-    #expect(fetcher.retryCount == 0)
-    #expect(!fetcher.isFetching)
-    #expect(counter.locationObtained == 1)
-  }
-
-  @Test("Retry-delay notifications of an upload that retries: one delay, balanced, then success")
-  func retryNotifications() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = makeUploadFetcher(server, "/notify.location?uploadStatus=503&uploadStatusChunks=2")
-    fetcher.uploadData = bigData
-    fetcher.isRetryEnabled = true
-    fetcher.minRetryInterval = 0.01
-    let counter = UploadNotificationCounter(fetcher)
-    let (_, error) = await run(fetcher, counter: counter)
-    #expect(error == nil)
-    #expect(counter.retryDelayStarted == 1)
-    #expect(counter.retryDelayStopped == 1)
-    #expect(counter.backoffStarted == 1)
-    #expect(await eventually { counter.stopped == 6 })
-    #expect(counter.started == 6)
-    #expect(counter.startedCommands == ["start", "upload", "upload", "query", "upload", "upload, finalize"])
-  }
-
-  @Test(
-    "A file upload that retries a 503: query, resume, whole file (testBigFileURLSingleChunkedUploadFetchRetry)",
-    arguments: [bigChunkSize, SessionUploadFetcher.standardChunkSize])
-  func fileUploadRetry(chunkSize: Int64) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let file = try temporaryFile(bigData)
-    defer { try? FileManager.default.removeItem(at: file) }
-    // The first chunk request is answered 503.
-    let fetcher = makeUploadFetcher(
-      server, "/file-retry.location?uploadStatus=503&uploadStatusChunks=1", chunkSize: chunkSize)
-    fetcher.uploadFileURL = file
-    fetcher.isRetryEnabled = true
-    fetcher.minRetryInterval = 0.01
-    let counter = UploadNotificationCounter(fetcher)
-    let (data, error) = await run(fetcher, counter: counter)
-    #expect(error == nil)
-    #expect(fetcher.statusCode == 200)
-    #expect(data.map { String(decoding: $0, as: UTF8.self).contains(TestServer.checksum(bigData)) } == true)
-    let upload = try #require(server.resumableUpload(path: "/file-retry.upload"))
-    #expect(upload.checksum == TestServer.checksum(bigData))
-    #expect(upload.status == .final)
-    #expect(fetcher.retryCount == 1)
-    #expect(counter.retryDelayStarted == 1 && counter.retryDelayStopped == 1 && counter.backoffStarted == 1)
-    #expect(counter.locationObtained == 1)
-    let expected =
-      chunkSize == bigChunkSize
-      ? ["start", "upload", "query", "upload", "upload", "upload, finalize"]
-      : ["start", "upload, finalize", "query", "upload, finalize"]
-    #expect(counter.startedCommands == expected)
-    #expect(server.commands("/file-retry.upload").map(\.command) == Array(expected.dropFirst()))
-  }
-
   @Test(
     "A provider upload stopped at once: cancellation handler with no fetcher, then released; the completion only with the flag (testBigDataProviderChunkedUploadEarlyCancel*)",
     arguments: [false, true])
@@ -315,28 +228,6 @@ struct GTMParityUploadTests {
     #expect(server.commands("/wrong.upload").isEmpty)
     #expect(await eventually { counter.stopped == 1 })
     #expect(counter.started == 1)
-  }
-
-  @Test(
-    "A provider upload that succeeds lets go of its cancellation handler (…SuccessClearsCancellationHandler)")
-  func successClearsCancellationHandler() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = makeUploadFetcher(server, "/clears.location")
-    fetcher.setUploadDataLength(Int64(bigLength)) { offset, length, respond in
-      respond(bigData.subdata(in: Int(offset)..<Int(offset + length)), nil)
-    }
-    let handled = Recorder<Bool>()
-    fetcher.cancellationHandler = { _, _, _ in handled.append(true) }
-    let counter = UploadNotificationCounter(fetcher)
-    let (_, error) = await run(fetcher, counter: counter)
-    #expect(error == nil)
-    #expect(await eventually { fetcher.cancellationHandler == nil })
-    fetcher.stopFetching()
-    try await Task.sleep(nanoseconds: 100_000_000)
-    #expect(handled.values.isEmpty)
-    #expect(server.commands("/clears.upload").map(\.command) == ["upload", "upload", "upload, finalize"])
-    #expect(counter.started == 4 && counter.stopped == 4)
   }
 
   @Test("Upload callbacks on a concurrent queue: one at a time, the completion last")

@@ -4,29 +4,17 @@ import Foundation
 import SessionFetcher
 import Testing
 
-/// `sessionFetcherCompletionInvoked` follows one rule, whatever ended the fetch: one post for every
-/// call of a completion handler (or resume of an `async` caller), none without one. Counted per
-/// fetcher object, on the engine the tests run on.
+/// `sessionFetcherCompletionInvoked` when a real engine's exchange is cut short: a stop, a stop of
+/// all, or a cancelled task each reach the engine's own cancellation, whose late completion must
+/// post nothing more. Every way a fetch ends is tested on the scripted engine
+/// (`ScriptedCompletionNotificationTests`).
 @Suite("sessionFetcherCompletionInvoked")
 struct CompletionNotificationTests {
-  /// The ways a fetch ends.
+  /// The ways a fetch on the wire is cut short.
   enum EndKind: String, CaseIterable, CustomTestStringConvertible {
-    case closureSuccess, closureHTTPError, asyncSuccess, asyncHTTPError
-    case asyncTaskCancelledBeforeBegin, asyncTaskCancelledWhileRunning, asyncStopFetching
-    case stopWithoutCompletionFlag, stopWithCompletionFlag, stopBeforeBeginWithCompletionFlag
-    case stopBeforeBeginWithoutCompletionFlag, stopAllWithoutCompletionFlag, stopAllWithCompletionFlag
-    case stopAllAsync, beganTwice
+    case stopWithoutCompletionFlag, stopAllWithCompletionFlag, asyncTaskCancelledWhileRunning
 
     var testDescription: String { rawValue }
-
-    /// How many completions (and so posts) the fetcher gets.
-    var expectedCompletions: Int {
-      switch self {
-      case .stopWithoutCompletionFlag, .stopBeforeBeginWithoutCompletionFlag, .stopAllWithoutCompletionFlag: 0
-      case .beganTwice: 2
-      default: 1
-      }
-    }
   }
 
   @Test("one post per completion call", arguments: EndKind.allCases)
@@ -34,107 +22,36 @@ struct CompletionNotificationTests {
     let server = try TestServer()
     defer { server.stop() }
     let service = makeService()
-    let path: String =
-      switch kind {
-      case .closureSuccess, .asyncSuccess, .beganTwice: "/bytes/10"
-      case .closureHTTPError, .asyncHTTPError: "/status/503"
-      default: "/hang"
-      }
-    let fetcher = service.fetcher(url: server.url(path))
+    let fetcher = service.fetcher(url: server.url("/hang"))
     let recorder = NotificationRecorder([fetcher])
     let completions = Recorder<String>()
-    let record: FetcherCompletionHandler = { _, error in
-      completions.append(error.map { "\($0)" } ?? "success")
-    }
     let waitForRequest = { #expect(await eventually { server.requestCount(path: "/hang") == 1 }) }
 
     switch kind {
-    case .closureSuccess, .closureHTTPError:
-      fetcher.beginFetch(completionHandler: record)
-    case .asyncSuccess, .asyncHTTPError:
-      do { _ = try await fetcher.beginFetch() } catch {}
-      completions.append("resumed")
-    case .asyncTaskCancelledBeforeBegin:
-      let task = Task {
-        withUnsafeCurrentTask { $0?.cancel() }
-        do { _ = try await fetcher.beginFetch() } catch {}
-      }
-      await task.value
-      completions.append("resumed")
-    case .asyncTaskCancelledWhileRunning, .stopAllAsync, .asyncStopFetching:
+    case .asyncTaskCancelledWhileRunning:
       let task = Task {
         do { _ = try await fetcher.beginFetch() } catch {}
       }
       await waitForRequest()
-      switch kind {
-      case .asyncTaskCancelledWhileRunning: task.cancel()
-      case .stopAllAsync: service.stopAllFetchers()
-      default: fetcher.stopFetching()
-      }
+      task.cancel()
       await task.value
       completions.append("resumed")
-    case .stopWithoutCompletionFlag, .stopWithCompletionFlag:
-      fetcher.stopFetchingTriggersCompletionHandler = kind == .stopWithCompletionFlag
-      fetcher.beginFetch(completionHandler: record)
-      await waitForRequest()
-      fetcher.stopFetching()
-    case .stopBeforeBeginWithCompletionFlag, .stopBeforeBeginWithoutCompletionFlag:
-      fetcher.stopFetchingTriggersCompletionHandler = kind == .stopBeforeBeginWithCompletionFlag
-      fetcher.stopFetching()
-      fetcher.beginFetch(completionHandler: record)
-    case .stopAllWithoutCompletionFlag, .stopAllWithCompletionFlag:
+    case .stopWithoutCompletionFlag, .stopAllWithCompletionFlag:
       fetcher.stopFetchingTriggersCompletionHandler = kind == .stopAllWithCompletionFlag
-      fetcher.beginFetch(completionHandler: record)
+      fetcher.beginFetch { _, error in completions.append(error.map { "\($0)" } ?? "success") }
       await waitForRequest()
-      service.stopAllFetchers()
-    case .beganTwice:
-      fetcher.beginFetch(completionHandler: record)
-      fetcher.beginFetch(completionHandler: record)
+      if kind == .stopAllWithCompletionFlag { service.stopAllFetchers() } else { fetcher.stopFetching() }
     }
 
-    let expected = kind.expectedCompletions
+    let expected = kind == .stopWithoutCompletionFlag ? 0 : 1
     #expect(await eventually { completions.count >= expected })
-    // Anything late has had its chance: the fetch is over and its queue drained.
+    // Anything late has had its chance: the fetch is over, the engine's cancellation has had time
+    // to report, and the queue is drained.
     #expect(await eventually { !fetcher.isFetching })
     await pause(0.2)
     await drain(fetcher.callbackQueue)
     #expect(completions.count == expected, "\(completions.values)")
     #expect(recorder.completionInvoked == expected)
     #expect(recorder.started == recorder.stopped)
-  }
-
-  /// Many `async` fetches cancelled at every stage (before begin, at once, while waiting for the
-  /// service, on the wire) or finished: each resumes its caller once and posts once.
-  @Test("every cancelled async fetch posts exactly once")
-  func cancelledAsyncFetchesPostOnce() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService(maxPerHost: 4)
-    let recorder = NotificationRecorder()
-    let resumed = Recorder<Int>()
-    var tasks: [Task<Void, Never>] = []
-    var fetchers: [SessionFetcher] = []
-    for index in 0..<200 {
-      let fetcher = service.fetcher(url: server.url(index % 3 == 0 ? "/hang" : "/bytes/10"))
-      recorder.watch(fetcher)
-      fetchers.append(fetcher)
-      let task = Task {
-        if index % 4 == 0 { withUnsafeCurrentTask { $0?.cancel() } }
-        do { _ = try await fetcher.beginFetch() } catch {}
-        resumed.append(index)
-      }
-      if index % 4 == 1 { task.cancel() }
-      tasks.append(task)
-    }
-    // The rest is cancelled once hanging fetches hold every slot: some on the wire, some waiting for
-    // a slot, some finished.
-    #expect(await eventually { server.requestCount(path: "/hang") >= 4 })
-    for task in tasks { task.cancel() }
-    for task in tasks { await task.value }
-    await drain(service.callbackQueue)
-    #expect(resumed.count == 200)
-    #expect(recorder.completionInvoked == 200)
-    // Exactly one each: 200 posts from 200 distinct fetchers.
-    #expect(recorder.order(of: .sessionFetcherCompletionInvoked).count == 200)
   }
 }

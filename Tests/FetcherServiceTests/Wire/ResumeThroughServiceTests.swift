@@ -77,31 +77,4 @@ struct ResumeThroughServiceTests {
     #expect(last.header("User-Agent") == "ResumeTest/1.0")
     #expect(try Data(contentsOf: destination) == TestServer.patternBytes(count: 300_000))
   }
-
-  @Test("The service refuses data that is not a token")
-  func notAToken() {
-    let service = makeService()
-    #expect(service.fetcher(resumeData: Data("not a token".utf8)) == nil)
-    #expect(service.fetcher(resumeData: Data()) == nil)
-  }
-
-  @Test("A standalone resumed fetcher has no credentials, where the service's has them")
-  func standaloneHasNoCredentials() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    Self.rangeRoute(server, "/file", total: 200_000)
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("resume-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let service = makeService()
-    service.authorizer = BearerAuthorizer(token: "s3cret-bearer")
-    let first = service.fetcher(url: server.url("/file"))
-    first.destinationFileURL = folder.appendingPathComponent("file.bin")
-    first.keepsPartialDownloadForResume = true
-    #expect(await first.fetchResult().error != nil)
-    #expect(server.requests(path: "/file").first?.header("Authorization") == "Bearer s3cret-bearer")
-    let token = try #require(first.downloadResumeData)
-    let standalone = try #require(SessionFetcher(resumeData: token))
-    #expect(standalone.authorizer == nil)
-    #expect(standalone.request?.value(forHTTPHeaderField: "Authorization") == nil)
-  }
 }

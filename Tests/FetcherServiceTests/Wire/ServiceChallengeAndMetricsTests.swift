@@ -34,16 +34,4 @@ struct ServiceChallengeAndMetricsTests {
     }
     #expect(realms.values == ["test", "test"])
   }
-
-  @Test func aFetcherMayReplaceTheServiceBlocks() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
-    service.challengeBlock = { _, _ in (.cancelAuthenticationChallenge, nil) }
-    let fetcher = service.fetcher(url: server.url("/basic-auth/user/pa55"))
-    fetcher.challengeBlock = { _, _ in
-      (.useCredential, URLCredential(user: "user", password: "pa55", persistence: .none))
-    }
-    #expect(await fetcher.fetchResult().error == nil)
-  }
 }

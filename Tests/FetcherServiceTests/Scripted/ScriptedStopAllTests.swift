@@ -4,30 +4,31 @@ import Foundation
 import SessionFetcher
 import Testing
 
-@Suite("stopAllFetchers")
-struct StopAllTests {
-  /// The original's testStopAllFetchers{,WithCallbacks}: 2+2 running and 1+1 delayed.
+@Suite("stopAllFetchers on the scripted engine")
+struct ScriptedStopAllTests {
+  /// The original's testStopAllFetchers{,WithCallbacks}: 2+2 running and 1+1 delayed over two
+  /// hosts. Every running exchange is cancelled; what follows the cancellations has run once the
+  /// engine's events and the callback queue are drained.
   @Test(arguments: [false, true])
   func stopsRunningAndDelayedFetchers(withCallbacks: Bool) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService(maxPerHost: 2)
+    let engine = ScriptedEngine()
+    engine.respond(to: "/hang", with: .stall)
+    engine.respond(to: "/after", with: .response(body: Data("after".utf8)))
+    let service = ScriptedServiceTests.service(engine, maxPerHost: 2)
     service.stopFetchingTriggersCompletionHandler = withCallbacks
-    var fetchers: [SessionFetcher] = []
-    for index in 0..<6 {
-      let path = "/hang?i=\(index)"
-      let url = index % 2 == 0 ? server.url(path) : server.localhostURL(path)
-      fetchers.append(service.fetcher(url: url))
+    let fetchers = (0..<6).map { index in
+      let origin = index % 2 == 0 ? ScriptedEngine.origin : "https://other.test"
+      return service.fetcher(url: URL(string: "\(origin)/hang?i=\(index)")!)
     }
     let recorder = NotificationRecorder(fetchers)
     let results = Recorder<FetchResult>()
     for fetcher in fetchers {
       fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
     }
-    #expect(await eventually { server.requestCount(path: "/hang") == 4 })
+    #expect(await eventually { engine.requests.count == 4 })
     #expect(service.numberOfRunningFetchers == 4)
     #expect(service.numberOfDelayedFetchers == 2)
-    #expect(service.delayedFetchersByHost.mapValues(\.count) == ["127.0.0.1": 1, "localhost": 1])
+    #expect(service.delayedFetchersByHost.mapValues(\.count) == ["scripted.test": 1, "other.test": 1])
 
     service.stopAllFetchers()
     #expect(service.numberOfFetchers == 0)
@@ -37,7 +38,8 @@ struct StopAllTests {
     #expect(fetchers.allSatisfy { !$0.isFetching })
 
     // Nothing runs later: no completion without the flag, exactly one `.cancelled` each with it.
-    await pause(0.3)
+    #expect(await eventually { engine.requests.allSatisfy { $0.wasCancelled && $0.hasCompleted } })
+    await engine.drainEvents()
     await drain(service.callbackQueue)
     if withCallbacks {
       #expect(results.count == 6)
@@ -48,10 +50,10 @@ struct StopAllTests {
     // Started/Stopped pair up for the 4 that ran; the delayed ones posted nothing.
     #expect(recorder.started == 4)
     #expect(recorder.stopped == 4)
-    #expect(server.requestCount(path: "/hang") == 4)
+    #expect(engine.requests.count == 4)
 
     // A fetcher begun afterwards runs normally.
-    let after = service.fetcher(url: server.url("/text?value=after"))
+    let after = service.fetcher(url: engine.url("/after"))
     let result = await after.fetchResult()
     #expect(result.error == nil)
     #expect(result.data == Data("after".utf8))

@@ -5,21 +5,27 @@ import SessionFetcher
 import TestTraits
 import Testing
 
-/// A decorator that appends its name to `X-Decorated` (comma-separated), optionally after a delay,
-/// and records what it saw in a shared log.
+/// A decorator that appends its name to `X-Decorated` (comma-separated), optionally after a
+/// suspension (it goes on from another thread), and records what it saw in a shared log.
 private final class NamingDecorator: FetcherDecorator {
   let name: String
-  let delay: Double
+  let suspends: Bool
   let log: Recorder<String>
 
-  init(_ name: String, delay: Double = 0, log: Recorder<String>) {
+  init(_ name: String, suspends: Bool = false, log: Recorder<String>) {
     self.name = name
-    self.delay = delay
+    self.suspends = suspends
     self.log = log
   }
 
+  /// Suspends the caller and resumes it from another thread, as a decorator that awaits real work
+  /// does.
+  private func suspend() async {
+    await withCheckedContinuation { continuation in DispatchQueue.global().async { continuation.resume() } }
+  }
+
   func fetcherWillStart(_ fetcher: SessionFetcher, request: URLRequest) async throws -> URLRequest {
-    if delay > 0 { await pause(delay) }
+    if suspends { await suspend() }
     log.append("willStart \(name)")
     var request = request
     let previous = request.value(forHTTPHeaderField: "X-Decorated")
@@ -28,7 +34,7 @@ private final class NamingDecorator: FetcherDecorator {
   }
 
   func fetcherDidFinish(_ fetcher: SessionFetcher, data: Data?, error: (any Error)?) async {
-    if delay > 0 { await pause(delay) }
+    if suspends { await suspend() }
     log.append(
       "didFinish \(name) \(data.map { String(decoding: $0, as: UTF8.self) } ?? "nil") \(error == nil)")
   }
@@ -162,18 +168,45 @@ private final class ClosureDecorator: FetcherDecorator {
   }
 }
 
-@Suite("Request decorators", .ownThreads)
-struct DecoratorTests {
+/// Request decorators on the scripted engine: what they change on the request sent, when they run
+/// (before each attempt, before the authorizer), and what a throw or a stop inside one does.
+@Suite("Request decorators on the scripted engine", .ownThreads)
+struct ScriptedDecoratorTests {
+  /// An engine where `/text?value=V` answers `V`, `/headers` and `/bearer/good` answer, and
+  /// `/status/404` is not found.
+  static func engine() -> ScriptedEngine {
+    let engine = ScriptedEngine()
+    engine.respond(to: "/text", with: .response(body: Data("unscripted value".utf8)))
+    for value in ["hello", "1", "2", "3", "0", "never", "slow", "fast", "moved", "original"] {
+      engine.respond(to: "/text?value=\(value)", with: .response(body: Data(value.utf8)))
+    }
+    engine.respond(to: "/headers", with: .response(body: Data("{}".utf8)))
+    engine.respond(to: "/status/404", with: .response(status: 404, body: Data("not found".utf8)))
+    return engine
+  }
+
+  /// The values of `header` on the requests to `path`, in order.
+  static func sent(_ engine: ScriptedEngine, _ path: String, _ header: String) -> [String?] {
+    engine.requests(matching: path).map { $0.header(header) }
+  }
+
+  /// The `value` query of each request to `/text`, in order.
+  static func values(_ engine: ScriptedEngine) -> [String?] {
+    engine.requests(matching: "/text").map {
+      URLComponents(url: $0.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "value" }?
+        .value
+    }
+  }
+
   /// The original's testSingleDecorator and testSingleDecoratorWithDelay: the request is changed on
   /// the wire, and `fetcherDidFinish` sees the body before the completion runs.
-  @Test(arguments: [0, 0.05])
-  func singleDecoratorChangesTheRequestAndSeesTheEnd(delay: Double) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+  @Test(arguments: [false, true])
+  func singleDecoratorChangesTheRequestAndSeesTheEnd(suspends: Bool) async throws {
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     let log = Recorder<String>()
-    service.addDecorator(NamingDecorator("one", delay: delay, log: log))
-    let fetcher = service.fetcher(url: server.url("/text?value=hello"))
+    service.addDecorator(NamingDecorator("one", suspends: suspends, log: log))
+    let fetcher = service.fetcher(url: engine.url("/text?value=hello"))
     let recorder = NotificationRecorder([fetcher])
     let result = await withCheckedContinuation { (continuation: CheckedContinuation<FetchResult, Never>) in
       fetcher.beginFetch { data, error in
@@ -183,7 +216,7 @@ struct DecoratorTests {
     }
     #expect(result.error == nil)
     #expect(result.data == Data("hello".utf8))
-    #expect(server.requests(path: "/text").map { $0.header("X-Decorated") } == ["one"])
+    #expect(Self.sent(engine, "/text", "X-Decorated") == ["one"])
     #expect(log.values == ["willStart one", "didFinish one hello true", "completion"])
     await drain(service.callbackQueue)
     #expect(recorder.started == 1 && recorder.stopped == 1)
@@ -191,25 +224,24 @@ struct DecoratorTests {
 
   /// The original's testMultipleDecorators and testMultipleDecoratorsWithDelay: they run in the
   /// order added, each given the previous one's request, for every fetcher of the service.
-  @Test(arguments: [0, 0.05])
-  func multipleDecoratorsRunInTheOrderAdded(delay: Double) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+  @Test(arguments: [false, true])
+  func multipleDecoratorsRunInTheOrderAdded(suspends: Bool) async throws {
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     let log = Recorder<String>()
-    for name in ["a", "b", "c"] { service.addDecorator(NamingDecorator(name, delay: delay, log: log)) }
+    for name in ["a", "b", "c"] { service.addDecorator(NamingDecorator(name, suspends: suspends, log: log)) }
     #expect(service.decorators.count == 3)
     let fetchers = [
-      service.fetcher(url: server.url("/text?value=1")),
-      service.fetcher(request: URLRequest(url: server.url("/text?value=2"))),
-      service.fetcher(urlString: server.url("/text?value=3").absoluteString),
+      service.fetcher(url: engine.url("/text?value=1")),
+      service.fetcher(request: URLRequest(url: engine.url("/text?value=2"))),
+      service.fetcher(urlString: engine.url("/text?value=3").absoluteString),
     ]
     for fetcher in fetchers {
       log.append("---")
       let result = await fetcher.fetchResult()
       #expect(result.error == nil)
     }
-    #expect(server.requests(path: "/text").map { $0.header("X-Decorated") } == ["a,b,c", "a,b,c", "a,b,c"])
+    #expect(Self.sent(engine, "/text", "X-Decorated") == ["a,b,c", "a,b,c", "a,b,c"])
     let perFetch = ["willStart a", "willStart b", "willStart c", "didFinish a", "didFinish b", "didFinish c"]
     let expected = ["1", "2", "3"].flatMap { value in
       ["---"] + perFetch.map { $0.hasPrefix("didFinish") ? "\($0) \(value) true" : $0 }
@@ -219,9 +251,8 @@ struct DecoratorTests {
 
   /// Removal is by identity; a fetch begun after it is not decorated; the defaults change nothing.
   @Test func removeDecoratorByIdentity() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     let log = Recorder<String>()
     let first = NamingDecorator("x", log: log)
     let twin = NamingDecorator("x", log: log)
@@ -233,28 +264,30 @@ struct DecoratorTests {
     service.removeDecorator(NamingDecorator("x", log: log))  // an equal-looking stranger: no effect
     #expect(
       service.decorators.map { ObjectIdentifier($0) } == [ObjectIdentifier(inert), ObjectIdentifier(twin)])
-    #expect(await service.fetcher(url: server.url("/text?value=1")).fetchResult().error == nil)
+    #expect(await service.fetcher(url: engine.url("/text?value=1")).fetchResult().error == nil)
     service.removeDecorator(twin)
-    #expect(await service.fetcher(url: server.url("/text?value=2")).fetchResult().error == nil)
-    #expect(server.requests(path: "/text").map { $0.header("X-Decorated") } == ["x", nil])
+    #expect(await service.fetcher(url: engine.url("/text?value=2")).fetchResult().error == nil)
+    #expect(Self.sent(engine, "/text", "X-Decorated") == ["x", nil])
     #expect(log.values.filter { $0.hasPrefix("willStart") }.count == 1)
   }
 
   /// The original's testSingleDecoratorWithRetries: the decorator runs before every attempt, and its
   /// `fetcherDidFinish` once per fetch.
   @Test func decoratorRunsBeforeEveryRetry() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     service.isRetryEnabled = true
     service.minRetryInterval = 0.01
     let log = Recorder<String>()
     service.addDecorator(NamingDecorator("r", log: log))
-    let fetcher = service.fetcher(url: server.url("/fail-first?n=2&key=\(UUID().uuidString)&bytes=4"))
+    engine.respond(
+      to: "/fail-first", with: .response(status: 503), .response(status: 503),
+      .response(body: Data("abcd".utf8)))
+    let fetcher = service.fetcher(url: engine.url("/fail-first"))
     let recorder = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
-    #expect(result.error == nil)
-    let sent = server.requests(path: "/fail-first")
+    #expect(result.data == Data("abcd".utf8))
+    let sent = engine.requests(matching: "/fail-first")
     #expect(sent.count == 3)
     #expect(sent.allSatisfy { $0.header("X-Decorated") == "r" })
     #expect(log.values.filter { $0.hasPrefix("willStart") }.count == 3)
@@ -266,18 +299,19 @@ struct DecoratorTests {
 
   /// Before the authorizer, and again before the resend after an authorization refresh.
   @Test func decoratorRunsBeforeTheAuthorizerAndBeforeTheResendAfterRefresh() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     let authorizer = OrderCheckingAuthorizer()
     service.authorizer = authorizer
     let log = Recorder<String>()
     service.addDecorator(NamingDecorator("d", log: log))
-    let result = await service.fetcher(url: server.url("/bearer/good")).fetchResult()
-    #expect(result.error == nil)
+    // The stale token is refused; the refreshed one is accepted.
+    engine.respond(to: "/bearer/good", with: .response(status: 401), .response(body: Data("ok".utf8)))
+    let result = await service.fetcher(url: engine.url("/bearer/good")).fetchResult()
+    #expect(result.data == Data("ok".utf8))
     #expect(authorizer.sawDecoration.values == ["d", "d"])
     #expect(
-      server.requests(path: "/bearer/good").map { $0.header("Authorization") } == [
+      Self.sent(engine, "/bearer/good", "Authorization") == [
         "Bearer stale", "Bearer good",
       ])
     #expect(log.values.filter { $0.hasPrefix("willStart") }.count == 2)
@@ -287,20 +321,19 @@ struct DecoratorTests {
   /// fetch unchanged, nothing is sent, no retry, later decorators do not run, every decorator's
   /// `fetcherDidFinish` still runs, and no Started/Stopped is posted.
   @Test func throwingDecoratorFailsTheFetchWithItsErrorAndSendsNothing() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     service.isRetryEnabled = true
     service.minRetryInterval = 0.01
     let log = Recorder<String>()
     service.addDecorator(NamingDecorator("before", log: log))
     service.addDecorator(RefusingDecorator(log: log))
     service.addDecorator(NamingDecorator("after", log: log))
-    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let fetcher = service.fetcher(url: engine.url("/text?value=never"))
     let recorder = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     #expect(result.error as? DecoratorRefusal == DecoratorRefusal(code: 42))
-    #expect(server.requestCount(path: "/text") == 0)
+    #expect(engine.requests.isEmpty)
     #expect(
       log.values == [
         "willStart before", "didFinish before nil false", "didFinish 42", "didFinish after nil false",
@@ -314,14 +347,13 @@ struct DecoratorTests {
   /// A decorator that never returns (and ignores cancellation): `stopFetching()` still ends the fetch
   /// at once, and nothing is sent when the decorator finally returns.
   @Test func stopWhileADecoratorHangsEndsTheFetchAndSendsNothing() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     service.stopFetchingTriggersCompletionHandler = true
     let decorator = BlockingDecorator(blocking: "/text")
     defer { decorator.gate.open() }
     service.addDecorator(decorator)
-    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let fetcher = service.fetcher(url: engine.url("/text?value=never"))
     let recorder = NotificationRecorder([fetcher])
     let results = Recorder<FetchResult>()
     fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
@@ -337,9 +369,10 @@ struct DecoratorTests {
 
     decorator.gate.open()
     #expect(await eventually { decorator.returned.count == 1 })
+    // The decorator's task goes on after it returns, with nothing the test can wait for.
     await pause(0.2)
     await drain(service.callbackQueue)
-    #expect(server.requestCount(path: "/text") == 0)
+    #expect(engine.requests.isEmpty)
     #expect(results.count == 1)
     #expect(recorder.started == 0 && recorder.stopped == 0)
     #expect(decorator.finished.values == ["\(SessionFetcherError.cancelled)"])
@@ -347,41 +380,40 @@ struct DecoratorTests {
 
   /// A stop cancels the task a decorator runs in: one that honours cancellation ends at once.
   @Test func stopCancelsTheDecoratorsTask() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     let decorator = UntilCancelledDecorator()
     service.addDecorator(decorator)
-    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let fetcher = service.fetcher(url: engine.url("/text?value=never"))
     let results = Recorder<FetchResult>()
     fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
     #expect(await eventually { decorator.entered.count == 1 })
     fetcher.stopFetching()
     #expect(await eventually { decorator.cancelled.count == 1 })
+    // The decorator's task goes on after it returns, with nothing the test can wait for.
     await pause(0.2)
     await drain(service.callbackQueue)
     #expect(results.count == 0)
-    #expect(server.requestCount(path: "/text") == 0)
+    #expect(engine.requests.isEmpty)
   }
 
   /// The original's decorator-with-delay tests across fetchers: a decorator blocked for one fetch
   /// does not hold up another fetch of the same service.
   @Test func slowDecoratorDelaysOnlyItsOwnFetch() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     let decorator = BlockingDecorator(blocking: "slow")
     defer { decorator.gate.open() }
     service.addDecorator(decorator)
-    let slow = service.fetcher(url: server.url("/text?value=slow"))
+    let slow = service.fetcher(url: engine.url("/text?value=slow"))
     let slowResults = Recorder<FetchResult>()
     slow.beginFetch { data, error in slowResults.append(FetchResult(data: data, error: error)) }
     #expect(await eventually { decorator.entered.count == 1 })
 
-    let fast = await service.fetcher(url: server.url("/text?value=fast")).fetchResult()
+    let fast = await service.fetcher(url: engine.url("/text?value=fast")).fetchResult()
     #expect(fast.data == Data("fast".utf8))
     #expect(slowResults.count == 0)
-    #expect(server.requests(path: "/text").map { $0.query["value"] } == ["fast"])
+    #expect(Self.values(engine) == ["fast"])
 
     decorator.gate.open()
     #expect(await eventually { slowResults.count == 1 })
@@ -393,9 +425,8 @@ struct DecoratorTests {
   /// nothing sent.
   @Test(arguments: ["scheme", "header", "url"])
   func requestReturnedByADecoratorIsChecked(change: String) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     service.addDecorator(
       RewritingDecorator { request in
         var request = request
@@ -410,7 +441,7 @@ struct DecoratorTests {
         }
         return request
       })
-    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let fetcher = service.fetcher(url: engine.url("/text?value=never"))
     let recorder = NotificationRecorder([fetcher])
     let result = await fetcher.fetchResult()
     switch change {
@@ -425,50 +456,49 @@ struct DecoratorTests {
     default:
       #expect(result.fetcherError == .invalidURL("https:///no-host"))
     }
-    #expect(server.requestCount(path: "/text") == 0)
+    #expect(engine.requests.isEmpty)
     await drain(service.callbackQueue)
     #expect(recorder.started == 0 && recorder.stopped == 0)
   }
 
   /// A decorator may move the request to another allowed URL: that one is fetched.
   @Test func decoratorMayRedirectTheRequestToAnAllowedURL() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
-    let target = server.url("/text?value=moved")
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
+    let target = engine.url("/text?value=moved")
     service.addDecorator(
       RewritingDecorator { request in
         var request = request
         request.url = target
         return request
       })
-    let result = await service.fetcher(url: server.url("/text?value=original")).fetchResult()
+    let result = await service.fetcher(url: engine.url("/text?value=original")).fetchResult()
     #expect(result.data == Data("moved".utf8))
-    #expect(server.requests(path: "/text").map { $0.query["value"] } == ["moved"])
+    #expect(Self.values(engine) == ["moved"])
   }
 
   /// The original's stop-before-begin variants: a fetch stopped before `beginFetch` runs no
   /// decorator at all (it never began: no `fetcherDidFinish` either) and sends nothing.
   @Test(arguments: [false, true])
   func stopBeforeBeginRunsNoDecorator(withCallback: Bool) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     service.stopFetchingTriggersCompletionHandler = withCallback
     let decorator = ClosureDecorator { _, request in request }
     service.addDecorator(decorator)
-    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let fetcher = service.fetcher(url: engine.url("/text?value=never"))
     let recorder = NotificationRecorder([fetcher])
     let results = Recorder<FetchResult>()
     fetcher.stopFetching()
     fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
-    await pause(0.2)
+    // The end has run: every decorator's fetcherDidFinish, then the completion (or none).
+    #expect(await offThePool { fetcher.waitForCompletion(timeout: 30) })
     await drain(service.callbackQueue)
     #expect(results.count == (withCallback ? 1 : 0))
     if withCallback { #expect(results.values.first?.fetcherError == .cancelled) }
     #expect(decorator.calls.count == 0)
     #expect(decorator.finishedErrors.count == 0)
-    #expect(server.requestCount(path: "/text") == 0)
+    #expect(engine.requests.isEmpty)
     #expect(recorder.started == 0 && recorder.stopped == 0)
     #expect(service.numberOfFetchers == 0)
   }
@@ -478,9 +508,8 @@ struct DecoratorTests {
   /// Started/Stopped stay balanced (none posted).
   @Test(arguments: [false, true])
   func stopInsideTheFirstDecoratorSendsNothing(withCallback: Bool) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     service.stopFetchingTriggersCompletionHandler = withCallback
     let first = ClosureDecorator { fetcher, request in
       fetcher.stopFetching()
@@ -489,19 +518,20 @@ struct DecoratorTests {
     let second = ClosureDecorator { _, request in request }
     service.addDecorator(first)
     service.addDecorator(second)
-    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let fetcher = service.fetcher(url: engine.url("/text?value=never"))
     let recorder = NotificationRecorder([fetcher])
     let results = Recorder<FetchResult>()
     fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
     #expect(await eventually { first.finishedErrors.count == 1 && second.finishedErrors.count == 1 })
-    await pause(0.2)
+    // The end has run: every decorator's fetcherDidFinish, then the completion (or none).
+    #expect(await offThePool { fetcher.waitForCompletion(timeout: 30) })
     await drain(service.callbackQueue)
     #expect(results.count == (withCallback ? 1 : 0))
     if withCallback { #expect(results.values.first?.fetcherError == .cancelled) }
     #expect(first.calls.count == 1 && second.calls.count == 0)
     #expect(first.finishedErrors.values == ["\(SessionFetcherError.cancelled)"])
     #expect(second.finishedErrors.values == ["\(SessionFetcherError.cancelled)"])
-    #expect(server.requestCount(path: "/text") == 0)
+    #expect(engine.requests.isEmpty)
     #expect(recorder.started == 0 && recorder.stopped == 0)
     #expect(service.numberOfFetchers == 0)
   }
@@ -509,26 +539,26 @@ struct DecoratorTests {
   /// A decorator that stops the fetch and then throws: the stop wins (one completion, cancelled),
   /// the error goes nowhere, nothing is sent.
   @Test func stopThenThrowInADecoratorCompletesOnceAsCancelled() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     service.stopFetchingTriggersCompletionHandler = true
     let decorator = ClosureDecorator { fetcher, _ in
       fetcher.stopFetching()
       throw DecoratorRefusal(code: 7)
     }
     service.addDecorator(decorator)
-    let fetcher = service.fetcher(url: server.url("/text?value=never"))
+    let fetcher = service.fetcher(url: engine.url("/text?value=never"))
     let recorder = NotificationRecorder([fetcher])
     let results = Recorder<FetchResult>()
     fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
     #expect(await eventually { results.count == 1 })
-    await pause(0.2)
+    // The end has run: every decorator's fetcherDidFinish, then the completion (or none).
+    #expect(await offThePool { fetcher.waitForCompletion(timeout: 30) })
     await drain(service.callbackQueue)
     #expect(results.count == 1)
     #expect(results.values.first?.fetcherError == .cancelled)
     #expect(decorator.finishedErrors.values == ["\(SessionFetcherError.cancelled)"])
-    #expect(server.requestCount(path: "/text") == 0)
+    #expect(engine.requests.isEmpty)
     #expect(recorder.started == 0 && recorder.stopped == 0 && recorder.completionInvoked == 1)
   }
 
@@ -538,9 +568,8 @@ struct DecoratorTests {
     struct FixedProvider: UserAgentProvider {
       func userAgent() async -> String { "Provider/1.0" }
     }
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     service.userAgent = "String/1.0"
     service.addDecorator(
       ClosureDecorator { _, request in
@@ -549,14 +578,14 @@ struct DecoratorTests {
         return request
       })
     // The service's string alone, then a service provider, then a fetcher's provider.
-    #expect(await service.fetcher(url: server.url("/headers")).fetchResult().error == nil)
+    #expect(await service.fetcher(url: engine.url("/headers")).fetchResult().error == nil)
     service.userAgentProvider = FixedProvider()
-    #expect(await service.fetcher(url: server.url("/headers")).fetchResult().error == nil)
-    let own = service.fetcher(url: server.url("/headers"))
+    #expect(await service.fetcher(url: engine.url("/headers")).fetchResult().error == nil)
+    let own = service.fetcher(url: engine.url("/headers"))
     own.userAgentProvider = FixedProvider()
     #expect(await own.fetchResult().error == nil)
     #expect(
-      server.requests(path: "/headers").map { $0.header("User-Agent") } == [
+      Self.sent(engine, "/headers", "User-Agent") == [
         "Decorated/1.0", "Decorated/1.0", "Decorated/1.0",
       ])
   }
@@ -564,12 +593,11 @@ struct DecoratorTests {
   /// `fetcherDidFinish` of a fetch that ends with a 404 sees the error body as `data` and the
   /// status error, as the completion does.
   @Test func fetcherDidFinishSeesA404sDataAndError() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     let decorator = ClosureDecorator { _, request in request }
     service.addDecorator(decorator)
-    let result = await service.fetcher(url: server.url("/status/404")).fetchResult()
+    let result = await service.fetcher(url: engine.url("/status/404")).fetchResult()
     #expect(result.fetcherError?.statusCode == 404)
     let body = try #require(result.data)
     #expect(!body.isEmpty)
@@ -578,11 +606,10 @@ struct DecoratorTests {
   }
 
   /// Headers a decorator sets per request (from the request itself, replacing one the caller set)
-  /// reach the server on each request, fetched at once.
-  @Test func perRequestHeadersSetByADecoratorReachTheServer() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let service = makeService()
+  /// are on each request sent, fetched at once.
+  @Test func perRequestHeadersSetByADecoratorAreSent() async throws {
+    let engine = Self.engine()
+    let service = ScriptedServiceTests.service(engine)
     service.addDecorator(
       ClosureDecorator { _, request in
         var request = request
@@ -594,7 +621,7 @@ struct DecoratorTests {
       })
     let results = await withTaskGroup(of: FetchResult.self) { group in
       for index in 0..<4 {
-        var request = URLRequest(url: server.url("/text?value=\(index)"))
+        var request = URLRequest(url: engine.url("/text?value=\(index)"))
         request.setValue("original", forHTTPHeaderField: "X-Caller")
         let fetcher = service.fetcher(request: request)
         group.addTask { await fetcher.fetchResult() }
@@ -602,9 +629,9 @@ struct DecoratorTests {
       return await group.reduce(into: []) { $0.append($1) }
     }
     #expect(results.allSatisfy { $0.error == nil })
-    let sent = server.requests(path: "/text")
+    let sent = engine.requests(matching: "/text")
     #expect(sent.count == 4)
-    #expect(sent.allSatisfy { $0.header("X-Per-Request") == "for-\($0.query["value"] ?? "")" })
+    #expect(zip(sent, Self.values(engine)).allSatisfy { $0.header("X-Per-Request") == "for-\($1 ?? "")" })
     #expect(sent.allSatisfy { $0.header("X-Caller") == "replaced" })
   }
 }
