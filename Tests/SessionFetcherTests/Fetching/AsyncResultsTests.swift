@@ -3,6 +3,8 @@ import Foundation
 import SessionFetcher
 import Testing
 
+/// `fetchResponse`, `download` and `progressUpdates` over a real connection. Their errors, and a
+/// cancelled or stopped fetch, are in `ScriptedAsyncTests`.
 @Suite("async results: fetchResponse, download, progressUpdates")
 struct AsyncResultsTests {
   // MARK: - fetchResponse
@@ -17,35 +19,6 @@ struct AsyncResultsTests {
     #expect(result.response?.value(forHTTPHeaderField: "ETag") == "\"bytes-1234\"")
     #expect(result.timing.bytesReceived == 1234)
     #expect(result.timing.duration != nil)
-  }
-
-  @Test func fetchResponseThrowsWhatBeginFetchThrows() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    var thrown: [SessionFetcherError] = []
-    for useResponse in [false, true] {
-      let fetcher = server.fetcher("/status/404")
-      do {
-        if useResponse { _ = try await fetcher.fetchResponse() } else { _ = try await fetcher.beginFetch() }
-        Issue.record("expected an error")
-      } catch let error as SessionFetcherError {
-        thrown.append(error)
-      }
-    }
-    #expect(thrown.count == 2)
-    #expect(thrown.first == thrown.last)
-    #expect(thrown.first?.statusCode == 404)
-  }
-
-  @Test func cancellingFetchResponseStopsTheFetch() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/hang")
-    let task = Task { try await fetcher.fetchResponse() }
-    #expect(await eventually { server.requestCount(path: "/hang") == 1 })
-    task.cancel()
-    #expect((await task.result.error as? SessionFetcherError) == .cancelled)
-    #expect(!fetcher.isFetching)
   }
 
   // MARK: - download
@@ -182,16 +155,4 @@ struct AsyncResultsTests {
       values.last == TransferProgress(direction: .upload, completedBytes: 200_000, expectedBytes: 200_000))
   }
 
-  @Test func progressUpdatesFinishWhenTheFetchIsStoppedOrHasEnded() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/hang")
-    let updates = fetcher.progressUpdates
-    let task = Task { try await fetcher.beginFetch() }
-    #expect(await eventually { server.requestCount(path: "/hang") == 1 })
-    fetcher.stopFetching()
-    _ = await task.result
-    for await _ in updates {}
-    for await _ in fetcher.progressUpdates {}  // Taken after the end: finished at once.
-  }
 }
