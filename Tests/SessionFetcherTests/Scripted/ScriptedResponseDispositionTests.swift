@@ -40,7 +40,9 @@ struct ScriptedResponseDispositionTests {
     fetcher.receivedProgressBlock = { _, total in events.append("bytes \(total)") }
     let result = Recorder<FetchResult>()
     fetcher.beginFetch { data, error in result.append(FetchResult(data: data, error: error)) }
-    // The whole exchange, its end included, reaches the fetcher while the block decides.
+    // The block is deciding (it runs in a task of its own), and the whole exchange, its end
+    // included, reaches the fetcher meanwhile.
+    #expect(await eventually { events.count == 1 })
     #expect(await eventually { engine.requests.first?.hasCompleted == true })
     await engine.drainEvents()
     await drain(fetcher.callbackQueue)
