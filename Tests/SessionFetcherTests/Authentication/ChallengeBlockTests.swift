@@ -5,7 +5,10 @@ import TestTraits
 import Testing
 
 /// `challengeBlock` and Digest authentication against the test server, on the engine the run
-/// selects (`SESSIONFETCHER_ENGINE`).
+/// selects (`SESSIONFETCHER_ENGINE`): that the answers the fetcher computes are the ones a server
+/// accepts. What the block is shown and what each of its answers decides (failure counts, refusals,
+/// the limit of answers, stale nonces, other origins, a stop while it decides) is checked without
+/// sockets in `ScriptedChallengeBlockTests`.
 @Suite("Authentication challenges: challengeBlock and Digest", .ownThreads)
 struct ChallengeBlockTests {
   /// What a challenge block was shown.
@@ -60,64 +63,6 @@ struct ChallengeBlockTests {
     #expect(server.requests.map { $0.header("Authorization") } == [nil, "Basic dXNlcjpwYTU1"])
   }
 
-  @Test func theBlockTakesPrecedenceOverTheCredential() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/basic-auth/user/pa55")
-    fetcher.credential = Self.credential("wrong")
-    fetcher.challengeBlock = { _, _ in (.useCredential, Self.credential()) }
-    #expect(await fetcher.fetchResult().error == nil)
-  }
-
-  @Test func defaultHandlingUsesTheCredential() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/basic-auth/user/pa55")
-    fetcher.credential = Self.credential()
-    let seen = Recorder<Seen>()
-    fetcher.challengeBlock = Self.recordingBlock(seen) { _ in (.performDefaultHandling, nil) }
-    #expect(await fetcher.fetchResult().error == nil)
-    #expect(seen.count == 1)
-  }
-
-  @Test(arguments: [
-    URLSession.AuthChallengeDisposition.cancelAuthenticationChallenge, .rejectProtectionSpace,
-    .performDefaultHandling,
-  ])
-  func refusingCompletesAtOnceWith401(_ disposition: URLSession.AuthChallengeDisposition) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/basic-auth/user/pa55")
-    let counter = NotificationRecorder([fetcher])
-    fetcher.challengeBlock = { _, _ in (disposition, Self.credential()) }
-    let result = await fetcher.fetchResult()
-    #expect(result.fetcherError?.statusCode == 401)
-    #expect(server.requestCount(path: "/basic-auth/user/pa55") == 1)
-    #expect(await eventually { counter.completionInvoked == 1 })
-    #expect(counter.started == 1 && counter.stopped == 1)
-  }
-
-  @Test func aRejectedCredentialIsShownAgainWithItsFailureCount() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/basic-auth/user/pa55")
-    let seen = Recorder<Seen>()
-    fetcher.challengeBlock = Self.recordingBlock(seen) { failures in
-      (.useCredential, Self.credential(failures == 0 ? "wrong" : "pa55"))
-    }
-    #expect(await fetcher.fetchResult().error == nil)
-    #expect(seen.values.map(\.previousFailureCount) == [0, 1])
-  }
-
-  @Test func aBlockThatAlwaysAnswersWrongEndsAs401NotALoop() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/basic-auth/user/pa55")
-    fetcher.challengeBlock = { _, _ in (.useCredential, Self.credential("wrong")) }
-    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 401)
-    #expect((2...5).contains(server.requestCount(path: "/basic-auth/user/pa55")))
-  }
-
   /// The challenge block is asked and never answers: the request's timeout still ends the fetch,
   /// and nothing more is sent. The timeout must outlast the way to the block (the request, the
   /// server's 401): where a stalled machine lets it run out first, the run is made again with a
@@ -146,29 +91,6 @@ struct ChallengeBlockTests {
       return
     }
     Issue.record("the challenge block was never reached, even with a 40 s timeout")
-  }
-
-  @Test func stoppingWhileTheBlockDecidesSendsNothingMore() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/basic-auth/user/pa55")
-    let entered = AsyncLatch()
-    let release = AsyncLatch()
-    let counter = NotificationRecorder([fetcher])
-    fetcher.challengeBlock = { _, _ in
-      entered.signal()
-      await release.wait()
-      return (.useCredential, Self.credential())
-    }
-    let completions = Recorder<Bool>()
-    fetcher.beginFetch { _, _ in completions.append(true) }
-    await entered.wait()
-    fetcher.stopFetching()
-    release.signal()
-    #expect(await eventually { counter.stopped == 1 })
-    try await Task.sleep(nanoseconds: 300_000_000)
-    #expect(completions.count == 0)
-    #expect(server.requestCount(path: "/basic-auth/user/pa55") == 1)
   }
 
   // MARK: - Digest
@@ -203,109 +125,6 @@ struct ChallengeBlockTests {
     #expect(await fetcher.fetchResult().error == nil)
     #expect(server.requests.map(\.bodyText) == ["payload", "payload"])
     #expect(server.requests.last?.method == "POST")
-  }
-
-  @Test func theBlockSeesADigestChallenge() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/digest-auth/auth/user/pa55/SHA-256")
-    let seen = Recorder<Seen>()
-    fetcher.challengeBlock = Self.recordingBlock(seen) { _ in (.useCredential, Self.credential()) }
-    #expect(await fetcher.fetchResult().error == nil)
-    #expect(seen.values.map(\.method) == [NSURLAuthenticationMethodHTTPDigest])
-    #expect(seen.values.first?.realm == "test")
-  }
-
-  @Test func aWrongDigestPasswordEndsAs401AfterOneAnswer() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let path = "/digest-auth/auth/user/pa55/MD5"
-    let fetcher = server.fetcher(path)
-    fetcher.credential = Self.credential("wrong")
-    let counter = NotificationRecorder([fetcher])
-    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 401)
-    #expect(server.requestCount(path: path) == 2)
-    #expect(await eventually { counter.completionInvoked == 1 })
-    #expect(counter.started == 1 && counter.stopped == 1)
-  }
-
-  @Test(arguments: [
-    "/digest-auth/auth/user/pa55/SHA-512",
-    "/digest-auth/auth/user/pa55/MD5?challenge=Digest%20realm%3D%22test%22",
-    "/digest-auth/auth/user/pa55/MD5?challenge=Digest%20realm%3D%22t%2C%20nonce%3D",
-    "/digest-auth/auth/user/pa55/MD5?challenge=Digest%20realm%3D%22t%22%2C%20nonce%3D%22n%22%2C%20qop%3D%22auth-int%22",
-    "/digest-auth/auth/user/pa55/MD5?challenge=Digest%20%3D%3D%3D%2C%2C",
-  ])
-  func anUnanswerableDigestChallengeIsA401(_ pathAndQuery: String) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher(pathAndQuery)
-    fetcher.credential = Self.credential()
-    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 401)
-    #expect(server.requests.count == 1)
-  }
-
-  @Test func aStaleNonceIsAnsweredAgainWithTheNewNonce() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/digest-auth/auth/user/pa55/MD5?stale=1")
-    let seen = Recorder<Seen>()
-    fetcher.credential = Self.credential()
-    fetcher.challengeBlock = Self.recordingBlock(seen) { _ in (.performDefaultHandling, nil) }
-    let result = await fetcher.fetchResult()
-    #expect(result.error == nil, "\(String(describing: result.error))")
-    // The credential was right: a stale nonce is no failure.
-    #expect(seen.values.map(\.previousFailureCount) == [0, 0])
-    let nonces = server.requests.compactMap { $0.header("Authorization") }.map {
-      $0.contains("nonce=\"fresh-")
-    }
-    #expect(nonces == [false, true])
-  }
-
-  @Test func theNonceCountGrowsWhenTheSameNonceIsAnsweredAgain() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    // The server offers this one nonce every time, and refuses the first answer's password.
-    let challenge = #"Digest realm="test", nonce="fixed", opaque="0paque", qop="auth""#
-    let query = challenge.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-    let fetcher = server.fetcher("/digest-auth/auth/user/pa55/MD5?challenge=\(query)")
-    fetcher.challengeBlock = { _, challenge in
-      (.useCredential, Self.credential(challenge.previousFailureCount == 0 ? "wrong" : "pa55"))
-    }
-    let result = await fetcher.fetchResult()
-    #expect(result.error == nil, "\(String(describing: result.error))")
-    let counts = server.requests.compactMap { $0.header("Authorization") }.map { value in
-      value.range(of: "nc=0000000[0-9]", options: .regularExpression).map { String(value[$0]) }
-    }
-    #expect(counts == ["nc=00000001", "nc=00000002"])
-  }
-
-  @Test func aRedirectToAnotherProtectedPathIsANewChallenge() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher(
-      "/digest-auth/auth/user/pa55/MD5?then=%2Fdigest-auth%2Fauth%2Fuser%2Fpa55%2FSHA-256")
-    fetcher.credential = Self.credential()
-    let seen = Recorder<Seen>()
-    fetcher.challengeBlock = Self.recordingBlock(seen) { _ in (.performDefaultHandling, nil) }
-    let result = await fetcher.fetchResult()
-    #expect(result.error == nil, "\(String(describing: result.error))")
-    #expect(seen.values.map(\.previousFailureCount) == [0, 0])
-    #expect(server.requests.count == 4)
-  }
-
-  @Test func theDigestCredentialIsNotGivenToAnotherOrigin() async throws {
-    let target = try TestServer()
-    defer { target.stop() }
-    let origin = try TestServer()
-    defer { origin.stop() }
-    let location = target.url("/digest-auth/auth/user/pa55/MD5").absoluteString
-      .replacingOccurrences(of: "127.0.0.1", with: "localhost")
-    let fetcher = origin.fetcher(
-      "/redirect?to=\(location.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
-    fetcher.credential = Self.credential()
-    #expect(await fetcher.fetchResult().fetcherError?.statusCode == 401)
-    #expect(target.requests.allSatisfy { $0.header("Authorization") == nil })
   }
 }
 

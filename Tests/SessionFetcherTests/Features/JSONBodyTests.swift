@@ -3,6 +3,8 @@ import Foundation
 import SessionFetcher
 import Testing
 
+/// `setJSONBody` over a real connection: the body framed with its Content-Length. Which body and
+/// Content-Type go out, and a value that fails to encode, are in `ScriptedJSONBodyTests`.
 @Suite("setJSONBody")
 struct JSONBodyTests {
   struct Note: Codable, Equatable {
@@ -26,33 +28,6 @@ struct JSONBodyTests {
     #expect(record.header("Content-Type") == "application/json")
     #expect(record.header("Content-Length") == String(data.count))
     #expect(!record.wasChunked)
-  }
-
-  @Test func anExistingContentTypeIsKeptAndTheEncoderIsUsed() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/echo")
-    fetcher.setRequestValue("application/vnd.api+json", forHTTPHeaderField: "Content-Type")
-    let encoder = JSONEncoder()
-    encoder.keyEncodingStrategy = .convertToSnakeCase
-    struct Shape: Encodable { var sideCount = 4 }
-    try fetcher.setJSONBody(Shape(), using: encoder)
-    let data = try await fetcher.beginFetch()
-    #expect(String(decoding: data, as: UTF8.self) == #"{"side_count":4}"#)
-    #expect(server.requests.last?.header("Content-Type") == "application/vnd.api+json")
-  }
-
-  @Test func aValueThatFailsToEncodeThrowsAndChangesNothing() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/echo")
-    fetcher.bodyData = Data("previous".utf8)
-    #expect(throws: EncodingError.self) { try fetcher.setJSONBody(Broken()) }
-    #expect(fetcher.bodyData == Data("previous".utf8))
-    #expect(fetcher.request?.value(forHTTPHeaderField: "Content-Type") == nil)
-    // What goes out is the body that was there before, not a partial one.
-    let data = try await fetcher.beginFetch()
-    #expect(data == Data("previous".utf8))
   }
 
   @Test func theJSONBodyReplacesAStreamBody() throws {

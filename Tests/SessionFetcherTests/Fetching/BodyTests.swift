@@ -3,6 +3,8 @@ import Foundation
 import SessionFetcher
 import Testing
 
+/// How each engine frames a request body on the wire. Which body each attempt sends, and bodies
+/// that fail before any request, are in `ScriptedBodyTests`.
 @Suite("Request bodies")
 struct BodyTests {
   @Test func dataBodyIsSentWithContentLengthAndGETBecomesPOST() async throws {
@@ -80,29 +82,6 @@ struct BodyTests {
     #expect(server.requests.allSatisfy { $0.wasChunked && $0.body == body })
   }
 
-  @Test func chunkedFileBodyThatDisappearsBeforeARetryFailsCleanly() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let (fetcher, file) = try putFile(
-      Data("first attempt".utf8), to: "/fail-first?n=1&key=gone-\(UUID().uuidString)&status=503", on: server)
-    defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-    fetcher.sendsBodyFileChunked = true
-    fetcher.isRetryEnabled = true
-    fetcher.minRetryInterval = 0.01
-    // Deletes the file when the 503 is judged; the suggestion stands (retry the 503, not the
-    // missing file that follows).
-    fetcher.retryBlock = { suggested, _, response in
-      try? FileManager.default.removeItem(at: file)
-      response(suggested)
-    }
-    let result = await fetcher.fetchResult()
-    guard case .bodyUnavailable? = result.fetcherError else {
-      Issue.record("expected bodyUnavailable, got \(String(describing: result.error))")
-      return
-    }
-    #expect(server.requests.count == 1)
-  }
-
   @Test func streamBodyIsChunkedNeverFramedTwice() async throws {
     let server = try TestServer()
     defer { server.stop() }
@@ -125,71 +104,6 @@ struct BodyTests {
     #expect(recorded.bodyChecksum == TestServer.checksum(body))
     // The declared length stands in for the 0 that FoundationNetworking reports for streams.
     #expect(sent.values.allSatisfy { $0 == 1_048_576 })
-  }
-
-  @Test func streamProviderIsCalledForEveryAttempt() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let calls = Recorder<Int>()
-    let body = Data("retry me".utf8)
-    let fetcher = server.fetcher("/fail-first?n=2&key=stream-\(UUID().uuidString)&status=503")
-    fetcher.request?.httpMethod = "PUT"
-    fetcher.bodyStreamProvider = {
-      calls.append(1)
-      return InputStream(data: body)
-    }
-    fetcher.isRetryEnabled = true
-    fetcher.minRetryInterval = 0.01
-    let result = await fetcher.fetchResult()
-    #expect(result.error == nil)
-    #expect(calls.count == 3)
-    #expect(server.requests.allSatisfy { $0.body == body })
-  }
-
-  @Test func missingBodyFileFailsWithoutNotifications() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/upload")
-    fetcher.bodyFileURL = URL(fileURLWithPath: "/nonexistent/\(UUID().uuidString)")
-    let counter = NotificationRecorder([fetcher])
-    let result = await fetcher.fetchResult()
-    guard case .bodyUnavailable? = result.fetcherError else {
-      Issue.record("expected bodyUnavailable, got \(String(describing: result.error))")
-      return
-    }
-    #expect(counter.started == 0 && counter.stopped == 0)
-    #expect(server.requests.isEmpty)
-  }
-
-  @Test func throwingStreamProviderFailsCleanly() async throws {
-    struct Broken: Error {}
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/upload")
-    fetcher.bodyStreamProvider = { throw Broken() }
-    let counter = NotificationRecorder([fetcher])
-    let result = await fetcher.fetchResult()
-    guard case .bodyUnavailable? = result.fetcherError else {
-      Issue.record("expected bodyUnavailable, got \(String(describing: result.error))")
-      return
-    }
-    #expect(await eventually { counter.completionInvoked == 1 })
-    #expect(counter.started == counter.stopped)
-    #expect(server.requests.isEmpty)
-  }
-
-  @Test func twoBodiesAreAConfigurationError() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = server.fetcher("/upload")
-    fetcher.bodyData = Data("a".utf8)
-    fetcher.bodyStreamProvider = { InputStream(data: Data()) }
-    let result = await fetcher.fetchResult()
-    guard case .invalidConfiguration? = result.fetcherError else {
-      Issue.record("expected invalidConfiguration, got \(String(describing: result.error))")
-      return
-    }
-    #expect(server.requests.isEmpty)
   }
 
   /// A PUT fetcher whose `bodyFileURL` is a new file holding `body`, in a fresh temporary folder

@@ -4,7 +4,9 @@ import SessionFetcher
 import TestTraits
 import Testing
 
-/// Resumable downloads: the part file kept with its validator, continued with Range + If-Range.
+/// Resumable downloads: the part file kept with its validator, continued with Range + If-Range,
+/// over a real connection. When a token is given, and a 416 or a lost part file, are in
+/// `ScriptedResumeRulesTests`.
 @Suite("Resumable downloads", .ownThreads)
 struct DownloadResumeTests {
   /// The Range of a download's first request: its first window where downloads go in windows
@@ -207,84 +209,6 @@ struct DownloadResumeTests {
     #expect(server.requests(path: "/crash").last?.header("Range") == "bytes=150000-")
     #expect(try Self.holdsPattern(destination, count: total))
     #expect(DownloadTests.contents(folder) == ["file.bin"])
-  }
-
-  @Test("Without keepsPartialDownloadForResume a running download has no token")
-  func noLiveTokenWithoutKeepingParts() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let folder = try makeTemporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let (fetcher, _) = Self.download(server, "/stall?length=300000&send=150000", to: folder)
-    fetcher.downloadWindowLength = 0
-    fetcher.beginFetch { _, _ in }
-    #expect(await eventually(timeout: 30) { fetcher.downloadedLength == 150_000 })
-    #expect(fetcher.partFileResumeData == nil)
-    fetcher.stopFetching()
-  }
-
-  @Test("A 416 to the resumed range drops the part file and downloads the whole resource again")
-  func rangeNotSatisfiableRestarts() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    Self.rangeRoute(server, "/shrinks", total: 300_000, truncations: 1) { "v1" }
-    let folder = try makeTemporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let (first, destination) = Self.download(server, "/shrinks", to: folder, resumable: true)
-    #expect(await first.fetchResult().error != nil)
-    let token = try #require(first.downloadResumeData)
-
-    // The resource is now shorter than the 150,000 bytes kept: the range cannot be satisfied.
-    server.route("/shrinks") { request in
-      let headers = [("ETag", "\"v1\""), ("Accept-Ranges", "bytes")]
-      if request.header("Range") != nil {
-        return TestResponse(status: 416, headers: headers + [("Content-Range", "bytes */100000")])
-      }
-      return TestResponse(status: 200, headers: headers, body: TestServer.patternBytes(count: 100_000))
-    }
-    let second = try Self.resuming(token)
-    let result = await second.fetchResult()
-    #expect(result.error == nil)
-    #expect(second.statusCode == 200)
-    #expect(try Self.holdsPattern(destination, count: 100_000))
-    let ranges = server.requests(path: "/shrinks").suffix(2).map { $0.header("Range") }
-    #expect(ranges == ["bytes=150000-", nil])
-    #expect(DownloadTests.contents(folder) == ["file.bin"])
-  }
-
-  @Test("Without keepsPartialDownloadForResume nothing partial is left and there is no token")
-  func defaultLeavesNothing() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    Self.rangeRoute(server, "/gone", total: 300_000, truncations: 1) { "v1" }
-    let folder = try makeTemporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let (fetcher, _) = Self.download(server, "/gone", to: folder)
-    let result = await fetcher.fetchResult()
-    #expect(result.error != nil)
-    #expect(fetcher.downloadResumeData == nil)
-    #expect(DownloadTests.contents(folder).isEmpty)
-  }
-
-  @Test("A token whose part file is gone downloads everything again")
-  func tokenWithoutPartFile() async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    Self.rangeRoute(server, "/lost", total: 300_000, truncations: 1) { "v1" }
-    let folder = try makeTemporaryFolder()
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let (first, destination) = Self.download(server, "/lost", to: folder, resumable: true)
-    _ = await first.fetchResult()
-    let token = try #require(first.downloadResumeData)
-    for name in DownloadTests.contents(folder) {
-      try FileManager.default.removeItem(at: folder.appendingPathComponent(name))
-    }
-    let second = try Self.resuming(token)
-    let result = await second.fetchResult()
-    #expect(result.error == nil)
-    #expect(try Self.holdsPattern(destination, count: 300_000))
-    #expect(server.requests(path: "/lost").last?.header("Range") == Self.firstRange)
-    #expect(SessionFetcher(resumeData: Data("not a token".utf8)) == nil)
   }
 
   @Test("256 MiB stopped at random points resumes to the same bytes")

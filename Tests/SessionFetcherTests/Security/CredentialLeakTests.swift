@@ -5,7 +5,9 @@ import Testing
 @testable import SessionFetcher
 
 /// Attack table, part 1: credentials must not follow a redirect to another origin, and an
-/// https → http redirect is never followed.
+/// https → http redirect is never followed. Here what a real engine sends after a redirect to
+/// another host, and the policy's table; other ports, statuses and chains that come back are in
+/// `ScriptedCredentialLeakTests`.
 @Suite("Security: credentials across origins")
 struct CredentialLeakTests {
   /// The credential headers a caller can set, with recognisable values.
@@ -38,21 +40,6 @@ struct CredentialLeakTests {
     #expect(request.header("X-Harmless") == "kept", sourceLocation: sourceLocation)
   }
 
-  @Test("port change: another TestServer on 127.0.0.1", arguments: [301, 302, 303, 307, 308])
-  func portChange(status: Int) async throws {
-    let origin = try TestServer()
-    defer { origin.stop() }
-    let other = try TestServer()
-    defer { other.stop() }
-    let fetcher = redirectingFetcher(origin, to: other.url("/headers"), status: status)
-    let result = await fetcher.fetchResult()
-    #expect(result.error == nil)
-    let atOther = try #require(other.requests.last)
-    expectNoSecrets(in: atOther)
-    // The first hop (same origin as the request) did carry them.
-    #expect(origin.requests.first?.header("Authorization") == "Bearer leak-token-1")
-  }
-
   @Test("host change: 127.0.0.1 → localhost on the same port")
   func hostChange() async throws {
     let server = try TestServer()
@@ -65,22 +52,6 @@ struct CredentialLeakTests {
     let second = try #require(server.requests.last)
     #expect(second.path == "/headers")
     expectNoSecrets(in: second)
-  }
-
-  @Test("a redirect chain that comes back to the origin does not get the credentials back")
-  func chainThroughAnotherOrigin() async throws {
-    let origin = try TestServer()
-    defer { origin.stop() }
-    let other = try TestServer()
-    defer { other.stop() }
-    let back = origin.url("/headers").absoluteString.addingPercentEncoding(
-      withAllowedCharacters: .alphanumerics)!
-    let fetcher = redirectingFetcher(origin, to: other.url("/redirect?to=\(back)"))
-    #expect(await fetcher.fetchResult().error == nil)
-    expectNoSecrets(in: try #require(other.requests.last))
-    let final = try #require(origin.requests.last)
-    #expect(final.path == "/headers")
-    expectNoSecrets(in: final)
   }
 
   @Test("scheme change (http → https) drops credentials; https → http is refused", arguments: [true, false])
@@ -110,18 +81,4 @@ struct CredentialLeakTests {
     }
   }
 
-  @Test("a server challenge on another origin is not answered with the fetcher's credential")
-  func credentialNotAnsweredForAnotherOrigin() async throws {
-    let origin = try TestServer()
-    defer { origin.stop() }
-    let other = try TestServer()
-    defer { other.stop() }
-    let fetcher = origin.fetcher(
-      "/redirect?to=" + other.url("/basic-auth/user/pass").absoluteString.addingPercentEncoding(
-        withAllowedCharacters: .alphanumerics)!)
-    fetcher.credential = URLCredential(user: "user", password: "pass", persistence: .none)
-    let result = await fetcher.fetchResult()
-    #expect(result.fetcherError?.statusCode == 401)
-    for request in other.requests { #expect(request.header("Authorization") == nil) }
-  }
 }

@@ -140,7 +140,9 @@ struct StreamBoundsUnitTests {
   }
 }
 
-/// The limits against a raw-socket server that sends an endless line or an endless event.
+/// The limits against a raw-socket server that sends an endless line or an endless event: the
+/// server stops sending once the fetcher gives up. Where a line or an event becomes too long, an
+/// event source's end and the limits checked at begin are in `ScriptedStreamBoundsTests`.
 @Suite("Stream bounds: hostile servers", .serialized)
 struct StreamBoundsTests {
   static let limit = 64 * 1024
@@ -243,136 +245,5 @@ struct StreamBoundsTests {
     }
     #expect(error as? SessionFetcherError == .responseTooLarge(limit: Int64(Self.limit)))
     await expectTransferCancelled(server, recorder)
-  }
-
-  /// A line of exactly the limit passes; one byte more does not. Both engines hand a body over in
-  /// pieces of at most 16 KiB (libcurl's write size), so the line spans several chunks.
-  @Test(arguments: [0, 1])
-  func aLineAtTheLimitPasses(extra: Int) async throws {
-    let body = Data(repeating: 0x62, count: Self.limit + extra) + Data("\nend\n".utf8)
-    let server = try HostileServer { _ in .bytes(Self.head("text/plain") + body) }
-    defer { server.stop() }
-    let fetcher = fetcher(server)
-    let outcome = try await bounded(60) { () -> ([Int], (any Error)?) in
-      var lengths: [Int] = []
-      do {
-        for try await line in try await fetcher.beginStreaming().lines { lengths.append(line.utf8.count) }
-      } catch {
-        return (lengths, error)
-      }
-      return (lengths, nil)
-    }
-    if extra == 0 {
-      #expect(outcome.0 == [Self.limit, 3])
-      #expect(outcome.1 == nil)
-    } else {
-      #expect(outcome.0.isEmpty)
-      #expect(outcome.1 as? SessionFetcherError == .responseTooLarge(limit: Int64(Self.limit)))
-    }
-  }
-
-  /// An event whose data is exactly the limit passes, although its one line is longer than
-  /// `maximumLineLength` (which does not apply to events); one byte more does not.
-  @Test(arguments: [0, 1])
-  func anEventAtTheLimitPasses(extra: Int) async throws {
-    let server = try HostileServer { _ in
-      var body = Self.head("text/event-stream")
-      body += Data("data: ".utf8) + Data(repeating: 0x63, count: Self.limit / 2) + Data("\n".utf8)
-      body +=
-        Data("data: ".utf8) + Data(repeating: 0x63, count: Self.limit / 2 - 1 + extra) + Data("\n\n".utf8)
-      body += Data("data: last\n\n".utf8)
-      return .bytes(body)
-    }
-    defer { server.stop() }
-    let fetcher = fetcher(server)
-    fetcher.maximumLineLength = 16
-    let outcome = try await bounded(60) { () -> ([Int], (any Error)?) in
-      var lengths: [Int] = []
-      do {
-        for try await event in fetcher.events() { lengths.append(event.data.utf8.count) }
-      } catch {
-        return (lengths, error)
-      }
-      return (lengths, nil)
-    }
-    if extra == 0 {
-      #expect(outcome.0 == [Self.limit, 4])
-      #expect(outcome.1 == nil)
-    } else {
-      #expect(outcome.0.isEmpty)
-      #expect(outcome.1 as? SessionFetcherError == .responseTooLarge(limit: Int64(Self.limit)))
-    }
-  }
-
-  /// An event past the limit ends an event source: reconnecting would bring it again.
-  @Test func anEventSourceDoesNotReconnectAfterAnEventPastTheLimit() async throws {
-    let server = try HostileServer { _ in
-      .repeating(
-        head: Self.head("text/event-stream"), chunk: Data(String(repeating: "data: x\n", count: 512).utf8),
-        totalBytes: 4 * 1024 * 1024)
-    }
-    defer { server.stop() }
-    let source = SessionFetcher.eventSource(
-      url: server.url("/events"), maximumReconnections: 3, defaultRetryInterval: 0.01
-    ) { request in
-      let fetcher = SessionFetcher(request: request)
-      fetcher.allowLocalhostRequest = true
-      fetcher.callbackQueue = makeCallbackQueue()
-      fetcher.maximumEventLength = Self.limit
-      return fetcher
-    }
-    let error = try await bounded(60) { () -> (any Error)? in
-      do {
-        for try await _ in source {}
-      } catch {
-        return error
-      }
-      return nil
-    }
-    #expect(error as? SessionFetcherError == .responseTooLarge(limit: Int64(Self.limit)))
-    #expect(server.connectionCount == 1)
-  }
-
-  @Test(arguments: [(0, 1), (1, 0), (-5, 10)])
-  func limitsBelowOneFailAtBegin(line: Int, event: Int) async throws {
-    let server = try HostileServer { _ in .bytes(Self.head("text/plain") + Data("a\n".utf8)) }
-    defer { server.stop() }
-    let fetcher = fetcher(server)
-    fetcher.maximumLineLength = line
-    fetcher.maximumEventLength = event
-    let error = try await bounded(30) { () -> (any Error)? in
-      do {
-        _ = try await fetcher.beginStreaming()
-      } catch {
-        return error
-      }
-      return nil
-    }
-    guard case .invalidConfiguration(let text)? = error as? SessionFetcherError else {
-      Issue.record("expected invalidConfiguration, got \(String(describing: error))")
-      return
-    }
-    #expect(text.contains("maximumLineLength"))
-    #expect(server.connectionCount == 0)
-  }
-
-  /// `maximumResponseBodyLength` does not count what the consumer of a stream has taken: a 4 MiB
-  /// stream passes a 64 KiB limit.
-  @Test func aStreamIsNotChargedAgainstTheBodyLimit() async throws {
-    let line = Data(repeating: 0x64, count: 1023) + Data("\n".utf8)
-    let server = try HostileServer { _ in
-      .repeating(
-        head: Self.head("text/plain"), chunk: line,
-        totalBytes: Int64(Self.head("text/plain").count + 4096 * line.count))
-    }
-    defer { server.stop() }
-    let fetcher = fetcher(server)
-    fetcher.maximumResponseBodyLength = 64 * 1024
-    let count = try await bounded(60) {
-      var count = 0
-      for try await _ in try await fetcher.beginStreaming().lines { count += 1 }
-      return count
-    }
-    #expect(count == 4096)
   }
 }
