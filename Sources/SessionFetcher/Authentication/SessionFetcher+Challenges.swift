@@ -96,7 +96,8 @@ extension SessionFetcher {
           // The fetch's timeouts cover the block's decision (see `checkTimeout`).
           storage.challenges.waitingHop = storage.hopCount
           storage.lifecycle.current.pendingHop = storage.hopCount
-          let idleLeft = plan.idleTimeout - Date().timeIntervalSince(storage.lifecycle.current.lastActivity)
+          let idleLeft =
+            plan.idleTimeout - plan.clock.now.timeIntervalSince(storage.lifecycle.current.lastActivity)
           armTimeout(&storage, after: max(0, idleLeft))
         }
         return (block, credential, storage.challenges.failures, url, storage.hopCount, plan.callbackQueue)
