@@ -83,7 +83,7 @@ extension SessionFetcher {
     let kept = storage.withLock { storage in
       storage.timing.retryCount == retryCount && storage.lifecycle.retryDelayArmed(wait)
     }
-    if !kept { wait.cancel() }
+    if !kept { wait.cancel(on: ended.clock) }
   }
 
   private func retryDelayEnded() {
@@ -100,9 +100,9 @@ extension SessionFetcher {
 
   /// Cuts a pending retry delay short (the service's early retry after a success on the same host).
   package func retryImmediatelyIfWaiting() {
-    let wait = storage.withLock { $0.lifecycle.pendingRetryDelay }
+    let (wait, clock) = storage.withLock { ($0.lifecycle.pendingRetryDelay, $0.clock) }
     // Whoever cancels a pending wait ends it: the clock's wake, if it lost the race, never runs.
-    guard let wait, wait.cancel() else { return }
+    guard let wait, wait.cancel(on: clock) else { return }
     retryDelayEnded()
   }
 

@@ -43,6 +43,14 @@ struct ScriptedTimeoutTests {
     return fetcher
   }
 
+  /// Returns once the first exchange is on the wire and has performed its steps up to its stall,
+  /// `chunks` of them body chunks the fetcher was given.
+  static func untilStalled(_ engine: ScriptedEngine, _ watch: Watch?, chunks: Int) async {
+    #expect(await eventually { engine.requests.first?.events.first?.kind == .resumed })
+    await engine.drainEvents()
+    #expect(await eventually { (watch?.chunks.count ?? 0) == chunks })
+  }
+
   @Test(arguments: [
     ScriptedExchange.stall,
     ScriptedExchange([
@@ -54,11 +62,15 @@ struct ScriptedTimeoutTests {
     let engine = ScriptedEngine(clock: clock)
     engine.respond(to: "/silent", with: stall)
     let fetcher = Self.fetcher(engine, "/silent", timeout: 30)
+    let watch = Watch()
+    fetcher.eventMonitors = [watch]
     let counter = NotificationRecorder([fetcher])
     let pending = Task { await fetcher.fetchResult() }
     #expect(await clock.waitUntilArmed(.timeoutCheck))
     #expect(clock.armedTimers == [ScriptedClock.Timer(kind: .timeoutCheck, deadline: 30)])
-    await engine.drainEvents()
+    // The check is armed as the hop starts: the exchange gets to its stall at time 0 first.
+    await Self.untilStalled(
+      engine, watch, chunks: stall.steps.filter { if case .body = $0 { true } else { false } }.count)
     // Just short of the timeout nothing ends; at it, the attempt times out.
     await clock.advance(by: 29.9)
     #expect(engine.requests.first?.wasCancelled == false)
@@ -85,6 +97,7 @@ struct ScriptedTimeoutTests {
     fetcher.minRetryInterval = 1
     let pending = Task { await fetcher.fetchResult() }
     #expect(await clock.waitUntilArmed(.timeoutCheck))
+    await Self.untilStalled(engine, nil, chunks: 0)
     await clock.advance(by: 30)
     #expect(await clock.waitUntilArmed(.retryWait))
     await clock.advance(by: 1)
