@@ -10,15 +10,15 @@ import SessionFetcher
 /// holds FoundationNetworking's work queue, which every URLSession of the process shares, so no
 /// task anywhere in the process can be made, cancelled, or report anything meanwhile.
 ///
-///     timeout-probe        (the engine is the process's default: SESSIONFETCHER_ENGINE)
+///     timeout-probe [TIMEOUT]   (the engine is the process's default: SESSIONFETCHER_ENGINE)
 ///     timeout-probe redirect-cancel        (see `RedirectCancel`)
 ///     timeout-probe begin-while-held       (see `BeginWhileHeld`)
 ///     timeout-probe begin-cost [COUNT]     (see `BeginCost`: a measurement)
 ///     timeout-probe stream-pause [TIMEOUT SLEEP]   (see `StreamPause`)
 ///     timeout-probe trim-threshold ENGINE [opt-out]   (see `TrimThreshold`)
 ///
-/// A GET that gets no answer, with a 5 s timeout, goes on the wire; then an upload whose body
-/// stream's first read waits until released. The probe prints one line,
+/// A GET that gets no answer, with a timeout of TIMEOUT seconds (default 5), goes on the wire; then
+/// an upload whose body stream's first read waits until released. The probe prints one line,
 /// `error <code> while held: <true|false>` (whether the read was being held when the GET ended),
 /// releases the read and exits 0; or exits 1 with what it waited for in vain.
 @main
@@ -40,7 +40,8 @@ enum TimeoutProbe {
     let server = SilentServer()
     let queue = DispatchQueue(label: "timeout-probe")
     var request = URLRequest(url: server.url("/hang"))
-    request.timeoutInterval = 5
+    let timeout = CommandLine.arguments.dropFirst().first.flatMap { TimeInterval($0) } ?? 5
+    request.timeoutInterval = timeout
     let fetcher = SessionFetcher(request: request)
     fetcher.allowLocalhostRequest = true
     fetcher.callbackQueue = queue
@@ -64,7 +65,7 @@ enum TimeoutProbe {
 
     let ended = done.wait(timeout: .now() + 20) == .success
     hold.release()
-    guard ended else { fail("the GET did not end within 20 s of its 5 s timeout") }
+    guard ended else { fail("the GET did not end within 20 s of its \(timeout) s timeout") }
     print(outcome.get())
     finish(0)
   }

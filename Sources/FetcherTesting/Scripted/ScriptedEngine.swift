@@ -35,14 +35,21 @@ import SessionFetcher
 public final class ScriptedEngine: Sendable {
   /// The scripts and the records, shared with the engine's sessions (which never hold the engine:
   /// its shared session holds them).
-  let book = ScriptBook()
+  let book: ScriptBook
   private let shared = Locked<SharedSession?>(nil)
+
+  /// The virtual clock of the fetches' own timers on this engine, if it has one (see
+  /// ``init(clock:)``).
+  public var clock: ScriptedClock? { book.clock }
 
   /// The origin of ``url(_:)``.
   public static let origin = "https://scripted.test"
 
-  /// An engine with nothing scripted.
-  public init() {}
+  /// An engine with nothing scripted, whose fetches' own timers (timeouts, retry waits) run on
+  /// `clock` when given, advanced by the test (see ``ScriptedClock``), else in real time.
+  public init(clock: ScriptedClock? = nil) {
+    book = ScriptBook(clock: clock)
+  }
 
   // MARK: Scripting
 
@@ -149,6 +156,12 @@ final class ScriptBook: Sendable {
   let state = Locked(State())
   /// Where every exchange's events are performed, one at a time.
   let events = DispatchQueue(label: "FetcherTesting.ScriptedEngine")
+  /// The clock of the fetches' timers, nil for real time.
+  let clock: ScriptedClock?
+
+  init(clock: ScriptedClock?) {
+    self.clock = clock
+  }
 
   /// Makes a new engine session on this book.
   var makeSession: SharedSession.EngineSessionMaker {

@@ -30,6 +30,9 @@ final class ScriptedEngineSession: EngineSession, @unchecked Sendable {
   /// No timer of its own: the fetcher's timeout ends a stalled exchange.
   var enforcesRequestTimeout: Bool { false }
 
+  /// The engine's virtual clock, if it has one.
+  var clock: any FetchClock { book.clock ?? SystemFetchClock.shared }
+
   var tlsSettingsLimitation: String? { nil }
 
   var routeLimitation: String? { nil }

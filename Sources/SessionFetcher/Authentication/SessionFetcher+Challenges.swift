@@ -97,7 +97,8 @@ extension SessionFetcher {
           // The fetch's timeouts cover the block's decision (see `checkTimeout`).
           attempt.challenges.waitingHop = storage.hopCount
           storage.lifecycle.current.pendingHop = storage.hopCount
-          let idleLeft = plan.idleTimeout - Date().timeIntervalSince(storage.lifecycle.current.lastActivity)
+          let idleLeft =
+            plan.idleTimeout - plan.clock.now.timeIntervalSince(storage.lifecycle.current.lastActivity)
           armTimeout(&storage, after: max(0, idleLeft))
         }
         return (block, credential, attempt.challenges.failures, url, storage.hopCount, plan.callbackQueue)

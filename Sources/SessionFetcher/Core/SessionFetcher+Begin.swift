@@ -131,7 +131,7 @@ extension SessionFetcher {
       finish(data: nil, error: SessionFetcherError.invalidConfiguration(problem))
       return
     }
-    guard let started = storage.withLock({ $0.attemptStarted(at: Date()) }) else { return }
+    guard let started = storage.withLock({ $0.attemptStarted(at: $0.clock.now) }) else { return }
     post(.sessionFetcherStarted, on: started.queue)
     sendHop(request, body: started.body)
   }
@@ -163,7 +163,7 @@ extension SessionFetcher {
     }
     let hop = storage.withLock { storage -> UInt64? in
       let hop = storage.hopCount + 1
-      let now = Date()
+      let now = plan.clock.now
       let exchange = HopState(
         hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: now)
       // The timeout runs from here: body preparation and the engine's making of the task count.

@@ -125,7 +125,7 @@ extension FetcherStorage {
       downloadedData = data
     }
     SessionFetcher.disarmTimeout(&self)
-    finish.retryDelay?.cancel()
+    finish.retryDelay?.cancel(on: clock)
     let partFiles = DownloadResume.fetchEnded(&self, succeeded: error == nil)
     return FetchEndAction(
       transition: finish, queue: plan?.callbackQueue ?? config.callbackQueue, completion: completion,

@@ -5,7 +5,7 @@ import Foundation
 extension SessionFetcher {
   func receive(data: Data, from task: (any EngineTask)?, bypassingGate: Bool = false) {
     let delivery = storage.withLock { storage in
-      storage.bodyChunkArrived(data, from: task, bypassingGate: bypassingGate, at: Date())
+      storage.bodyChunkArrived(data, from: task, bypassingGate: bypassingGate, at: storage.clock.now)
     }
     let handOff: ChunkHandOffAction
     switch delivery {

@@ -14,7 +14,7 @@ extension SessionFetcher {
     let decision: ReceivedHeadAction? = storage.withLock { storage in
       guard accepts(task, storage), let plan = storage.plan else { return nil }
       var decision = ReceivedHeadAction()
-      let now = Date()
+      let now = plan.clock.now
       storage.lifecycle.current.lastActivity = now
       if let statusCode,
         let error = ResponseSanity.error(status: statusCode, request: storage.lifecycle.current.request)

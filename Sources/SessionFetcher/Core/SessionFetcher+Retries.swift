@@ -79,11 +79,11 @@ extension SessionFetcher {
     // Armed after the notifications, so that a short delay cannot end before they are posted; kept
     // only if this is still the wait it was armed for (a stop, or a delay that already ended, in
     // between: let go of at once).
-    let wait = RetryDelay(seconds: delay) { [weak self] in self?.retryDelayEnded() }
+    let wait = RetryDelay(seconds: delay, on: ended.clock) { [weak self] in self?.retryDelayEnded() }
     let kept = storage.withLock { storage in
       storage.timing.retryCount == retryCount && storage.lifecycle.retryDelayArmed(wait)
     }
-    if !kept { wait.cancel() }
+    if !kept { wait.cancel(on: ended.clock) }
   }
 
   private func retryDelayEnded() {
@@ -100,9 +100,9 @@ extension SessionFetcher {
 
   /// Cuts a pending retry delay short (the service's early retry after a success on the same host).
   package func retryImmediatelyIfWaiting() {
-    let wait = storage.withLock { $0.lifecycle.pendingRetryDelay }
+    let (wait, clock) = storage.withLock { ($0.lifecycle.pendingRetryDelay, $0.clock) }
     // Whoever cancels a pending wait ends it: the clock's wake, if it lost the race, never runs.
-    guard let wait, wait.cancel() else { return }
+    guard let wait, wait.cancel(on: clock) else { return }
     retryDelayEnded()
   }
 
@@ -132,6 +132,8 @@ struct AttemptEndAction {
   var queue: DispatchQueue
   /// The retry count once the attempt ended (a delay's wait is kept only while it is unchanged).
   var retryCount: Int
+  /// Where the retry's wait is armed: the fetch's clock.
+  var clock: any FetchClock
 }
 
 extension FetcherStorage {
@@ -169,7 +171,7 @@ extension FetcherStorage {
     }
     backoff?.recordRetry(after: delay)
     return AttemptEndAction(
-      postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
+      postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount, clock: plan.clock)
   }
 
   /// The attempt failed and is tried again at once (an authorization refresh): nil when it was not
@@ -180,6 +182,6 @@ extension FetcherStorage {
     }
     timing.retryCount += 1
     return AttemptEndAction(
-      postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount)
+      postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount, clock: plan.clock)
   }
 }

@@ -138,7 +138,7 @@ extension FetcherStorage {
     timing.endDate = now
     finalError = SessionFetcherError.cancelled
     SessionFetcher.disarmTimeout(&self)
-    stop.retryDelay?.cancel()
+    stop.retryDelay?.cancel(on: clock)
     let partFiles = DownloadResume.fetchEnded(&self, succeeded: false)
     let notify = config.stopFetchingTriggersCompletionHandler || forceCompletionOnStop
     return FetchEndAction(

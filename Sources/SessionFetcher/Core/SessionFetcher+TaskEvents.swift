@@ -7,7 +7,7 @@ extension SessionFetcher: SessionTaskHandler {
   package func taskDidStart(_ task: any EngineTask) {
     storage.withLock { storage in
       guard accepts(task, storage) else { return }
-      let now = Date()
+      let now = storage.clock.now
       storage.lifecycle.current.lastActivity = now
       storage.timing.requestStartDate = now
     }
@@ -149,7 +149,7 @@ extension FetcherStorage {
   {
     guard lifecycle.accepts(task), let plan else { return nil }
     let exchange = lifecycle.current
-    exchange.lastActivity = Date()
+    exchange.lastActivity = plan.clock.now
     timing.bytesSent += count
     exchange.measure.bytesSent += count
     // A stream body reports 0 expected bytes on Linux: use the declared length, else unknown.

@@ -19,7 +19,8 @@ extension SessionFetcher {
     return min(limit, max(1, (idleTimeout + 2).rounded(.up)))
   }
 
-  /// The clock of every fetcher's timeouts, on ``timeoutQueue``.
+  /// The clock of every fetcher's timeouts on the real engines (``SystemFetchClock``), on
+  /// ``timeoutQueue``.
   static let timeoutClock = TimeoutClock<SessionFetcher>(queue: timeoutQueue) { fetcher, token in
     fetcher.checkTimeout(token: token)
   }
@@ -35,14 +36,14 @@ extension SessionFetcher {
   func armTimeout(_ storage: inout FetcherStorage, after delay: TimeInterval) {
     Self.disarmTimeout(&storage)
     guard storage.lifecycle.phase == .running, !storage.lifecycle.current.isSuspended else { return }
-    storage.timeoutToken = Self.timeoutClock.arm(self, after: delay)
+    storage.timeoutToken = storage.clock.armTimeoutCheck(of: self, after: delay)
   }
 
   /// Disarms the fetcher's timeout check, if armed (under the fetcher's lock).
   static func disarmTimeout(_ storage: inout FetcherStorage) {
     guard let token = storage.timeoutToken else { return }
     storage.timeoutToken = nil
-    timeoutClock.disarm(token)
+    storage.clock.disarmTimeoutCheck(token)
   }
 
   /// Ends the attempt if it has been idle for the idle timeout or has reached its deadline, else
@@ -54,7 +55,7 @@ extension SessionFetcher {
   /// machine. The task is let go of
   /// first, so that nothing it still reports reaches the fetcher (see `accepts`), and cancelled
   /// after the attempt has ended.
-  private func checkTimeout(token: UInt64) {
+  package func checkTimeout(token: UInt64) {
     let timedOut: (any EngineTask)?? = storage.withLock { storage in
       // A check disarmed or replaced after the clock took it out does nothing.
       guard storage.timeoutToken == token else { return nil }
@@ -66,7 +67,7 @@ extension SessionFetcher {
       else { return nil }
       let action = TimeoutDecision.decide(
         idleTimeout: plan.idleTimeout, lastActivity: exchange.lastActivity,
-        resourceTimeout: plan.resourceTimeout, attemptStart: storage.attemptStart, now: Date())
+        resourceTimeout: plan.resourceTimeout, attemptStart: storage.attemptStart, now: plan.clock.now)
       switch action {
       case .timedOut:
         // Every other end of the attempt (a failure the fetcher decided, a pause, a stop) lets go

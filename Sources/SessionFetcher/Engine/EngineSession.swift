@@ -23,6 +23,10 @@ package protocol EngineSession: AnyObject, Sendable {
   /// fetcher.
   var enforcesRequestTimeout: Bool { get }
 
+  /// The clock of the fetch's own timers (its timeout checks, its retry waits) on this session.
+  /// Default ``SystemFetchClock/shared``; a test's engine may run them on virtual time.
+  var clock: any FetchClock { get }
+
   /// Nil when the engine honours ``TLSSettings`` other than the defaults; else the end of the
   /// refusal that follows "TLSSettings *names* on ": the engine, what it lacks and what to use
   /// instead.

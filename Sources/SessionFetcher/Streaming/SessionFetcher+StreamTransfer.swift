@@ -81,7 +81,7 @@ extension SessionFetcher {
     }
     let resume: Resume = storage.withLock { storage in
       guard storage.lifecycle.phase == .running, let plan = storage.plan else { return .none }
-      storage.lifecycle.current.lastActivity = Date()
+      storage.lifecycle.current.lastActivity = plan.clock.now
       if storage.lifecycle.current.isSuspended {
         storage.lifecycle.current.isSuspended = false
         guard let task = storage.lifecycle.current.task else { return .none }
