@@ -27,13 +27,7 @@ func runStoppedFetches(client: String, options: Options) throws {
   let small = options.viaBase.appendingPathComponent("small.txt")
   let listener = try SilentListener()
   let silent = URL(string: "http://127.0.0.1:\(listener.port)/never")!
-  let service = FetcherService()
-  service.maxRunningFetchersPerHost = 0
-  let issuer = FetcherIssuer(
-    urls: [small], expectedLength: options.smallLength, service: service,
-    tlsSettings: options.benchTLSSettings)
-  let warm = try ClosedLoop.run(issuer, count: 16, inflight: 16)
-  guard warm.failures == 0 else { throw BenchmarkError(warm.firstFailure ?? "warm-up failed") }
+  let service = try warmedUpService(small: small, options: options)
 
   Resident.settleThreads()
   let base = StoppedFetchesReading.take()
