@@ -52,6 +52,8 @@ struct SessionBook {
   /// `fetcher` ended at `now`; the current session is dropped once unused for `timeout` seconds.
   mutating func release(_ fetcher: ObjectIdentifier, now: TimeInterval, timeout: TimeInterval) -> Release {
     guard let session = sessionOfFetcher.removeValue(forKey: fetcher) else { return .nothing }
+    // Not sized for the largest burst of fetchers for the service's life.
+    sessionOfFetcher.releaseSparseStorage()
     let id = ObjectIdentifier(session)
     let remaining = (userCount[id] ?? 1) - 1
     userCount[id] = remaining > 0 ? remaining : nil

@@ -24,6 +24,8 @@ enum BenchMain {
         try runBulk(client: client, options: options)
       case ("child", "memory", let client?):
         try runMemory(client: client, options: options)
+      case ("child", "stopped", let client?):
+        try runStoppedFetches(client: client, options: options)
       case ("child", "mime", let workload?):
         try runMIME(client: workload, options: options)
       default:

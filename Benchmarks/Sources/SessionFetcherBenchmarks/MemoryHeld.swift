@@ -36,13 +36,7 @@ func runMemory(client: String, options: Options) throws {
   var fields: [(String, String)] = []
   switch client {
   case "service":
-    let service = FetcherService()
-    service.maxRunningFetchersPerHost = 0
-    let issuer = FetcherIssuer(
-      urls: [small], expectedLength: options.smallLength, service: service,
-      tlsSettings: options.benchTLSSettings)
-    let warm = try ClosedLoop.run(issuer, count: 16, inflight: 16)
-    guard warm.failures == 0 else { throw BenchmarkError(warm.firstFailure ?? "warm-up failed") }
+    let service = try warmedUpService(small: small, options: options)
 
     var base = Resident.trimmedBytes()
     var services: [FetcherService] = []
@@ -140,6 +134,19 @@ func runMemory(client: String, options: Options) throws {
     throw BenchmarkError("unknown memory client \(client)")
   }
   Measure.report(["ok": "1", "errors": "0", "first_error": "-"], extra: fields)
+}
+
+/// A `FetcherService` with no per-host limit of its own that has made 16 small GETs of `small`, so
+/// its engine, connections and threads exist before a first reading.
+func warmedUpService(small: URL, options: Options) throws -> FetcherService {
+  let service = FetcherService()
+  service.maxRunningFetchersPerHost = 0
+  let issuer = FetcherIssuer(
+    urls: [small], expectedLength: options.smallLength, service: service,
+    tlsSettings: options.benchTLSSettings)
+  let warm = try ClosedLoop.run(issuer, count: 16, inflight: 16)
+  guard warm.failures == 0 else { throw BenchmarkError(warm.firstFailure ?? "warm-up failed") }
+  return service
 }
 
 /// Three rounds of `count` fetches in flight: `begin` starts them and returns how to stop them

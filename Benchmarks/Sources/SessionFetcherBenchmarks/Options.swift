@@ -54,6 +54,7 @@ struct Options {
                              raw-upload-mime|fetcher-upload-file|fetcher-upload-file-chunked|fetcher-upload-mime|
                              ahc-upload-file)
            fetcher-bench child memory (service|ahc)
+           fetcher-bench child stopped (service|service-keeping) [--count N] [--rounds N]
            fetcher-bench child mime (generate-stream|generate-data|parse|parse-shared|parse-strict|
                              parse-headers|parse-delimiters)
     """

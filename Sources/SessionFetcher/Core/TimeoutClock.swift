@@ -6,7 +6,9 @@ import Foundation
 /// Disarming removes the target at once (so it is released at once) and leaves its heap entry
 /// behind, skipped when it comes to the top. Whenever a disarm or a take leaves stale entries
 /// outnumbering armed ones (past 64 entries), the heap is rebuilt from the armed ones, so it holds
-/// at most about twice what is armed.
+/// at most about twice what is armed. The table of armed targets gives back its storage once it
+/// holds far fewer than it grew to (``Swift/Dictionary/releaseSparseStorage()``): a burst of
+/// fetches ended or stopped leaves no table sized for the burst.
 package struct DeadlineSchedule<Target> {
   private struct Entry {
     var deadline: UInt64
@@ -25,6 +27,9 @@ package struct DeadlineSchedule<Target> {
   /// The number of heap entries, stale ones included (bounded; for tests).
   package var storedCount: Int { heap.count }
 
+  /// How many targets the table of armed ones has room for without growing (for tests).
+  package var armedCapacity: Int { armed.capacity }
+
   /// Arms `target` for `deadline`; returns the token that disarms it. Tokens are never reused.
   package mutating func arm(_ target: Target, at deadline: UInt64) -> UInt64 {
     lastToken += 1
@@ -37,6 +42,7 @@ package struct DeadlineSchedule<Target> {
   @discardableResult
   package mutating func disarm(_ token: UInt64) -> Target? {
     guard let entry = armed.removeValue(forKey: token) else { return nil }
+    armed.releaseSparseStorage()
     rebuildIfMostlyStale()
     return entry.target
   }
@@ -49,7 +55,10 @@ package struct DeadlineSchedule<Target> {
       popTop()
       if let entry = armed.removeValue(forKey: top.token) { due.append((top.token, entry.target)) }
     }
-    if !due.isEmpty { rebuildIfMostlyStale() }
+    if !due.isEmpty {
+      armed.releaseSparseStorage()
+      rebuildIfMostlyStale()
+    }
     return due
   }
 

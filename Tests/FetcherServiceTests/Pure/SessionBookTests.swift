@@ -102,4 +102,20 @@ struct SessionBookTests {
       }
     }
   }
+
+  @Test func fetchersThatEndedLeaveNoTableSizedForThem() {
+    var book = SessionBook()
+    let session = SharedSession(configuration: nil)
+    book.current = session
+    let fetchers = (0..<5_000).map { _ in NSObject() }
+    for fetcher in fetchers { book.assign(session, to: ObjectIdentifier(fetcher)) }
+    #expect(book.sessionOfFetcher.capacity >= 5_000)
+    for fetcher in fetchers.dropLast() {
+      _ = book.release(ObjectIdentifier(fetcher), now: 1, timeout: Self.timeout)
+    }
+    #expect(book.sessionOfFetcher.capacity <= Dictionary<ObjectIdentifier, SharedSession>.sparseStorageFloor)
+    // The one still running keeps its session.
+    #expect(book.sessionOfFetcher[ObjectIdentifier(fetchers[4_999])] === session)
+    #expect(book.userCount[ObjectIdentifier(session)] == 1)
+  }
 }

@@ -137,6 +137,23 @@ struct TimeoutClockTests {
   }
 
   @Test(
+    "the armed table gives back a burst's storage once the burst is over",
+    arguments: [("disarmed", true), ("fired", false)])
+  func aBurstLeavesNoTableSizedForIt(ending: String, disarms: Bool) {
+    var schedule = DeadlineSchedule<Int>()
+    let tokens = (0..<5_000).map { schedule.arm($0, at: 1_000 + UInt64($0)) }
+    #expect(schedule.armedCapacity >= 5_000)
+    // All but the last ten end; those still fire, in order.
+    if disarms {
+      for token in tokens.dropLast(10) { schedule.disarm(token) }
+    } else {
+      #expect(schedule.takeDue(now: 1_000 + 4_989).count == 4_990)
+    }
+    #expect(schedule.armedCapacity <= Dictionary<UInt64, Int>.sparseStorageFloor)
+    #expect(schedule.takeDue(now: .max).map(\.target) == Array(4_990..<5_000))
+  }
+
+  @Test(
     "deadlines: negative delays are now, huge ones the end of time",
     arguments: [
       (0.0, UInt64(500), UInt64(500)),
