@@ -112,37 +112,6 @@ struct GTMParityUploadTests {
     #expect(counter.started == 0 && counter.stopped == 0)
   }
 
-  @Test(
-    "A provider upload stopped at once: cancellation handler with no fetcher, then released; the completion only with the flag (testBigDataProviderChunkedUploadEarlyCancel*)",
-    arguments: [false, true])
-  func providerUploadEarlyCancel(withCallback: Bool) async throws {
-    let server = try TestServer()
-    defer { server.stop() }
-    let fetcher = makeUploadFetcher(server, "/early.location")
-    fetcher.setUploadDataLength(Int64(bigLength)) { offset, length, respond in
-      respond(bigData.subdata(in: Int(offset)..<Int(offset + length)), nil)
-    }
-    fetcher.stopFetchingTriggersCompletionHandler = withCallback
-    let handled = Recorder<Bool>()
-    fetcher.cancellationHandler = { cancelFetcher, _, _ in handled.append(cancelFetcher == nil) }
-    let counter = UploadNotificationCounter(fetcher)
-    let results = Recorder<SessionFetcherError?>()
-    fetcher.beginFetch { _, error in results.append(error as? SessionFetcherError) }
-    fetcher.stopFetching()
-    #expect(await eventually { handled.values == [true] })
-    if withCallback { #expect(await eventually { results.count == 1 }) }
-    try await Task.sleep(nanoseconds: 200_000_000)
-    await drain(fetcher.callbackQueue)
-    #expect(results.values == (withCallback ? [.cancelled] : []))
-    #expect(handled.values == [true])
-    #expect(fetcher.cancellationHandler == nil)
-    #expect(!fetcher.isFetching)
-    #expect(server.commands("/early.upload").isEmpty)
-    await expectNotificationsBalanced(counter, for: fetcher)
-    #expect(counter.started <= 1)
-    #expect(counter.locationObtained == 0)
-  }
-
   @Test("Pause and resume an upload of unknown length (testBigDataChunkedUploadWithUnknownFileSizeAndPause)")
   func pauseWithUnknownLength() async throws {
     let server = try TestServer()

@@ -118,6 +118,46 @@ struct ScriptedUploadNotificationTests {
   }
 
   @Test(
+    "A provider upload stopped at once: cancellation handler with no fetcher, then released; the completion only with the flag (testBigDataProviderChunkedUploadEarlyCancel*)",
+    arguments: [false, true])
+  func providerUploadEarlyCancel(withCallback: Bool) async throws {
+    let engine = ScriptedEngine()
+    // The start is answered only after the stop: the upload's decisions run on its own queue, and
+    // an answer given at once could take the upload to its end while this thread is preempted
+    // between the begin and the stop (then the stop rightly finds nothing to stop).
+    let answerStart = ScriptedGate()
+    engine.respond(
+      to: UploadScript.startPath,
+      with: ScriptedExchange([.wait(answerStart)] + UploadScript.start.steps))
+    let fetcher = UploadScript.upload(engine)
+    fetcher.setUploadDataLength(Int64(bigLength)) { offset, length, respond in
+      respond(bigData.subdata(in: Int(offset)..<Int(offset + length)), nil)
+    }
+    fetcher.stopFetchingTriggersCompletionHandler = withCallback
+    let handled = Recorder<Bool>()
+    fetcher.cancellationHandler = { cancelFetcher, _, _ in handled.append(cancelFetcher == nil) }
+    let counter = UploadNotificationCounter(fetcher)
+    let results = Recorder<SessionFetcherError?>()
+    fetcher.beginFetch { _, error in results.append(error as? SessionFetcherError) }
+    fetcher.stopFetching()
+    // A stop that was missed would let the start's answer go on to a chunk.
+    answerStart.open()
+    #expect(await eventually { handled.values == [true] })
+    // A start that went out was cancelled; once its end has run, nothing more can come.
+    #expect(await eventually { engine.requests.allSatisfy(\.hasCompleted) })
+    await engine.drainEvents()
+    await drain(fetcher.callbackQueue)
+    #expect(results.values == (withCallback ? [.cancelled] : []))
+    #expect(handled.values == [true])
+    #expect(fetcher.cancellationHandler == nil)
+    #expect(!fetcher.isFetching)
+    #expect(engine.requests.map(\.path).allSatisfy { $0 == UploadScript.startPath })
+    await expectNotificationsBalanced(counter, for: fetcher)
+    #expect(counter.started <= 1)
+    #expect(counter.locationObtained == 0)
+  }
+
+  @Test(
     "A provider upload that succeeds lets go of its cancellation handler (…SuccessClearsCancellationHandler)")
   func successClearsCancellationHandler() async throws {
     let engine = ScriptedEngine()
