@@ -43,6 +43,33 @@ struct ScriptedResumeTokenTests {
     return try #require(try JSONSerialization.jsonObject(with: token) as? [String: Any])
   }
 
+  /// A real token of `/r` downloading into `folder`, and a folder beside it (`outside`) for the
+  /// files a forged token names; `removeFolders()` deletes both.
+  struct Forging {
+    let engine = ScriptedEngine()
+    let folder: URL
+    let outside: URL
+    let token: [String: Any]
+
+    init(status: Int) async throws {
+      let folder = try makeTemporaryFolder()
+      let outside = try makeTemporaryFolder()
+      (self.folder, self.outside) = (folder, outside)
+      do {
+        token = try await ScriptedResumeTokenTests.realToken(engine, "/r", folder: folder, status: status)
+      } catch {
+        try? FileManager.default.removeItem(at: folder)
+        try? FileManager.default.removeItem(at: outside)
+        throw error
+      }
+    }
+
+    func removeFolders() {
+      try? FileManager.default.removeItem(at: folder)
+      try? FileManager.default.removeItem(at: outside)
+    }
+  }
+
   static func data(_ object: [String: Any]) throws -> Data {
     try JSONSerialization.data(withJSONObject: object)
   }
@@ -68,14 +95,10 @@ struct ScriptedResumeTokenTests {
 
   @Test("A token naming a folder outside is refused, and the folder survives", arguments: [200, 206])
   func folderOutside(status: Int) async throws {
-    let engine = ScriptedEngine()
-    let folder = try makeTemporaryFolder()
-    let outside = try makeTemporaryFolder()
-    defer {
-      try? FileManager.default.removeItem(at: folder)
-      try? FileManager.default.removeItem(at: outside)
-    }
-    var token = try await Self.realToken(engine, "/r", folder: folder, status: status)
+    let forging = try await Forging(status: status)
+    defer { forging.removeFolders() }
+    let (engine, folder, outside) = (forging.engine, forging.folder, forging.outside)
+    var token = forging.token
     let canary = outside.appendingPathComponent("canary.txt")
     try Data("alive".utf8).write(to: canary)
     token["partFileURL"] = outside.absoluteString
@@ -95,14 +118,10 @@ struct ScriptedResumeTokenTests {
     "A token naming a file outside is refused, and the file is neither moved nor changed",
     arguments: [200, 206])
   func fileOutside(status: Int) async throws {
-    let engine = ScriptedEngine()
-    let folder = try makeTemporaryFolder()
-    let outside = try makeTemporaryFolder()
-    defer {
-      try? FileManager.default.removeItem(at: folder)
-      try? FileManager.default.removeItem(at: outside)
-    }
-    var token = try await Self.realToken(engine, "/r", folder: folder, status: status)
+    let forging = try await Forging(status: status)
+    defer { forging.removeFolders() }
+    let (engine, folder, outside) = (forging.engine, forging.folder, forging.outside)
+    var token = forging.token
     let secret = outside.appendingPathComponent("secret.txt")
     let secretBytes = Data(repeating: 7, count: 2000)
     try secretBytes.write(to: secret)
@@ -114,14 +133,10 @@ struct ScriptedResumeTokenTests {
 
   @Test("A token whose paths go through .. is refused", arguments: [200, 206])
   func dotDotTraversal(status: Int) async throws {
-    let engine = ScriptedEngine()
-    let folder = try makeTemporaryFolder()
-    let outside = try makeTemporaryFolder()
-    defer {
-      try? FileManager.default.removeItem(at: folder)
-      try? FileManager.default.removeItem(at: outside)
-    }
-    var token = try await Self.realToken(engine, "/r", folder: folder, status: status)
+    let forging = try await Forging(status: status)
+    defer { forging.removeFolders() }
+    let (engine, folder, outside) = (forging.engine, forging.folder, forging.outside)
+    var token = forging.token
     // A file named like a part file, in another folder, reached from the destination's.
     let name = ".file.bin.\(UUID().uuidString).part"
     let victim = outside.appendingPathComponent(name)
@@ -142,14 +157,10 @@ struct ScriptedResumeTokenTests {
   @Test(
     "A part-file name that is a symlink or a hard link to a file outside is refused", arguments: [200, 206])
   func linkInsideFolder(status: Int) async throws {
-    let engine = ScriptedEngine()
-    let folder = try makeTemporaryFolder()
-    let outside = try makeTemporaryFolder()
-    defer {
-      try? FileManager.default.removeItem(at: folder)
-      try? FileManager.default.removeItem(at: outside)
-    }
-    var token = try await Self.realToken(engine, "/r", folder: folder, status: status)
+    let forging = try await Forging(status: status)
+    defer { forging.removeFolders() }
+    let (engine, folder, outside) = (forging.engine, forging.folder, forging.outside)
+    var token = forging.token
     let target = outside.appendingPathComponent("target.txt")
     let targetBytes = Data(repeating: 7, count: 2000)
     try targetBytes.write(to: target)
