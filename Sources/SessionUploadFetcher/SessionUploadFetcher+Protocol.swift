@@ -119,7 +119,7 @@ extension SessionUploadFetcher {
       if isFirst { post(.sessionUploadFetcherInitialBackoffStarted, on: delivery.queue) }
       // Armed after the notifications (a short delay cannot end before they are posted), and kept
       // only while this wait is still the upload's.
-      let delay = RetryDelay(seconds: interval) { [weak self] in
+      let delay = RetryDelay(seconds: interval, on: SystemFetchClock.shared) { [weak self] in
         guard let self else { return }
         self.workQueue.async {
           let (action, delivery) = self.apply { $0.lifecycle.retryDelayEnded(token: token) }
@@ -129,14 +129,14 @@ extension SessionUploadFetcher {
       let (armed, _) = apply { $0.lifecycle.retryWaitArmed(token: token, delay: delay) }
       perform(armed, delivery)
     case .abandonRetryWait(let delay):
-      delay.cancel()
+      delay.cancel(on: SystemFetchClock.shared)
       post(.sessionFetcherRetryDelayStopped, on: delivery.queue)
     case .endRetryWait(let plan, let token):
       post(.sessionFetcherRetryDelayStopped, on: delivery.queue)
       send(plan, token: token, body: nil)
     case .pause(let abandoned), .stop(let abandoned, _):
       if let delay = abandoned.retryDelay {
-        delay.cancel()
+        delay.cancel(on: SystemFetchClock.shared)
         post(.sessionFetcherRetryDelayStopped, on: delivery.queue)
       }
       abandoned.command?.fetcher.stopFetching()

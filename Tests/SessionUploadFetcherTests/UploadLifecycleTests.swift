@@ -109,7 +109,7 @@ struct UploadLifecycleTests {
           == .startRetryWait(interval: 1, token: 4, isFirst: true))
       d.token = 4
       if situation == .waitingArmed {
-        let delay = RetryDelay(seconds: 3600) {}
+        let delay = RetryDelay(seconds: 3600, on: SystemFetchClock.shared) {}
         #expect(d.machine.retryWaitArmed(token: 4, delay: delay) == .none)
         d.delay = delay
       }
@@ -138,7 +138,7 @@ struct UploadLifecycleTests {
   static let chunkPlan = Machine.CommandPlan.chunk(location, offset: 0, length: chunk, command: .upload)
 
   /// Cancels the delays a test armed.
-  static func release(_ d: Driven) { d.delay?.cancel() }
+  static func release(_ d: Driven) { _ = d.delay?.cancel(on: SystemFetchClock.shared) }
 
   // MARK: - Every state × stop, pause, resume, begin
 
@@ -313,8 +313,8 @@ struct UploadLifecycleTests {
     guard situation != .waitingArmed else { return }  // armed once (see the exit tests)
     var d = Self.drive(situation)
     defer { Self.release(d) }
-    let delay = RetryDelay(seconds: 3600) {}
-    defer { delay.cancel() }
+    let delay = RetryDelay(seconds: 3600, on: SystemFetchClock.shared) {}
+    defer { delay.cancel(on: SystemFetchClock.shared) }
     let action = d.machine.retryWaitArmed(token: d.token, delay: delay)
     if situation == .waitingUnarmed {
       #expect(action == .none)
@@ -337,8 +337,8 @@ struct UploadLifecycleTests {
     let left = leaving == .paused ? d.machine.pause() : d.machine.stop()
     #expect(
       left == (leaving == .paused ? .pause(.init()) : .stop(.init(), cancelAt: Self.location)))
-    let delay = RetryDelay(seconds: 3600) {}
-    defer { delay.cancel() }
+    let delay = RetryDelay(seconds: 3600, on: SystemFetchClock.shared) {}
+    defer { delay.cancel(on: SystemFetchClock.shared) }
     #expect(d.machine.retryWaitArmed(token: 4, delay: delay) == .abandonRetryWait(delay))
   }
 
@@ -370,8 +370,8 @@ struct UploadLifecycleTests {
         start, answer: Self.failure(503), reportsProgress: false, retrying: settings)
       waits.append(action)
       guard case .startRetryWait(_, let waitToken, _) = action else { break }
-      let delay = RetryDelay(seconds: 3600) {}
-      delay.cancel()
+      let delay = RetryDelay(seconds: 3600, on: SystemFetchClock.shared) {}
+      delay.cancel(on: SystemFetchClock.shared)
       #expect(machine.retryWaitArmed(token: waitToken, delay: delay) == .none)
       // Before the upload URL is known, the start is sent again.
       #expect(
@@ -451,7 +451,7 @@ struct UploadLifecycleTests {
       _ = machine.commandEnded(
         query, answer: .failure(SessionFetcherError.status(code: 503, data: nil)), reportsProgress: false,
         retrying: .init(isEnabled: true, minInterval: 1, factor: 2, maxInterval: 600, hasRetryBlock: false))
-      let delay = RetryDelay(seconds: 3600) {}
+      let delay = RetryDelay(seconds: 3600, on: SystemFetchClock.shared) {}
       _ = machine.retryWaitArmed(token: 2, delay: delay)
       _ = machine.retryWaitArmed(token: 2, delay: delay)
     }

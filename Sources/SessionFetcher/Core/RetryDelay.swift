@@ -4,7 +4,7 @@ import Foundation
 /// engines, one ``TimeoutClock`` that every fetcher and upload fetcher of the process shares), and
 /// cancelled with everything it holds released at once. Only the token is kept (a fetcher's
 /// lifecycle holds it inline): the wait is cancelled on the clock it was armed on, which the caller
-/// names.
+/// names each time (no default: a wait cancelled on another clock would silently stay armed).
 ///
 /// A `DispatchWorkItem` scheduled with `asyncAfter` cannot be withdrawn: cancelled, it stayed with
 /// libdispatch, its closure included, until its deadline (minutes, for a long backoff), and a
@@ -23,7 +23,7 @@ package struct RetryDelay: Sendable, Equatable {
   /// Starts a wait of `seconds` on `clock`; `wake` then runs (on ``queue`` for the system clock)
   /// unless the wait is cancelled first.
   package init(
-    seconds: TimeInterval, on clock: any FetchClock = SystemFetchClock.shared,
+    seconds: TimeInterval, on clock: any FetchClock,
     wake: @escaping @Sendable () -> Void
   ) {
     token = clock.armRetryWait(after: seconds, wake: wake)
@@ -33,7 +33,7 @@ package struct RetryDelay: Sendable, Equatable {
   /// still pending (its `wake` has not run and now never will), false when it had already ended or
   /// been cancelled.
   @discardableResult
-  package func cancel(on clock: any FetchClock = SystemFetchClock.shared) -> Bool {
+  package func cancel(on clock: any FetchClock) -> Bool {
     clock.cancelRetryWait(token)
   }
 }

@@ -260,23 +260,23 @@ struct RetryDelayTests {
     do {
       let object = Held()
       held = object
-      wait = RetryDelay(seconds: 3_600) {
+      wait = RetryDelay(seconds: 3_600, on: SystemFetchClock.shared) {
         withExtendedLifetime(object) {}
         woke.withLock { $0 = true }
       }
     }
     #expect(held != nil)
-    #expect(wait.cancel())
+    #expect(wait.cancel(on: SystemFetchClock.shared))
     #expect(held == nil)
-    #expect(!wait.cancel())
+    #expect(!wait.cancel(on: SystemFetchClock.shared))
     #expect(!woke.current)
   }
 
   @Test func aWaitThatEndedCannotBeCancelled() async {
     let woke = Locked(0)
-    let wait = RetryDelay(seconds: 0.01) { woke.withLock { $0 += 1 } }
+    let wait = RetryDelay(seconds: 0.01, on: SystemFetchClock.shared) { woke.withLock { $0 += 1 } }
     #expect(await eventually(timeout: 60) { woke.current == 1 })
-    #expect(!wait.cancel())
+    #expect(!wait.cancel(on: SystemFetchClock.shared))
     #expect(woke.current == 1)
   }
 }

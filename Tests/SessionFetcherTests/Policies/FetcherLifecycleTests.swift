@@ -83,8 +83,8 @@ struct FetcherLifecycleTests {
     case .attemptEndedForImmediateRetry: return "\(m.attemptEndedForImmediateRetry())"
     case .retryDelayArmed:
       // Kept, and the wait's delay now; the timer is cancelled either way (the test's own).
-      let delay = RetryDelay(seconds: 3600) {}
-      defer { _ = delay.cancel() }
+      let delay = RetryDelay(seconds: 3600, on: SystemFetchClock.shared) {}
+      defer { _ = delay.cancel(on: SystemFetchClock.shared) }
       return "\(m.retryDelayArmed(delay)) \(m.pendingRetryDelay == delay)"
     case .retryDelayEnded: return "\(m.retryDelayEnded())"
     case .finish:
@@ -497,9 +497,9 @@ struct FetcherLifecycleTests {
   @Test(arguments: [Event.finish, .stop, .retryDelayEnded])
   func theArmedRetryDelayLeavesWithItsWait(_ event: Event) {
     var m = Self.machine(in: .waitingToRetry)
-    let delay = RetryDelay(seconds: 3600) {}
-    let other = RetryDelay(seconds: 3600) {}
-    defer { _ = (delay.cancel(), other.cancel()) }
+    let delay = RetryDelay(seconds: 3600, on: SystemFetchClock.shared) {}
+    let other = RetryDelay(seconds: 3600, on: SystemFetchClock.shared) {}
+    defer { _ = (delay.cancel(on: SystemFetchClock.shared), other.cancel(on: SystemFetchClock.shared)) }
     let kept = m.retryDelayArmed(delay)
     let keptSecond = m.retryDelayArmed(other)
     #expect(kept && !keptSecond)
