@@ -76,10 +76,9 @@ package final class ResponseHead: @unchecked Sendable {
   package func value(forHTTPHeaderField name: String) -> String? {
     // A lookup by ASCII case is the one FoundationNetworking makes with `lowercased()` when both
     // names are ASCII.
-    if let parsed, parsed.namesAreASCII, name.utf8.allSatisfy({ $0 < 0x80 }),
-      case .found(let value) = parsed.joinedValue(named: name)
-    {
-      return value
+    if let parsed, parsed.namesAreASCII {
+      let (key, isASCII) = ParsedResponseHead.nameKey(name)
+      if isASCII, case .found(let value) = parsed.joinedValue(named: name, key: key) { return value }
     }
     return httpResponse?.value(forHTTPHeaderField: name)
   }

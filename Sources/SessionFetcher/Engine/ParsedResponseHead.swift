@@ -17,12 +17,49 @@ package struct ParsedResponseHead: Sendable, Equatable {
 
   /// One header field.
   package struct Field: Sendable, Equatable {
-    package var name: String
+    package var name: String {
+      didSet { nameKey = ParsedResponseHead.nameKey(name).key }
+    }
     package var value: String
+    /// ``ParsedResponseHead/nameKey(_:)`` of `name`: a lookup passes over a field whose key differs
+    /// without comparing the strings.
+    package private(set) var nameKey: UInt64
 
     package init(name: String, value: String) {
       self.name = name
       self.value = value
+      nameKey = ParsedResponseHead.nameKey(name).key
+    }
+
+    /// A field whose name's key the parser folded from the bytes it read.
+    init(name: String, value: String, nameKey: UInt64) {
+      self.name = name
+      self.value = value
+      self.nameKey = nameKey
+    }
+  }
+
+  /// The FNV-1a hash of the bytes of a name with `A`–`Z` made lowercase, and whether every byte is
+  /// ASCII. Names equal without regard to ASCII case have equal keys; a key tells nothing more, the
+  /// names are still compared.
+  package static func nameKey(_ name: String) -> (key: UInt64, isASCII: Bool) {
+    func fold(_ bytes: some Sequence<UInt8>) -> (key: UInt64, isASCII: Bool) {
+      var folder = NameKeyFolder()
+      for byte in bytes { folder.add(byte) }
+      return (folder.key, folder.isASCII)
+    }
+    // A native string's bytes in place; a bridged one's through its view.
+    return name.utf8.withContiguousStorageIfAvailable { fold($0) } ?? fold(name.utf8)
+  }
+
+  /// Folds a name's bytes, one at a time, into its ``nameKey(_:)``.
+  struct NameKeyFolder {
+    private(set) var key: UInt64 = 0xcbf2_9ce4_8422_2325
+    private(set) var isASCII = true
+
+    mutating func add(_ byte: UInt8) {
+      if byte >= 0x80 { isASCII = false }
+      key = (key ^ UInt64(asciiLowercased(byte))) &* 0x100_0000_01b3
     }
   }
 
@@ -61,12 +98,27 @@ package struct ParsedResponseHead: Sendable, Equatable {
 
   /// The first value of a field, the name compared without regard to ASCII case.
   package func value(named name: String) -> String? {
-    fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value
+    let key = Self.nameKey(name).key
+    return fields.withUnsafeBufferPointer { fields in
+      for index in fields.indices
+      where fields[index].nameKey == key && fields[index].name.equalsIgnoringASCIICase(name) {
+        return fields[index].value
+      }
+      return nil
+    }
   }
 
   /// Every value of a field, in the order received, the name compared without regard to ASCII case.
   package func values(named name: String) -> [String] {
-    fields.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
+    let key = Self.nameKey(name).key
+    return fields.withUnsafeBufferPointer { fields in
+      var values: [String] = []
+      for index in fields.indices
+      where fields[index].nameKey == key && fields[index].name.equalsIgnoringASCIICase(name) {
+        values.append(fields[index].value)
+      }
+      return values
+    }
   }
 
   /// The response for `url`.
@@ -96,18 +148,27 @@ extension ParsedResponseHead {
 
   /// The value of the fields named `name` (ASCII case ignored) as ``headerFields`` joins them.
   package func joinedValue(named name: String) -> Lookup {
-    var spelling: String?
-    var value: String?
-    for field in fields where field.name.equalsIgnoringASCIICase(name) {
-      if let spelling {
-        guard field.name == spelling else { return .ambiguous }
-        value?.append(", ")
-        value?.append(field.value)
-      } else {
-        spelling = field.name
-        value = field.value
+    joinedValue(named: name, key: Self.nameKey(name).key)
+  }
+
+  /// ``joinedValue(named:)`` with the name's ``nameKey(_:)`` known.
+  package func joinedValue(named name: String, key: UInt64) -> Lookup {
+    fields.withUnsafeBufferPointer { fields in
+      var spelling: String?
+      var value: String?
+      for index in fields.indices
+      where fields[index].nameKey == key && fields[index].name.equalsIgnoringASCIICase(name) {
+        let field = fields[index]
+        if let spelling {
+          guard field.name == spelling else { return .ambiguous }
+          value?.append(", ")
+          value?.append(field.value)
+        } else {
+          spelling = field.name
+          value = field.value
+        }
       }
+      return .found(value)
     }
-    return .found(value)
   }
 }

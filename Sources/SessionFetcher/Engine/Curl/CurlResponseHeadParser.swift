@@ -9,6 +9,9 @@ package struct CurlResponseHeadParser {
 
   package init() {}
 
+  /// How many fields a head is given room for when its status line comes.
+  static let usualFieldCount = 16
+
   /// Takes one line; returns the head it completes (interim or final), or nil.
   ///
   /// A line that is not a status line when one is expected is ignored (libcurl only passes lines it
@@ -26,6 +29,8 @@ package struct CurlResponseHeadParser {
     let line = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
     guard let status = statusLine else {
       statusLine = Self.parseStatusLine(line)
+      // Room for a usual head's fields at once, not grown one doubling at a time.
+      if statusLine != nil { fields.reserveCapacity(Self.usualFieldCount) }
       return nil
     }
     if line.isEmpty {
@@ -46,10 +51,13 @@ package struct CurlResponseHeadParser {
     }
     guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
     let nameBytes = UnsafeRawBufferPointer(rebasing: line[0..<colon])
-    if namesAreASCII, nameBytes.contains(where: { $0 >= 0x80 }) { namesAreASCII = false }
+    var folder = ParsedResponseHead.NameKeyFolder()
+    for byte in nameBytes { folder.add(byte) }
+    if !folder.isASCII { namesAreASCII = false }
     let name = String(decoding: nameBytes, as: UTF8.self)
     fields.append(
-      ParsedResponseHead.Field(name: name, value: Self.trimmed(line, from: colon + 1, to: line.count)))
+      ParsedResponseHead.Field(
+        name: name, value: Self.trimmed(line, from: colon + 1, to: line.count), nameKey: folder.key))
     return nil
   }
 
@@ -88,6 +96,11 @@ package struct CurlResponseHeadParser {
       return (code, "HTTP/2")
     case 6 where version[5] == UInt8(ascii: "3"), 8 where version.elementsEqual("HTTP/3.0".utf8):
       return (code, "HTTP/3")
+    case 8 where version.elementsEqual("HTTP/1.1".utf8):
+      // The usual versions as literals: no string is made for them.
+      return (code, "HTTP/1.1")
+    case 8 where version.elementsEqual("HTTP/1.0".utf8):
+      return (code, "HTTP/1.0")
     default:
       return (code, String(decoding: version, as: UTF8.self))
     }

@@ -195,9 +195,14 @@
 
     /// One header line. Returns `count` to go on, anything else to abort.
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
-      guard let transfer, !isCancelled else { return 0 }
-      guard !transfer.deliveredFinalHead, transfer.resend == nil else { return bytes.count }  // trailers
+      guard let transfer else { return 0 }
+      guard !transfer.deliveredFinalHead, transfer.resend == nil else {
+        return isCancelled ? 0 : bytes.count  // trailers
+      }
+      // Cancellation is looked at once a head is whole, not on every line: the loop removes a
+      // cancelled task's transfer when the pass ends, and nothing is handed over before.
       guard let head = transfer.headParser.consume(bytes: bytes) else { return bytes.count }
+      guard !isCancelled else { return 0 }
       // libcurl takes a 101 it did not ask for as the final head (the bytes after it become the
       // body): hand it over, and the fetcher refuses it (`ResponseSanity`).
       if head.isInterim && head.statusCode != 101 { return bytes.count }
