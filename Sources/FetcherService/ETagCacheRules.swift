@@ -30,12 +30,13 @@ enum ETagCacheRules {
 
   /// The keys of `request`, or nil when it may neither use nor fill the cache.
   static func key(for request: URLRequest) -> RequestKey? {
+    let headers = RequestHeaderFields(request)
     guard let url = request.url, (request.httpMethod ?? "GET").uppercased() == "GET",
-      request.value(forHTTPHeaderField: "Range") == nil,
-      !directives(request.value(forHTTPHeaderField: "Cache-Control")).contains("no-store")
+      headers.value("Range") == nil,
+      !directives(headers.value("Cache-Control")).contains("no-store")
     else { return nil }
     let shared = "GET " + url.absoluteString
-    guard let credential = request.value(forHTTPHeaderField: "Authorization"), !credential.isEmpty else {
+    guard let credential = headers.value("Authorization"), !credential.isEmpty else {
       return RequestKey(shared: shared, personal: nil)
     }
     return RequestKey(

@@ -150,14 +150,15 @@ extension FetcherService {
   /// session configuration sets one; returns whether it added it.
   @discardableResult
   func addUserAgent(to request: inout URLRequest) -> Bool {
-    guard request.value(forHTTPHeaderField: "User-Agent") == nil,
+    let headers = RequestHeaderFields(request)
+    guard headers.value("User-Agent") == nil,
       let agent = state.withLock({ $0.agentForRequests })
     else { return false }
     // As it is, even with a control character: the fetcher then refuses the request, naming the
     // header (`RequestValidation`), rather than Foundation dropping the value without a word.
     // `setValue` would also check the value character by character through NSCharacterSet on
     // Linux, a cost paid on every request.
-    var fields = request.allHTTPHeaderFields ?? [:]
+    var fields = headers.all
     fields["User-Agent"] = agent
     request.allHTTPHeaderFields = fields
     return true

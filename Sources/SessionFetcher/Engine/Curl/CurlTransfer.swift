@@ -163,7 +163,8 @@
       }
 
       var acceptEncoding = ""
-      for (name, value) in request.allHTTPHeaderFields ?? [:] {
+      let headers = RequestHeaderFields(request)
+      for (name, value) in headers.all {
         if name.equalsIgnoringASCIICase("Accept-Encoding") {
           acceptEncoding = value
           continue
@@ -172,28 +173,28 @@
         // "Name;" is how libcurl sends a header with an empty value ("Name:" would remove it).
         appendHeader(value.isEmpty ? "\(name);" : "\(name): \(value)")
       }
-      if request.value(forHTTPHeaderField: "User-Agent") == nil {
+      if headers.value("User-Agent") == nil {
         // libcurl sends none of its own; a server sees the one FoundationNetworking sends, whichever
         // engine (RFC 9110 §10.1.5: a user agent should send one).
         appendHeader("User-Agent: \(Self.defaultUserAgent)")
       }
       // An empty Expect removes libcurl's `Expect: 100-continue` (a round trip per upload), unless
       // the request asks for one itself.
-      if request.value(forHTTPHeaderField: "Expect") == nil { appendHeader("Expect:") }
-      if body != nil, request.value(forHTTPHeaderField: "Content-Type") == nil {
+      if headers.value("Expect") == nil { appendHeader("Expect:") }
+      if body != nil, headers.value("Content-Type") == nil {
         // POST mode would add `Content-Type: application/x-www-form-urlencoded`: a body the caller
         // gave no type goes without one (RFC 9110 §8.3 lets the recipient sniff or treat it as
         // bytes), as curl sends an upload.
         appendHeader("Content-Type:")
       }
       if body == nil, ["POST", "PUT", "PATCH"].contains(method),
-        request.value(forHTTPHeaderField: "Content-Length") == nil
+        headers.value("Content-Length") == nil
       {
         // A method that defines a body, sent without one: the length says so (RFC 9110 §8.6);
         // servers answer 411 Length Required to a POST without it.
         appendHeader("Content-Length: 0")
       }
-      if request.value(forHTTPHeaderField: "Connection")?.split(separator: ",").contains(where: {
+      if headers.value("Connection")?.split(separator: ",").contains(where: {
         $0.trimmingCharacters(in: .whitespaces).equalsIgnoringASCIICase("close")
       }) == true {
         // The caller asked that this connection end with the exchange (RFC 9112 §9.6): it is not
