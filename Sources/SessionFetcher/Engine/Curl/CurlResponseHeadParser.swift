@@ -96,11 +96,6 @@ package struct CurlResponseHeadParser {
       return (code, "HTTP/2")
     case 6 where version[5] == UInt8(ascii: "3"), 8 where version.elementsEqual("HTTP/3.0".utf8):
       return (code, "HTTP/3")
-    case 8 where version.elementsEqual("HTTP/1.1".utf8):
-      // The usual versions as literals: no string is made for them.
-      return (code, "HTTP/1.1")
-    case 8 where version.elementsEqual("HTTP/1.0".utf8):
-      return (code, "HTTP/1.0")
     default:
       return (code, String(decoding: version, as: UTF8.self))
     }
