@@ -178,6 +178,7 @@ struct ScriptedChallengeBlockTests {
     await drain(callbackQueue)
     #expect(completions.count == 0)
     #expect(engine.requests.count == 1)
+    #expect(counter.started == 1 && counter.stopped == 1)
   }
 
   // MARK: - Digest
