@@ -73,16 +73,22 @@ struct FetchWaitingTests {
   }
 
   @Test func gateHoldsUntilOpenedOrItsBound() async {
+    // The waiter records whether the gate had been opened when it passed: only after `open()`,
+    // which comes once the waiter is at the gate.
     let gate = Gate()
+    let ready = Recorder<Bool>()
+    let opened = Recorder<Bool>()
     let passed = Recorder<Bool>()
     DispatchQueue.global().async {
+      ready.append(true)
       gate.wait()
-      passed.append(true)
+      passed.append(opened.count == 1)
     }
-    try? await Task.sleep(nanoseconds: 50_000_000)
-    #expect(passed.count == 0)
+    #expect(await eventually { ready.count == 1 })
+    opened.append(true)
     gate.open()
     #expect(await eventually { passed.count == 1 })
+    #expect(passed.values == [true])
 
     let closed = Gate()
     let start = Date()

@@ -20,13 +20,25 @@ func say(_ line: String) {
   FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-/// What the completion handler saw.
+/// What the completion handler saw, and a wait for it.
 final class Flag: @unchecked Sendable {
-  // Guarded by `lock`.
+  // Guarded by `condition`.
   private var value = false
-  private let lock = NSLock()
-  var isSet: Bool { lock.withLock { value } }
-  func set() { lock.withLock { value = true } }
+  private let condition = NSCondition()
+  var isSet: Bool { condition.withLock { value } }
+  func set() {
+    condition.withLock {
+      value = true
+      condition.broadcast()
+    }
+  }
+  /// Blocks until the flag is set, at most `timeout` seconds.
+  func wait(timeout: TimeInterval) {
+    let deadline = Date().addingTimeInterval(timeout)
+    condition.withLock {
+      while !value && condition.wait(until: deadline) {}
+    }
+  }
 }
 
 /// A fetch of a short delayed body from `server`, calling back on the main queue.
@@ -38,16 +50,20 @@ func beginFetch(_ server: TestServer) -> (SessionFetcher, Flag) {
   return (fetcher, ran)
 }
 
-/// The wait, then the report, then (for a refused wait) the completion once the main queue is free.
-func waitAndReport(_ server: TestServer, timeout: TimeInterval) {
+/// The wait, then the report; returns what the completion handler sets.
+func waitAndReport(_ server: TestServer, timeout: TimeInterval) -> Flag {
   let (fetcher, ran) = beginFetch(server)
   let returned = fetcher.waitForCompletion(timeout: timeout)
   say("returned \(returned), completion ran \(ran.isSet)")
-  DispatchQueue.global().async {
-    for _ in 0..<600 where !ran.isSet { usleep(100_000) }
-    say("later: completion ran \(ran.isSet)")
-    exit(0)
-  }
+  return ran
+}
+
+/// After a refused wait: the completion once the main queue is free (waited for off the main queue),
+/// then the exit.
+func reportLater(_ ran: Flag) {
+  ran.wait(timeout: 60)
+  say("later: completion ran \(ran.isSet)")
+  exit(0)
 }
 
 /// Runs the main run loop (a synchronous function: `RunLoop.run()` is unavailable from async code).
@@ -68,13 +84,17 @@ case "main-thread":
   say("returned \(returned), completion ran \(ran.isSet)")
   exit(0)
 case "after-await":
-  try await Task.sleep(nanoseconds: 1_000_000)
-  waitAndReport(server, timeout: 30)
-  // Suspended, the main queue is free to run the completion; the report above exits.
-  try await Task.sleep(nanoseconds: 60_000_000_000)
+  // A real suspension (a hop through another queue): what follows runs on the main queue.
+  await drain(DispatchQueue.global())
+  let ran = waitAndReport(server, timeout: 30)
+  // Suspended while another thread waits for the completion, the main queue is free to run it.
+  await offThePool { reportLater(ran) }
 case "main-queue-block":
   // The wait cannot tell this case before its timeout: a short one.
-  DispatchQueue.main.async { waitAndReport(server, timeout: 2) }
+  DispatchQueue.main.async {
+    let ran = waitAndReport(server, timeout: 2)
+    DispatchQueue.global().async { reportLater(ran) }
+  }
   runMainRunLoop()
 default:
   say("usage: wait-probe main-thread|after-await|main-queue-block")

@@ -163,6 +163,15 @@ public final class TestServer: Sendable {
     return core.state.withLock { $0.bytesWritten[path, default: 0] }
   }
 
+  /// Blocks until every connection the server accepted has ended (its thread finished: the client
+  /// closed it, a write to it failed, or the server closed it), at most `timeout` seconds; returns
+  /// whether they had. Woken by each connection's end, not by polling: a test that a client let go
+  /// of its connection waits for exactly that (from async code, through `offThePool`).
+  public func waitUntilConnectionsClosed(timeout: TimeInterval) -> Bool {
+    // The accept loop is the one worker left while the server runs.
+    core.workers.waitUntilLive(atMost: 1, timeout: timeout)
+  }
+
   /// Forgets the recorded requests and resets the `/fail-first` and ``bytesWritten(path:)``
   /// counters. Custom routes stay.
   public func resetRecords() {

@@ -15,14 +15,18 @@ struct ResponseDispositionTests {
     defer { server.stop() }
     let fetcher = server.fetcher("/bytes/200000")
     let events = Recorder<String>()
+    let sentWhileDeciding = Recorder<Bool>()
     fetcher.didReceiveResponseBlock = { response in
       events.append("head \((response as? HTTPURLResponse)?.statusCode ?? 0)")
-      // The body keeps coming meanwhile: it waits, in order, for the decision.
-      try? await Task.sleep(nanoseconds: 300_000_000)
+      // The body keeps coming meanwhile (the server writes all of it before the decision): it
+      // waits, in order, for the decision.
+      sentWhileDeciding.append(
+        await eventually(timeout: 30) { server.bytesWritten(path: "/bytes/200000") > 200_000 })
       return .allow
     }
     fetcher.receivedProgressBlock = { _, _ in events.append("bytes") }
     let result = await fetcher.fetchResult()
+    #expect(sentWhileDeciding.values == [true], "the server could not send the body while the block decided")
     #expect(result.error == nil)
     #expect(result.data == TestServer.patternBytes(count: 200_000))
     #expect(events.values.first == "head 200")

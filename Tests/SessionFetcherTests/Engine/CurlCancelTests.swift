@@ -12,27 +12,34 @@
       defer { server.stop() }
       let engine = try makeCurlEngine()
       let handler = CurlRecordingHandler()
-      // 50 s of drip: the cancellation always lands mid-body, however slow the machine is.
-      let task = try #require(
-        engine.makeTask(
-          request: URLRequest(url: server.url("/drip?bytes=100000&chunks=1000&interval=50")), body: .none,
-          handler: handler))
-      task.resume()
-      #expect(await eventually { !handler.current.body.isEmpty })
-      await withTaskGroup(of: Void.self) { group in
-        for _ in 0..<8 { group.addTask { task.cancel() } }
+      weak var released: CurlTask?
+      let after: Int
+      do {
+        // 50 s of drip: the cancellation always lands mid-body, however slow the machine is.
+        let task = try #require(
+          engine.makeTask(
+            request: URLRequest(url: server.url("/drip?bytes=100000&chunks=1000&interval=50")),
+            body: .none, handler: handler))
+        released = task
+        task.resume()
+        #expect(await eventually { !handler.current.body.isEmpty })
+        await withTaskGroup(of: Void.self) { group in
+          for _ in 0..<8 { group.addTask { task.cancel() } }
+        }
+        #expect(handler.waitForCompletion())
+        task.cancel()
+        let record = handler.current
+        #expect(record.completions.count == 1)
+        #expect(record.completions.first!.urlErrorCode == .cancelled)
+        #expect(record.events.last == "complete")
+        #expect(record.body.count < 100_000)
+        after = record.body.count
       }
-      #expect(handler.waitForCompletion())
-      task.cancel()
-      let record = handler.current
-      #expect(record.completions.count == 1)
-      #expect(record.completions.first!.urlErrorCode == .cancelled)
-      #expect(record.events.last == "complete")
-      #expect(record.body.count < 100_000)
       #expect(await eventually { engine.runningTransferCount == 0 })
-      // Nothing arrives after the completion.
-      let after = handler.current.body.count
-      try await Task.sleep(nanoseconds: 100_000_000)
+      // Nothing arrives after the completion: every callback of the transfer reaches the handler
+      // through its task, which the loop holds until the transfer is detached; once it is freed,
+      // nothing more can come.
+      #expect(await eventually { released == nil }, "the cancelled task is still held")
       #expect(handler.current.body.count == after)
       #expect(handler.current.completions.count == 1)
     }

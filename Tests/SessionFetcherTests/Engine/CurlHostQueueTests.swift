@@ -131,8 +131,10 @@
       #expect(waitingHandler.waitForCompletion())
       #expect(waitingHandler.current.completions.first!.urlErrorCode == .cancelled)
       #expect(waitingHandler.current.events == ["complete"])
+      #expect(await eventually { engine.runningTransferCount == 1 })
       let (next, nextHandler) = try started(engine, server, "/bytes/20")
-      try await Task.sleep(nanoseconds: 100_000_000)
+      // The loop has taken the next one in (to wait, or, wrongly, to run beside the running one).
+      #expect(await eventually { engine.runningTransferCount == 2 })
       #expect(nextHandler.current.events.isEmpty, "started while the host's one slot was taken")
       running.cancel()
       #expect(runningHandler.waitForCompletion())
@@ -141,6 +143,8 @@
       #expect(nextHandler.current.body.count == 20)
       #expect(server.requestCount(path: "/bytes/10") == 0)
       #expect(await eventually { engine.runningTransferCount == 0 })
+      // Never two transfers at once: the next one ran only after the running one ended.
+      #expect(engine.mostTransfersAtOnce == 1, "two transfers ran at once on a one-slot host")
     }
 
     /// An exchange cancelled while it waits is let go at once, not kept in the queue (with its

@@ -52,22 +52,28 @@ struct DecodingTests {
   @Test func stoppingDuringTheParseDeliversNothing() async throws {
     let server = try serverWithUser()
     defer { server.stop() }
-    let fetcher = server.fetcher("/user")
+    let watched = WeakReference<SessionFetcher>()
     let parseStarted = Gate()
     let releaseParse = Gate()
     let completions = Recorder<String>()
-    fetcher.beginFetch(
-      parsing: { data, _ in
-        parseStarted.open()
-        releaseParse.wait()
-        return data.count
-      },
-      completionHandler: { _ in completions.append("completed") })
-    await offThePool { parseStarted.wait() }
-    fetcher.stopFetching()
-    releaseParse.open()
-    #expect(await offThePool { fetcher.waitForCompletion(timeout: 30) })
-    try await Task.sleep(nanoseconds: 200_000_000)
+    do {
+      let fetcher = server.fetcher("/user")
+      watched.object = fetcher
+      fetcher.beginFetch(
+        parsing: { data, _ in
+          parseStarted.open()
+          releaseParse.wait()
+          return data.count
+        },
+        completionHandler: { _ in completions.append("completed") })
+      await offThePool { parseStarted.wait() }
+      fetcher.stopFetching()
+      releaseParse.open()
+      #expect(await offThePool { fetcher.waitForCompletion(timeout: 30) })
+    }
+    // The parse's end hands the result to a block on the callback queue that holds the fetcher:
+    // once the fetcher is freed, that block has run (or was never queued).
+    #expect(await eventually { watched.object == nil }, "the fetcher is still held")
     #expect(completions.count == 0)
   }
 

@@ -32,26 +32,33 @@ struct StopTests {
     let queue = makeCallbackQueue()
     let counter = NotificationRecorder()
     let completions = Recorder<SessionFetcherError?>()
-    let fetchers = (0..<200).map { _ in server.fetcher("/delay/0.01", queue: queue) }
-    for fetcher in fetchers {
-      counter.watch(fetcher)
-      fetcher.stopFetchingTriggersCompletionHandler = true
-    }
-    await offThePool {
-      DispatchQueue.concurrentPerform(iterations: fetchers.count * 2) { index in
-        let fetcher = fetchers[index / 2]
-        if index % 2 == 0 {
-          fetcher.beginFetch { _, error in completions.append(error as? SessionFetcherError) }
-        } else {
-          fetcher.stopFetching()
+    let count = 200
+    let references: [WeakReference<SessionFetcher>]
+    do {
+      let fetchers = (0..<count).map { _ in server.fetcher("/delay/0.01", queue: queue) }
+      references = fetchers.map { WeakReference($0) }
+      for fetcher in fetchers {
+        counter.watch(fetcher)
+        fetcher.stopFetchingTriggersCompletionHandler = true
+      }
+      await offThePool {
+        DispatchQueue.concurrentPerform(iterations: fetchers.count * 2) { index in
+          let fetcher = fetchers[index / 2]
+          if index % 2 == 0 {
+            fetcher.beginFetch { _, error in completions.append(error as? SessionFetcherError) }
+          } else {
+            fetcher.stopFetching()
+          }
         }
       }
     }
     // Every fetcher completes exactly once: fetched, or cancelled (whichever came first).
-    #expect(await eventually(timeout: 60) { completions.count == fetchers.count })
-    try await Task.sleep(nanoseconds: 200_000_000)
+    #expect(await eventually(timeout: 60) { completions.count == count })
+    // A completion is delivered by a block on the callback queue that holds its fetcher: once every
+    // fetcher is freed and the queue drained, no second one can come.
+    #expect(await eventually(timeout: 60) { references.allSatisfy { $0.object == nil } })
     await drain(queue)
-    #expect(completions.count == fetchers.count)
+    #expect(completions.count == count)
     #expect(counter.started == counter.stopped)
   }
 }

@@ -190,23 +190,32 @@ struct ScriptedAuthorizerTests {
   func answerAfterTheStopIsDropped(fails: Bool, withCallback: Bool) async {
     let engine = ScriptedEngine()
     engine.respond(to: "/api", with: .response(body: Self.body))
-    let fetcher = engine.fetcher("/api")
-    fetcher.stopFetchingTriggersCompletionHandler = withCallback
+    let watched = WeakReference<SessionFetcher>()
     let latch = AuthorizerLatch()
     let answer: RecordingAuthorizer.Answer = fails ? .fail(TokenError(reason: "late")) : .token("late")
     let authorizer = RecordingAuthorizer(answer, latch: latch, ignoresCancellation: true)
-    fetcher.authorizer = authorizer
-    let counter = NotificationRecorder([fetcher])
     let results = Recorder<FetchResult>()
-    fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
-    #expect(await eventually { authorizer.authorized.count == 1 })
-    fetcher.stopFetching()
-    #expect(authorizer.stopped.count == 1)
+    let counter = NotificationRecorder()
+    let callbackQueue: DispatchQueue
+    do {
+      let fetcher = engine.fetcher("/api")
+      watched.object = fetcher
+      callbackQueue = fetcher.callbackQueue
+      fetcher.stopFetchingTriggersCompletionHandler = withCallback
+      fetcher.authorizer = authorizer
+      counter.watch(fetcher)
+      fetcher.beginFetch { data, error in results.append(FetchResult(data: data, error: error)) }
+      #expect(await eventually { authorizer.authorized.count == 1 })
+      fetcher.stopFetching()
+      #expect(authorizer.stopped.count == 1)
+    }
     latch.open()
     #expect(await eventually { authorizer.answered.count == 1 })
-    // What would follow the answer (a send, a completion) is not awaited by anything: a bound.
-    try? await Task.sleep(nanoseconds: 200_000_000)
-    await drain(fetcher.callbackQueue)
+    // The task that took the answer holds the fetcher until it has done what follows the answer
+    // (a send, a completion, or nothing): the fetcher freed is that task ended.
+    #expect(await eventually { watched.object == nil }, "the fetcher is still held")
+    await engine.drainEvents()
+    await drain(callbackQueue)
     #expect(results.count == (withCallback ? 1 : 0))
     if withCallback { #expect(results.values.first?.fetcherError == .cancelled) }
     #expect(engine.requests.isEmpty)

@@ -147,29 +147,38 @@ struct ScriptedChallengeBlockTests {
   @Test func stoppingWhileTheBlockDecidesSendsNothingMore() async {
     let engine = ScriptedEngine()
     engine.respond(to: "/private", with: .challenge(), .response(body: Self.body))
-    let fetcher = engine.fetcher("/private")
+    let watched = WeakReference<SessionFetcher>()
     let entered = AsyncLatch()
     let release = AsyncLatch()
     let answered = Recorder<Bool>()
-    let counter = NotificationRecorder([fetcher])
-    fetcher.challengeBlock = { _, _ in
-      entered.signal()
-      await release.wait()
-      answered.append(true)
-      return (.useCredential, Self.credential("pa55"))
-    }
+    let counter = NotificationRecorder()
     let completions = Recorder<Bool>()
-    fetcher.beginFetch { _, _ in completions.append(true) }
-    await entered.wait()
-    fetcher.stopFetching()
+    let callbackQueue: DispatchQueue
+    do {
+      let fetcher = engine.fetcher("/private")
+      watched.object = fetcher
+      callbackQueue = fetcher.callbackQueue
+      counter.watch(fetcher)
+      fetcher.challengeBlock = { _, _ in
+        entered.signal()
+        await release.wait()
+        answered.append(true)
+        return (.useCredential, Self.credential("pa55"))
+      }
+      fetcher.beginFetch { _, _ in completions.append(true) }
+      await entered.wait()
+      fetcher.stopFetching()
+    }
     release.signal()
     #expect(await eventually { counter.stopped == 1 && answered.count == 1 })
-    // What the answer would start (a request) is awaited by nothing: a short bound.
-    try? await Task.sleep(nanoseconds: 100_000_000)
+    // The task that took the answer holds the fetcher until it has done what the answer starts (a
+    // request, or nothing): the fetcher freed is that task ended.
+    #expect(await eventually { watched.object == nil }, "the fetcher is still held")
     await engine.drainEvents()
-    await drain(fetcher.callbackQueue)
+    await drain(callbackQueue)
     #expect(completions.count == 0)
     #expect(engine.requests.count == 1)
+    #expect(counter.started == 1 && counter.stopped == 1)
   }
 
   // MARK: - Digest
