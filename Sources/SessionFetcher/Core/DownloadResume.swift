@@ -93,18 +93,18 @@ enum DownloadResume {
         if storage.downloadResume.validator == nil { storage.downloadResume.validator = parked.validator }
         storage.lifecycle.current.responseBodyLength = parked.length
         storage.lifecycle.current.expectedContentLength = range?.total ?? -1
-        storage.partFile = part
+        storage.run.partFile = part
         choice.preparation = .open(part)
         return choice
       }
       choice.cleanup.removing.append(parked.partFileURL)
     }
-    if let existing = storage.partFile {
+    if let existing = storage.run.partFile {
       choice.preparation = .truncate(existing)
       return choice
     }
     let part = PartFile(creatingFor: destination, willWrite: willWrite)
-    storage.partFile = part
+    storage.run.partFile = part
     choice.preparation = .open(part)
     return choice
   }
@@ -139,8 +139,8 @@ enum DownloadResume {
   /// An attempt ended without success: keep the part file for the next attempt when its response
   /// can be continued. Returns the disk work: closing a parked file, or deleting one that is not.
   static func park(_ storage: inout FetcherStorage) -> PartFileCleanup {
-    guard let partFile = storage.partFile else { return PartFileCleanup() }
-    storage.partFile = nil
+    guard let partFile = storage.run.partFile else { return PartFileCleanup() }
+    storage.run.partFile = nil
     // A write in flight (a stop racing with the disk) leaves its length unknown: the file is not
     // continued, so that no later attempt opens a file a write of this one may still reach.
     guard let length = partFile.settledLength, length > 0,
@@ -169,7 +169,7 @@ enum DownloadResume {
   /// names the file, not how much of it is written, since ``SessionFetcher/resumeData`` reads the
   /// file's size back when it is used.
   static func liveToken(_ storage: FetcherStorage) -> Data? {
-    guard storage.downloadResume.keepsPartialDownload, let partFile = storage.partFile,
+    guard storage.downloadResume.keepsPartialDownload, let partFile = storage.lifecycle.begunRun?.partFile,
       let parked = continuation(of: partFile, length: partFile.length, in: storage)
     else { return nil }
     return ResumeToken.encode(parked)
@@ -191,11 +191,11 @@ enum DownloadResume {
   static func fetchEnded(_ storage: inout FetcherStorage, succeeded: Bool) -> PartFileCleanup {
     var cleanup = PartFileCleanup()
     if succeeded {
-      cleanup.discarding = storage.partFile
+      cleanup.discarding = storage.run.partFile
     } else {
       cleanup = park(&storage)
     }
-    storage.partFile = nil
+    storage.run.partFile = nil
     guard let parked = storage.downloadResume.parked else { return cleanup }
     storage.downloadResume.parked = nil
     if !succeeded, storage.downloadResume.keepsPartialDownload {

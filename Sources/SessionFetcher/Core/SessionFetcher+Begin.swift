@@ -35,9 +35,9 @@ extension SessionFetcher {
       case .proceed:
         storage.completion = completion
         storage.successParser = successParser
-        storage.forceCompletionOnStop = forceCompletionOnStop
-        storage.retainedSelf = self
-        storage.timing.startDate = Date()
+        storage.run.forceCompletionOnStop = forceCompletionOnStop
+        storage.run.retainedSelf = self
+        storage.run.timing.startDate = Date()
         return .proceed
       case .stoppedBeforeBegin:
         let notify = forceCompletionOnStop || storage.config.stopFetchingTriggersCompletionHandler
@@ -108,7 +108,7 @@ extension SessionFetcher {
 
   /// Starts the next attempt: user agent and decorators (see `AttemptPreparation`), authorize, send.
   func startAttempt() {
-    let (plan, didRefresh) = storage.withLock { ($0.plan, $0.didRefreshAuthorization) }
+    let (plan, didRefresh) = storage.withLock { ($0.plan, $0.run.didRefreshAuthorization) }
     guard let plan else { return }
     var request = plan.baseRequest
     if plan.authorization != nil, didRefresh { request.setValue(nil, forHTTPHeaderField: "Authorization") }
@@ -162,15 +162,15 @@ extension SessionFetcher {
       return
     }
     let hop = storage.withLock { storage -> UInt64? in
-      let hop = storage.hopCount + 1
+      let hop = storage.run.hopCount + 1
       let now = plan.clock.now
       let exchange = HopState(
         hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: now)
       // The timeout runs from here: body preparation and the engine's making of the task count.
       if plan.testBlock == nil { exchange.pendingHop = hop }
       guard storage.lifecycle.hopStarted(exchange) == .send else { return nil }
-      storage.hopCount = hop
-      storage.timing.requestStartDate = now
+      storage.run.hopCount = hop
+      storage.run.timing.requestStartDate = now
       if plan.testBlock == nil {
         armTimeout(&storage, after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }
@@ -361,8 +361,8 @@ extension FetcherStorage {
   /// Hop `hop`'s body was spooled to `url`.
   mutating func bodySpooled(to url: URL, forHop hop: UInt64) -> SpoolAction {
     guard lifecycle.isPending(hop: hop) else { return .discard }
-    let replaced = bodySpoolFile
-    bodySpoolFile = url
+    let replaced = run.bodySpoolFile
+    run.bodySpoolFile = url
     return .kept(replacing: replaced)
   }
 }

@@ -72,7 +72,7 @@ extension SessionFetcher {
     case .stopped?, .pausedForBackpressure?: return nil
     case .timedOut?, .failed?, nil: break
     }
-    guard !exchange.measure.reported, exchange.measure.hop == storage.hopCount,
+    guard !exchange.measure.reported, exchange.measure.hop == storage.run.hopCount,
       let plan = storage.plan, plan.testBlock == nil, let block = storage.config.metricsCollectionBlock
     else { return nil }
     storage.lifecycle.current.measure.reported = true

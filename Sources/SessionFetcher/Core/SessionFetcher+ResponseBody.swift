@@ -50,7 +50,7 @@ extension SessionFetcher {
       // A file that could not be opened is as if never chosen (`open()` ended it): a kept file is
       // neither parked again nor deleted. One that could not be emptied stays the attempt's, for
       // the end of the attempt to delete. Either way the head waits for no decision.
-      if failedToOpen { storage.partFile = nil }
+      if failedToOpen { storage.run.partFile = nil }
       storage.lifecycle.current.responseGate = nil
     }
     if let failure { endAttempt(failure) }
@@ -76,7 +76,7 @@ extension SessionFetcher {
     letGo: (inout FetcherStorage) -> Void = { _ in }
   ) -> EndAttemptAction? {
     storage.withLock { storage in
-      guard accepts(task, storage), storage.partFile === partFile else { return nil }
+      guard accepts(task, storage), storage.run.partFile === partFile else { return nil }
       if case .failed? = storage.lifecycle.current.cancelReason { return nil }
       letGo(&storage)
       return fail(&storage, with: SessionFetcherError.downloadFailed(description: String(describing: error)))
@@ -193,12 +193,12 @@ extension FetcherStorage {
     case .memory, .redirect:
       break
     case .accumulate:
-      accumulatedSinceResponse = true
+      run.accumulatedSinceResponse = true
       if let block = config.accumulateDataBlock { target = .accumulate(block) }
     case .file:
       // Written after the lock, on the engine's thread: the engine hands one exchange's chunks
       // over one at a time, so they reach the file in order.
-      if let partFile { target = .file(partFile) }
+      if let partFile = run.partFile { target = .file(partFile) }
       download = config.downloadProgressBlock
       if stream.windowLength != nil { stream.deliveredBytes += count }
     case .stream:
@@ -216,7 +216,8 @@ extension FetcherStorage {
 
   /// The fetch's count of received body bytes, and the time of its first.
   private mutating func countReceived(_ count: Int, at now: Date) {
-    if timing.firstByteDate == nil { timing.firstByteDate = now }
-    timing.bytesReceived += Int64(count)
+    let run = run
+    if run.timing.firstByteDate == nil { run.timing.firstByteDate = now }
+    run.timing.bytesReceived += Int64(count)
   }
 }

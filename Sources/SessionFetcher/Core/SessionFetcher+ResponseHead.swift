@@ -58,7 +58,7 @@ extension SessionFetcher {
         return decision
       }
       let head = wholeResource.map(ResponseHead.init) ?? head
-      if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
+      if storage.run.timing.firstResponseDate == nil { storage.run.timing.firstResponseDate = now }
       if storage.lifecycle.current.measure.responseDate == nil {
         storage.lifecycle.current.measure.responseDate = now
       }
@@ -92,10 +92,10 @@ extension SessionFetcher {
         storage.stream.head = head.response
         streamConsumer = storage.stream.consumer?.consumer
       case .accumulate:
-        if storage.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
+        if storage.run.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
           decision.restartAccumulation = (plan.callbackQueue, block)
         }
-        storage.accumulatedSinceResponse = false
+        storage.run.accumulatedSinceResponse = false
       case .file:
         guard let destination = plan.destination else { break }
         let choice = DownloadResume.choosePartFile(
@@ -118,10 +118,10 @@ extension SessionFetcher {
       } else if action.asksResponseBlock, let block = responseBlock {
         // The final head (a 401 with a challenge waits for `answerChallenge`): its body waits for
         // the block's decision.
-        var held = ResponseGate(hop: storage.hopCount)
+        var held = ResponseGate(hop: storage.run.hopCount)
         held.streamConsumer = streamConsumer
         storage.lifecycle.current.responseGate = held
-        decision.next = .askAboutResponse(hop: storage.hopCount, block: block, head: head.response)
+        decision.next = .askAboutResponse(hop: storage.run.hopCount, block: block, head: head.response)
       } else if let streamConsumer {
         // The head as the fetch sees it: a stream's first Range window describes the whole resource.
         decision.next = .deliverToStream(streamConsumer, head: head.response)

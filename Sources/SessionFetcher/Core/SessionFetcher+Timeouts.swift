@@ -36,13 +36,13 @@ extension SessionFetcher {
   func armTimeout(_ storage: inout FetcherStorage, after delay: TimeInterval) {
     Self.disarmTimeout(&storage)
     guard storage.lifecycle.phase == .running, !storage.lifecycle.current.isSuspended else { return }
-    storage.timeoutToken = storage.clock.armTimeoutCheck(of: self, after: delay)
+    storage.run.timeoutToken = storage.clock.armTimeoutCheck(of: self, after: delay)
   }
 
   /// Disarms the fetcher's timeout check, if armed (under the fetcher's lock).
   static func disarmTimeout(_ storage: inout FetcherStorage) {
-    guard let token = storage.timeoutToken else { return }
-    storage.timeoutToken = nil
+    guard let token = storage.run.timeoutToken else { return }
+    storage.run.timeoutToken = nil
     storage.clock.disarmTimeoutCheck(token)
   }
 
@@ -58,8 +58,8 @@ extension SessionFetcher {
   package func checkTimeout(token: UInt64) {
     let timedOut: (any EngineTask)?? = storage.withLock { storage in
       // A check disarmed or replaced after the clock took it out does nothing.
-      guard storage.timeoutToken == token else { return nil }
-      storage.timeoutToken = nil
+      guard storage.run.timeoutToken == token else { return nil }
+      storage.run.timeoutToken = nil
       // A hop with its task, or one whose task is still being made.
       guard storage.lifecycle.phase == .running, case let exchange = storage.lifecycle.current,
         exchange.task != nil || exchange.pendingHop != nil,
