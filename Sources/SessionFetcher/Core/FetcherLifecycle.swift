@@ -12,12 +12,16 @@ import Foundation
 /// any state but finished ──stop──▶ stopped
 /// ```
 ///
-/// The `running` state carries the in-flight ``HopState``, which each hop replaces whole
-/// (``hopStarted(_:)``), and through it the attempt's ``AttemptState``, which each attempt makes
-/// afresh (``attemptStarted(at:)``) and its hops hand on. The states after it carry the last
-/// exchange, read-only, for what the fetcher reports once the exchange is over, without its
-/// attempt: the attempt's counts end with it. The ended states carry how far the completion's delivery got (``completionDelivered()``): a
-/// stop after the finish suppresses the callbacks still queued, and nothing runs after delivery.
+/// Every state after `idle` carries the fetch's ``RunState`` (``run``): ``begin()`` makes it (a
+/// stop before begin too, for the cancellation it records), and every transition hands it on, to
+/// the ended states as well, where what the fetch reports (its results, its timing) is read. The
+/// `running` state carries the in-flight ``HopState``, which each hop replaces whole
+/// (``hopStarted(_:)``), and through it the run and the attempt's ``AttemptState``, which each
+/// attempt makes afresh (``attemptStarted(at:)``) and its hops hand on. The states after it carry
+/// the last exchange, read-only, for what the fetcher reports once the exchange is over, without
+/// its attempt (the attempt's counts end with it) or its run (the state has it). The ended states
+/// carry how far the completion's delivery got (``completionDelivered()``): a stop after the finish
+/// suppresses the callbacks still queued, and nothing runs after delivery.
 ///
 /// The fetcher holds one of these under its lock; each method takes an event and returns an action,
 /// which the fetcher performs after the lock (post which notifications, send the hop, let go of

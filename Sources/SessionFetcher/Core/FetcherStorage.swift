@@ -168,14 +168,18 @@ struct FetcherStorage {
   /// configuration was refused).
   var plan: FetchPlan?
 
-  // Each part set before the fetch begins (the stream's consumer and windows; the resume token
-  // given, a part file to continue, and whether to keep one) and part changed as the fetch goes:
-  // here until the two are split, the first being configuration and the rest the run's.
+  // Each part set before the fetch begins (the resume token given, a part file to continue, and
+  // whether to keep one) and part changed as the fetch goes: here until the two are split, the
+  // first being configuration and the rest the run's.
   /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt.
   var downloadResume = DownloadResumeState()
-  /// Streaming (see `SessionFetcher+StreamTransfer.swift`): the consumer, how far it got, and how a
-  /// paused transfer continues.
-  var stream = FetcherStreamState()
+
+  // Configuration set before the fetch begins, which the run's stream state starts from (see
+  // `SessionFetcher.attachStreamConsumer(_:windowLength:)`).
+  /// The consumer of a streamed body (`beginStreaming`).
+  var streamConsumer: WeakStreamConsumer?
+  /// The length of the Range windows a stream asks for its body in, when the engine cannot pause.
+  var streamWindowLength: Int64?
 
   init(request: URLRequest?, urlString: String) {
     configBox = ConfigurationBox(FetcherConfiguration(request: request))

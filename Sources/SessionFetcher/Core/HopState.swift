@@ -13,15 +13,14 @@ import Foundation
 /// What spans the hops of an attempt (its start, redirect count and server challenges) is its
 /// ``attempt``, handed from hop to hop. What outlives an attempt is its ``run`` (a ``RunState``),
 /// handed on the same way: the hop counter, the retry backoff, the fetch's timing and results, the
-/// armed timeout check, the download's part file (kept across retries), whether the accumulate
-/// block was given bytes (a retry's head tells it to start over), and the stream's progress and
-/// continuation (a pause or a window hands them to the next exchange).
+/// armed timeout check, the download's part file (kept across retries), and whether the accumulate
+/// block was given bytes (a retry's head tells it to start over).
 ///
 /// A class, touched only under the fetcher's lock: the states hand one reference on, and the
 /// fetcher's many reads and changes of the exchange in flight neither copy its fields nor retain
 /// each of them (a struct in the enum's payload was copied out and back on every access).
 final class HopState {
-  /// The hop this exchange is (see `FetcherStorage.hopCount`); 0 before the attempt's first.
+  /// The hop this exchange is (see `RunState.hopCount`); 0 before the attempt's first.
   var hop: UInt64 = 0
   /// What spans the hops of its attempt, while the attempt runs: `FetcherLifecycle` sets it when
   /// the hop starts (a fresh one for an attempt's first, the previous hop's for the next) and

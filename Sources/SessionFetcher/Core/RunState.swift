@@ -32,7 +32,7 @@ final class RunState {
   /// the resume token a stop hands out.
   var downloadResume = DownloadResumeState()
   /// Streaming (see `SessionFetcher+StreamTransfer.swift`): the consumer, how far it got, and how a
-  /// paused transfer continues.
+  /// paused transfer continues. Starts from the consumer and windows set before begin.
   var stream = FetcherStreamState()
   /// The temporary file the current attempt's body was read into (see `BodySpool`), deleted when
   /// the next attempt replaces it and when the fetch ends: outside the exchange, which a stop or a

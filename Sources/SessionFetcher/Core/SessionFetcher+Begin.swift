@@ -38,6 +38,8 @@ extension SessionFetcher {
         storage.run.forceCompletionOnStop = forceCompletionOnStop
         storage.run.retainedSelf = self
         storage.run.timing.startDate = Date()
+        storage.run.stream = FetcherStreamState(
+          consumer: storage.streamConsumer, windowLength: storage.streamWindowLength)
         return .proceed
       case .stoppedBeforeBegin:
         let notify = forceCompletionOnStop || storage.config.stopFetchingTriggersCompletionHandler

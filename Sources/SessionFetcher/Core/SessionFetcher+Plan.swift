@@ -7,7 +7,7 @@ extension SessionFetcher {
   /// (and before any notification).
   func makePlan(monitors: [any FetcherEventMonitor]) throws -> FetchPlan {
     let (config, urlString, streams, resume) = storage.withLock {
-      ($0.config, $0.urlString, $0.stream.isStreaming, $0.downloadResume)
+      ($0.config, $0.urlString, $0.run.stream.isStreaming, $0.downloadResume)
     }
     guard var request = config.request, let url = request.url, SessionFetcher.isFetchable(url) else {
       throw SessionFetcherError.invalidURL(urlString)

@@ -170,6 +170,7 @@ extension FetcherStorage {
       exchange.lastActivity = now
       return .held
     }
+    let run = lifecycle.run
     let sink: ResponseSink
     let total: Int64
     let expected: Int64
@@ -180,12 +181,12 @@ extension FetcherStorage {
       // or an unwritable download) is dropped. A real task is let go of at once (`failExchange`).
       return .drop
     case .tooLarge(let limit):
-      countReceived(data.count, at: now)
+      countReceived(data.count, at: now, run: run)
       return .fail(failExchange(with: SessionFetcherError.responseTooLarge(limit: limit)))
     case .deliver(let chunkSink, let chunkTotal, let chunkExpected):
       (sink, total, expected) = (chunkSink, chunkTotal, chunkExpected)
     }
-    countReceived(data.count, at: now)
+    countReceived(data.count, at: now, run: run)
     let count = Int64(data.count)
     var target = ChunkHandOffAction.Target.none
     var download: (@Sendable (Int64, Int64, Int64) -> Void)?
@@ -200,10 +201,10 @@ extension FetcherStorage {
       // over one at a time, so they reach the file in order.
       if let partFile = run.partFile { target = .file(partFile) }
       download = config.downloadProgressBlock
-      if stream.windowLength != nil { stream.deliveredBytes += count }
+      if run.stream.windowLength != nil { run.stream.deliveredBytes += count }
     case .stream:
-      stream.deliveredBytes += count
-      if let consumer = stream.consumer?.consumer { target = .stream(consumer) }
+      run.stream.deliveredBytes += count
+      if let consumer = run.stream.consumer?.consumer { target = .stream(consumer) }
     }
     publish(
       TransferProgress(
@@ -215,8 +216,7 @@ extension FetcherStorage {
   }
 
   /// The fetch's count of received body bytes, and the time of its first.
-  private mutating func countReceived(_ count: Int, at now: Date) {
-    let run = run
+  private func countReceived(_ count: Int, at now: Date, run: RunState) {
     if run.timing.firstByteDate == nil { run.timing.firstByteDate = now }
     run.timing.bytesReceived += Int64(count)
   }

@@ -24,15 +24,16 @@ extension SessionFetcher {
         return decision
       }
       if let statusCode, statusCode < 200 { return nil }
-      if storage.stream.isContinuation, !StreamWindows.downloadRestarts(head.response, storage: &storage) {
+      if storage.run.stream.isContinuation, !StreamWindows.downloadRestarts(head.response, storage: &storage)
+      {
         let response = head.response
         // A paused stream (or the next window of a download) goes on from the head it has.
-        storage.stream.isContinuation = false
-        storage.lifecycle.current.response = storage.stream.head ?? response
-        storage.lifecycle.current.responseBodyLength = storage.stream.deliveredBytes
-        storage.lifecycle.current.expectedContentLength = storage.stream.head?.expectedContentLength ?? -1
-        storage.lifecycle.current.sink = storage.stream.isDownload ? .file : .stream
-        if let error = StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
+        storage.run.stream.isContinuation = false
+        storage.lifecycle.current.response = storage.run.stream.head ?? response
+        storage.lifecycle.current.responseBodyLength = storage.run.stream.deliveredBytes
+        storage.lifecycle.current.expectedContentLength = storage.run.stream.head?.expectedContentLength ?? -1
+        storage.lifecycle.current.sink = storage.run.stream.isDownload ? .file : .stream
+        if let error = StreamPausing.continuationError(response, offset: storage.run.stream.deliveredBytes)
           ?? StreamWindows.continuationError(response, storage: storage)
         {
           decision.next = .fail(fail(&storage, with: error))
@@ -43,7 +44,7 @@ extension SessionFetcher {
       // The first Range window of a stream: the fetcher and the consumer see the whole resource.
       var wholeResource: URLResponse?
       let window: StreamWindows.FirstResponse =
-        storage.stream.windowLength == nil
+        storage.run.stream.windowLength == nil
         ? .asIs : StreamWindows.firstResponse(head.response, storage: &storage)
       switch window {
       case .asIs:
@@ -71,7 +72,7 @@ extension SessionFetcher {
       storage.lifecycle.current.expectedContentLength = isEncoded ? -1 : expectedContentLength
       var input = HeadDecision.Input(status: head.statusCode)
       input.hasRedirectTarget = storage.lifecycle.current.redirectTarget != nil
-      input.isStreaming = storage.stream.isStreaming
+      input.isStreaming = storage.run.stream.isStreaming
       input.accumulates = plan.accumulates
       input.hasDestination = plan.destination != nil
       input.maximumInMemoryBodyLength = plan.maximumInMemoryBodyLength
@@ -89,8 +90,8 @@ extension SessionFetcher {
       var streamConsumer: (any FetcherStreamConsumer)?
       switch action.sink {
       case .stream:
-        storage.stream.head = head.response
-        streamConsumer = storage.stream.consumer?.consumer
+        storage.run.stream.head = head.response
+        streamConsumer = storage.run.stream.consumer?.consumer
       case .accumulate:
         if storage.run.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
           decision.restartAccumulation = (plan.callbackQueue, block)
@@ -105,8 +106,8 @@ extension SessionFetcher {
           sinkError = SessionFetcherError.downloadFailed(description: String(describing: failure))
         } else if wholeResource != nil {
           // The first of the download's windows: later ones continue from this head.
-          storage.stream.head = head.response
-          if storage.downloadResume.validator == nil, let validator = storage.stream.validator {
+          storage.run.stream.head = head.response
+          if storage.downloadResume.validator == nil, let validator = storage.run.stream.validator {
             storage.downloadResume.validator = DownloadValidator(ifRange: validator)
           }
         }
