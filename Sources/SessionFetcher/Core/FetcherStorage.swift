@@ -168,11 +168,15 @@ struct FetcherStorage {
   /// configuration was refused).
   var plan: FetchPlan?
 
-  // Each part set before the fetch begins (the resume token given, a part file to continue, and
-  // whether to keep one) and part changed as the fetch goes: here until the two are split, the
-  // first being configuration and the rest the run's.
-  /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt.
-  var downloadResume = DownloadResumeState()
+  // Configuration of resumable downloads (see `DownloadResume.swift`), set before the fetch begins;
+  // the run's resume state starts from it.
+  /// Keep the part file and make ``SessionFetcher/downloadResumeData`` when the fetch fails or
+  /// stops. May be set while the fetch runs: it is read when the fetch ends.
+  var keepsPartialDownload = false
+  /// The part file a resume token given before begin continues (``SessionFetcher/resumeData``).
+  var resumeFrom: ParkedDownload?
+  /// Why the token given to ``SessionFetcher/resumeData`` was refused: the fetch fails with it.
+  var resumeRefusal: String?
 
   // Configuration set before the fetch begins, which the run's stream state starts from (see
   // `SessionFetcher.attachStreamConsumer(_:windowLength:)`).

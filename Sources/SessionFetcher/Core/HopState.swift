@@ -13,8 +13,9 @@ import Foundation
 /// What spans the hops of an attempt (its start, redirect count and server challenges) is its
 /// ``attempt``, handed from hop to hop. What outlives an attempt is its ``run`` (a ``RunState``),
 /// handed on the same way: the hop counter, the retry backoff, the fetch's timing and results, the
-/// armed timeout check, the download's part file (kept across retries), and whether the accumulate
-/// block was given bytes (a retry's head tells it to start over).
+/// armed timeout check, the download's part file (kept across retries) and resume state, whether
+/// the accumulate block was given bytes (a retry's head tells it to start over), and the stream's
+/// progress and continuation (a pause or a window hands them to the next exchange).
 ///
 /// A class, touched only under the fetcher's lock: the states hand one reference on, and the
 /// fetcher's many reads and changes of the exchange in flight neither copy its fields nor retain

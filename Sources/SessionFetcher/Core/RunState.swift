@@ -28,8 +28,8 @@ final class RunState {
   var timeoutToken: UInt64?
   /// The download's part file: kept across the retries of an attempt (see `DownloadResume`).
   var partFile: PartFile?
-  /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt, and
-  /// the resume token a stop hands out.
+  /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt
+  /// (first the one a resume token given before begin named), and the token a stop hands out.
   var downloadResume = DownloadResumeState()
   /// Streaming (see `SessionFetcher+StreamTransfer.swift`): the consumer, how far it got, and how a
   /// paused transfer continues. Starts from the consumer and windows set before begin.

@@ -40,6 +40,7 @@ extension SessionFetcher {
         storage.run.timing.startDate = Date()
         storage.run.stream = FetcherStreamState(
           consumer: storage.streamConsumer, windowLength: storage.streamWindowLength)
+        storage.run.downloadResume.parked = storage.resumeFrom
         return .proceed
       case .stoppedBeforeBegin:
         let notify = forceCompletionOnStop || storage.config.stopFetchingTriggersCompletionHandler

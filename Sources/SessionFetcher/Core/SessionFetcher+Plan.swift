@@ -7,7 +7,10 @@ extension SessionFetcher {
   /// (and before any notification).
   func makePlan(monitors: [any FetcherEventMonitor]) throws -> FetchPlan {
     let (config, urlString, streams, resume) = storage.withLock {
-      ($0.config, $0.urlString, $0.run.stream.isStreaming, $0.downloadResume)
+      (
+        $0.config, $0.urlString, $0.run.stream.isStreaming,
+        (refusal: $0.resumeRefusal, parked: $0.run.downloadResume.parked)
+      )
     }
     guard var request = config.request, let url = request.url, SessionFetcher.isFetchable(url) else {
       throw SessionFetcherError.invalidURL(urlString)
@@ -25,8 +28,8 @@ extension SessionFetcher {
       // spelling continues it, another file starts from byte 0 (never the rest alone).
       let matched = DownloadResume.matchDestination(parked, to: config.destinationFileURL)
       storage.withLock { storage in
-        guard storage.downloadResume.parked?.partFileURL == parked.partFileURL else { return }
-        storage.downloadResume.parked = matched
+        guard storage.run.downloadResume.parked?.partFileURL == parked.partFileURL else { return }
+        storage.run.downloadResume.parked = matched
       }
     }
     let bodies = [config.bodyData != nil, config.bodyFileURL != nil, config.bodyStreamProvider != nil]

@@ -107,8 +107,8 @@ extension SessionFetcher {
         } else if wholeResource != nil {
           // The first of the download's windows: later ones continue from this head.
           storage.run.stream.head = head.response
-          if storage.downloadResume.validator == nil, let validator = storage.run.stream.validator {
-            storage.downloadResume.validator = DownloadValidator(ifRange: validator)
+          if storage.run.downloadResume.validator == nil, let validator = storage.run.stream.validator {
+            storage.run.downloadResume.validator = DownloadValidator(ifRange: validator)
           }
         }
       case .memory, .redirect:

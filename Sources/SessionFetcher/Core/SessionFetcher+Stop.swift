@@ -30,7 +30,9 @@ extension SessionFetcher {
     }
     if transition.postRetryDelayStopped { post(.sessionFetcherRetryDelayStopped, on: queue) }
     if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
-    let (resumeDataBlock, token) = storage.withLock { ($0.config.resumeDataBlock, $0.downloadResume.token) }
+    let (resumeDataBlock, token) = storage.withLock {
+      ($0.config.resumeDataBlock, $0.run.downloadResume.token)
+    }
     if let resumeDataBlock, let token {
       queue.async {
         LockAudit.userBlock("resumeDataBlock")

@@ -33,7 +33,7 @@ enum StreamWindows {
       return
     }
     guard plan.destination != nil,
-      !storage.run.stream.isStreaming, storage.downloadResume.parked == nil,
+      !storage.run.stream.isStreaming, storage.run.downloadResume.parked == nil,
       let length = storage.config.downloadWindowLength, length > 0
     else { return }
     storage.run.stream.windowLength = max(length, Int64(minimumLength))
