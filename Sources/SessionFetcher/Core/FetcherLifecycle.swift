@@ -74,10 +74,22 @@ struct FetcherLifecycle {
   }
 
   private(set) var state: State = .idle
+  /// The run that ``begin()`` (or a stop before it) hands to the first state: made with the
+  /// machine, so that its memory is had beside the fetcher's own rather than in the middle of
+  /// beginning, but out of reach until then (nothing reads or writes it in `idle`).
+  private var unbegunRun: RunState?
   /// A Started notification is out and its Stopped is not yet.
   private(set) var isStartedNotificationOutstanding = false
 
-  init() {}
+  init() {
+    unbegunRun = RunState()
+  }
+
+  /// The run the fetch begins with (see ``unbegunRun``): taken once.
+  private mutating func takeUnbegunRun() -> RunState {
+    defer { unbegunRun = nil }
+    return unbegunRun ?? RunState()
+  }
 
   var phase: Phase {
     switch state {
@@ -179,7 +191,7 @@ struct FetcherLifecycle {
   mutating func begin() -> BeginAction {
     switch state {
     case .idle:
-      state = .preparing(RunState(), last: nil)
+      state = .preparing(takeUnbegunRun(), last: nil)
       return .proceed
     case .stopped:
       return .stoppedBeforeBegin
@@ -448,7 +460,7 @@ struct FetcherLifecycle {
       // Remember the stop so that a begin racing behind it completes as cancelled. The fetch ends
       // here: its run, made now, holds what it reports (a cancellation).
       result.mayCompleteAsCancelled = false
-      state = .stopped(RunState(), last: nil, delivered: false)
+      state = .stopped(takeUnbegunRun(), last: nil, delivered: false)
     case .running(let exchange):
       let run = Self.leave(exchange)
       result.task = exchange.endTask(.stopped)

@@ -653,10 +653,10 @@ struct FetcherLifecycleTests {
 @Suite("Fetcher lifecycle layout")
 struct FetcherLifecycleLayoutTests {
   /// The states hand on one reference to the run and one to the exchange: a change of state moves
-  /// two pointers, the retry delay's token, a tag and a flag, never the fields of the run or of the
+  /// two pointers, the retry delay's token and a tag, never the fields of the run or of the
   /// exchange.
   @Test func aChangeOfStateMovesAReference() {
-    #expect(MemoryLayout<FetcherLifecycle>.size <= 4 * MemoryLayout<UnsafeRawPointer>.size)
+    #expect(MemoryLayout<FetcherLifecycle.State>.size <= 4 * MemoryLayout<UnsafeRawPointer>.size)
     var m = FetcherLifecycleTests.machine(in: .running)
     let inFlight = m.current
     _ = m.stop()
