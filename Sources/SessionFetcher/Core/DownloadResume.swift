@@ -189,16 +189,17 @@ enum DownloadResume {
   /// parked part file and the current one. Returns the disk work, for after the lock.
   static func fetchEnded(_ storage: inout FetcherStorage, succeeded: Bool) -> PartFileCleanup {
     var cleanup = PartFileCleanup()
+    let run = storage.run
     if succeeded {
-      cleanup.discarding = storage.run.partFile
+      cleanup.discarding = run.partFile
     } else {
       cleanup = park(&storage)
     }
-    storage.run.partFile = nil
-    guard let parked = storage.run.downloadResume.parked else { return cleanup }
-    storage.run.downloadResume.parked = nil
+    run.partFile = nil
+    guard let parked = run.downloadResume.parked else { return cleanup }
+    run.downloadResume.parked = nil
     if !succeeded, storage.keepsPartialDownload {
-      storage.run.downloadResume.token = ResumeToken.encode(parked)
+      run.downloadResume.token = ResumeToken.encode(parked)
     } else {
       // Closed before it is deleted when it was parked just now.
       cleanup.removing.append(parked.partFileURL)

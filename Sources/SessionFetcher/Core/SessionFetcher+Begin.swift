@@ -35,12 +35,15 @@ extension SessionFetcher {
       case .proceed:
         storage.completion = completion
         storage.successParser = successParser
-        storage.run.forceCompletionOnStop = forceCompletionOnStop
-        storage.run.retainedSelf = self
-        storage.run.timing.startDate = Date()
-        storage.run.stream = FetcherStreamState(
-          consumer: storage.streamConsumer, windowLength: storage.streamWindowLength)
-        storage.run.downloadResume.parked = storage.resumeFrom
+        let run = storage.run
+        run.forceCompletionOnStop = forceCompletionOnStop
+        run.retainedSelf = self
+        run.timing.startDate = Date()
+        // The run starts from what was set before begin: a stream's consumer and windows, the part
+        // file a resume token continues.
+        if let consumer = storage.streamConsumer { run.stream.consumer = consumer }
+        if let windowLength = storage.streamWindowLength { run.stream.windowLength = windowLength }
+        if let parked = storage.resumeFrom { run.downloadResume.parked = parked }
         return .proceed
       case .stoppedBeforeBegin:
         let notify = forceCompletionOnStop || storage.config.stopFetchingTriggersCompletionHandler
@@ -165,15 +168,16 @@ extension SessionFetcher {
       return
     }
     let hop = storage.withLock { storage -> UInt64? in
-      let hop = storage.run.hopCount + 1
+      let run = storage.run
+      let hop = run.hopCount + 1
       let now = plan.clock.now
       let exchange = HopState(
         hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: now)
       // The timeout runs from here: body preparation and the engine's making of the task count.
       if plan.testBlock == nil { exchange.pendingHop = hop }
       guard storage.lifecycle.hopStarted(exchange) == .send else { return nil }
-      storage.run.hopCount = hop
-      storage.run.timing.requestStartDate = now
+      run.hopCount = hop
+      run.timing.requestStartDate = now
       if plan.testBlock == nil {
         armTimeout(&storage, after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }

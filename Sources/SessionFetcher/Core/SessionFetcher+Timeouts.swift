@@ -41,8 +41,9 @@ extension SessionFetcher {
 
   /// Disarms the fetcher's timeout check, if armed (under the fetcher's lock).
   static func disarmTimeout(_ storage: inout FetcherStorage) {
-    guard let token = storage.run.timeoutToken else { return }
-    storage.run.timeoutToken = nil
+    let run = storage.run
+    guard let token = run.timeoutToken else { return }
+    run.timeoutToken = nil
     storage.clock.disarmTimeoutCheck(token)
   }
 
@@ -58,8 +59,9 @@ extension SessionFetcher {
   package func checkTimeout(token: UInt64) {
     let timedOut: (any EngineTask)?? = storage.withLock { storage in
       // A check disarmed or replaced after the clock took it out does nothing.
-      guard storage.run.timeoutToken == token else { return nil }
-      storage.run.timeoutToken = nil
+      let run = storage.run
+      guard run.timeoutToken == token else { return nil }
+      run.timeoutToken = nil
       // A hop with its task, or one whose task is still being made.
       guard storage.lifecycle.phase == .running, case let exchange = storage.lifecycle.current,
         exchange.task != nil || exchange.pendingHop != nil,
