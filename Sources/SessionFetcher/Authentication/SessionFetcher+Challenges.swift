@@ -78,7 +78,7 @@ extension SessionFetcher {
           let url = storage.lifecycle.current.request?.url
         else { return nil }
         let attempt = storage.lifecycle.attempt
-        if attempt.challenges.answeredHop != storage.hopCount {
+        if attempt.challenges.answeredHop != storage.run.hopCount {
           attempt.challenges.failures = 0
         } else if case .digest(let digest) = challenge.kind, digest.isStale {
           // The nonce expired, not the credential.
@@ -95,13 +95,13 @@ extension SessionFetcher {
         let block = storage.config.challengeBlock
         if block != nil {
           // The fetch's timeouts cover the block's decision (see `checkTimeout`).
-          attempt.challenges.waitingHop = storage.hopCount
-          storage.lifecycle.current.pendingHop = storage.hopCount
+          attempt.challenges.waitingHop = storage.run.hopCount
+          storage.lifecycle.current.pendingHop = storage.run.hopCount
           let idleLeft =
             plan.idleTimeout - plan.clock.now.timeIntervalSince(storage.lifecycle.current.lastActivity)
           armTimeout(&storage, after: max(0, idleLeft))
         }
-        return (block, credential, attempt.challenges.failures, url, storage.hopCount, plan.callbackQueue)
+        return (block, credential, attempt.challenges.failures, url, storage.run.hopCount, plan.callbackQueue)
       }
     guard let context else { return }
     let refusal = AttemptFailure(
@@ -171,7 +171,7 @@ extension SessionFetcher {
       }
       attempt.challenges.resends += 1
       // `sendHop` numbers the resend next.
-      attempt.challenges.answeredHop = storage.hopCount + 1
+      attempt.challenges.answeredHop = storage.run.hopCount + 1
       hop.setValue(value, forHTTPHeaderField: "Authorization")
       return .some((hop, storage.lifecycle.current.keepsBody ? plan.body : .none))
     }

@@ -118,8 +118,8 @@ extension SessionFetcher {
 extension FetcherStorage {
   /// Takes the attempt's body spool file, for the caller to delete after the lock.
   mutating func takeBodySpoolFile() -> URL? {
-    let file = bodySpoolFile
-    bodySpoolFile = nil
+    let file = run.bodySpoolFile
+    run.bodySpoolFile = nil
     return file
   }
 }

@@ -36,18 +36,15 @@ struct DownloadValidator: Codable, Equatable, Sendable {
   }
 }
 
-/// The resume state of a fetcher (in its storage).
+/// The resume state of a fetch (in its run): what a resume token given before begin and the
+/// fetch's own retries continue, and the token it ends with.
 struct DownloadResumeState {
-  /// Keep the part file and make ``SessionFetcher/downloadResumeData`` when the fetch fails or stops.
-  var keepsPartialDownload = false
   /// The validator of the response being written to the part file.
   var validator: DownloadValidator?
   /// The part file the next attempt continues.
   var parked: ParkedDownload?
   /// The token made when the fetch ended with a parked part file.
   var token: Data?
-  /// Why the token given to ``SessionFetcher/resumeData`` was refused: the fetch fails with it.
-  var refusal: String?
 }
 
 enum DownloadResume {
@@ -57,7 +54,7 @@ enum DownloadResume {
   /// resource from byte 0: the rest of one file must never be appended to nothing, nor to the
   /// start of another.
   static func addRangeHeaders(to request: inout URLRequest, from storage: FetcherStorage) {
-    guard let parked = storage.downloadResume.parked, parked.length > 0,
+    guard let parked = storage.run.downloadResume.parked, parked.length > 0,
       storage.config.destinationFileURL == parked.destination,
       (request.httpMethod ?? "GET").uppercased() == "GET",
       request.value(forHTTPHeaderField: "Range") == nil, let ifRange = parked.validator.ifRange
@@ -75,10 +72,10 @@ enum DownloadResume {
   ) -> PartFileAction {
     let http = response as? HTTPURLResponse
     let willWrite = storage.config.partFileWillWrite
-    storage.downloadResume.validator = http.flatMap { DownloadValidator($0) }
+    storage.run.downloadResume.validator = http.flatMap { DownloadValidator($0) }
     var choice = PartFileAction()
-    if let parked = storage.downloadResume.parked {
-      storage.downloadResume.parked = nil
+    if let parked = storage.run.downloadResume.parked {
+      storage.run.downloadResume.parked = nil
       if let http, http.statusCode == 206, parked.destination == destination {
         let range = http.value(forHTTPHeaderField: "Content-Range").flatMap(contentRange)
         guard range?.start == parked.length else {
@@ -90,21 +87,23 @@ enum DownloadResume {
         let part = PartFile(
           continuing: parked.partFileURL, destination: destination, length: parked.length,
           willWrite: willWrite)
-        if storage.downloadResume.validator == nil { storage.downloadResume.validator = parked.validator }
+        if storage.run.downloadResume.validator == nil {
+          storage.run.downloadResume.validator = parked.validator
+        }
         storage.lifecycle.current.responseBodyLength = parked.length
         storage.lifecycle.current.expectedContentLength = range?.total ?? -1
-        storage.partFile = part
+        storage.run.partFile = part
         choice.preparation = .open(part)
         return choice
       }
       choice.cleanup.removing.append(parked.partFileURL)
     }
-    if let existing = storage.partFile {
+    if let existing = storage.run.partFile {
       choice.preparation = .truncate(existing)
       return choice
     }
     let part = PartFile(creatingFor: destination, willWrite: willWrite)
-    storage.partFile = part
+    storage.run.partFile = part
     choice.preparation = .open(part)
     return choice
   }
@@ -139,14 +138,14 @@ enum DownloadResume {
   /// An attempt ended without success: keep the part file for the next attempt when its response
   /// can be continued. Returns the disk work: closing a parked file, or deleting one that is not.
   static func park(_ storage: inout FetcherStorage) -> PartFileCleanup {
-    guard let partFile = storage.partFile else { return PartFileCleanup() }
-    storage.partFile = nil
+    guard let partFile = storage.run.partFile else { return PartFileCleanup() }
+    storage.run.partFile = nil
     // A write in flight (a stop racing with the disk) leaves its length unknown: the file is not
     // continued, so that no later attempt opens a file a write of this one may still reach.
     guard let length = partFile.settledLength, length > 0,
       let parked = continuation(of: partFile, length: length, in: storage)
     else { return PartFileCleanup(discarding: partFile) }
-    storage.downloadResume.parked = parked
+    storage.run.downloadResume.parked = parked
     return PartFileCleanup(closing: partFile)
   }
 
@@ -155,7 +154,7 @@ enum DownloadResume {
   static func continuation(of partFile: PartFile, length: Int64, in storage: FetcherStorage)
     -> ParkedDownload?
   {
-    guard let validator = storage.downloadResume.validator,
+    guard let validator = storage.run.downloadResume.validator,
       let plan = storage.plan, (plan.baseRequest.httpMethod ?? "GET").uppercased() == "GET",
       let source = storage.lifecycle.exchange?.request?.url ?? plan.baseRequest.url
     else { return nil }
@@ -169,7 +168,7 @@ enum DownloadResume {
   /// names the file, not how much of it is written, since ``SessionFetcher/resumeData`` reads the
   /// file's size back when it is used.
   static func liveToken(_ storage: FetcherStorage) -> Data? {
-    guard storage.downloadResume.keepsPartialDownload, let partFile = storage.partFile,
+    guard storage.keepsPartialDownload, let partFile = storage.lifecycle.begunRun?.partFile,
       let parked = continuation(of: partFile, length: partFile.length, in: storage)
     else { return nil }
     return ResumeToken.encode(parked)
@@ -178,10 +177,10 @@ enum DownloadResume {
   /// A 416 answered the range that continued the parked part file: forgets the part so the request
   /// can go again whole, and returns its URL to delete; nil when the request did not continue one.
   static func dropForRestart(_ storage: inout FetcherStorage) -> URL? {
-    guard let parked = storage.downloadResume.parked,
+    guard let parked = storage.run.downloadResume.parked,
       storage.lifecycle.exchange?.request?.value(forHTTPHeaderField: "If-Range") != nil
     else { return nil }
-    storage.downloadResume.parked = nil
+    storage.run.downloadResume.parked = nil
     return parked.partFileURL
   }
 
@@ -190,16 +189,17 @@ enum DownloadResume {
   /// parked part file and the current one. Returns the disk work, for after the lock.
   static func fetchEnded(_ storage: inout FetcherStorage, succeeded: Bool) -> PartFileCleanup {
     var cleanup = PartFileCleanup()
+    let run = storage.run
     if succeeded {
-      cleanup.discarding = storage.partFile
+      cleanup.discarding = run.partFile
     } else {
       cleanup = park(&storage)
     }
-    storage.partFile = nil
-    guard let parked = storage.downloadResume.parked else { return cleanup }
-    storage.downloadResume.parked = nil
-    if !succeeded, storage.downloadResume.keepsPartialDownload {
-      storage.downloadResume.token = ResumeToken.encode(parked)
+    run.partFile = nil
+    guard let parked = run.downloadResume.parked else { return cleanup }
+    run.downloadResume.parked = nil
+    if !succeeded, storage.keepsPartialDownload {
+      run.downloadResume.token = ResumeToken.encode(parked)
     } else {
       // Closed before it is deleted when it was parked just now.
       cleanup.removing.append(parked.partFileURL)
@@ -289,18 +289,18 @@ extension SessionFetcher {
     _ decoded: Result<ParkedDownload, ResumeToken.Refusal>?, to storage: inout FetcherStorage
   ) {
     guard storage.lifecycle.phase == .idle else { return }
-    storage.downloadResume.parked = nil
-    storage.downloadResume.refusal = nil
+    storage.resumeFrom = nil
+    storage.resumeRefusal = nil
     switch decoded {
     case nil:
       return
     case .failure(let refusal)?:
-      storage.downloadResume.refusal = refusal.description
+      storage.resumeRefusal = refusal.description
     case .success(let parked)?:
       storage.config.destinationFileURL = parked.destination
-      storage.downloadResume.keepsPartialDownload = true
+      storage.keepsPartialDownload = true
       guard parked.length > 0 else { return }
-      storage.downloadResume.parked = parked
+      storage.resumeFrom = parked
     }
   }
 
@@ -311,8 +311,8 @@ extension SessionFetcher {
   /// Independently of this, a download whose server takes ranges (an `ETag` or `Last-Modified`
   /// with `Accept-Ranges: bytes`) is continued, not restarted, by the fetcher's own retries.
   public var keepsPartialDownloadForResume: Bool {
-    get { storage.withLock { $0.downloadResume.keepsPartialDownload } }
-    set { storage.withLock { $0.downloadResume.keepsPartialDownload = newValue } }
+    get { storage.withLock { $0.keepsPartialDownload } }
+    set { storage.withLock { $0.keepsPartialDownload = newValue } }
   }
 
   /// GTM's `resumeDataBlock`: called with a token to continue the download when the fetch is
@@ -330,7 +330,7 @@ extension SessionFetcher {
     set {
       storage.withLock { storage in
         storage.config.resumeDataBlock = newValue
-        if newValue != nil { storage.downloadResume.keepsPartialDownload = true }
+        if newValue != nil { storage.keepsPartialDownload = true }
       }
     }
   }
@@ -340,7 +340,7 @@ extension SessionFetcher {
   /// otherwise nil. Like Apple's resume data, it is opaque: give it to ``init(resumeData:)`` or to
   /// another fetcher's ``resumeData``. It names the part file, so it is valid on this machine only.
   public var downloadResumeData: Data? {
-    storage.withLock { $0.downloadResume.token }
+    storage.withLock { $0.lifecycle.begunRun?.downloadResume.token }
   }
 
   /// A token to continue the download that is being written now, from wherever its part file
@@ -386,7 +386,9 @@ extension SessionFetcher {
   public var resumeData: Data? {
     get {
       storage.withLock { storage in
-        storage.downloadResume.parked.flatMap { ResumeToken.encode($0) }
+        // The token given before begin; once begun, the part file the fetch would continue next.
+        let parked = storage.lifecycle.begunRun.map(\.downloadResume.parked) ?? storage.resumeFrom
+        return parked.flatMap { ResumeToken.encode($0) }
       }
     }
     set {

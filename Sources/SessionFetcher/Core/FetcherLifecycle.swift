@@ -12,12 +12,16 @@ import Foundation
 /// any state but finished ──stop──▶ stopped
 /// ```
 ///
-/// The `running` state carries the in-flight ``HopState``, which each hop replaces whole
-/// (``hopStarted(_:)``), and through it the attempt's ``AttemptState``, which each attempt makes
-/// afresh (``attemptStarted(at:)``) and its hops hand on. The states after it carry the last
-/// exchange, read-only, for what the fetcher reports once the exchange is over, without its
-/// attempt: the attempt's counts end with it. The ended states carry how far the completion's delivery got (``completionDelivered()``): a
-/// stop after the finish suppresses the callbacks still queued, and nothing runs after delivery.
+/// Every state after `idle` carries the fetch's ``RunState`` (``run``): ``begin()`` makes it (a
+/// stop before begin too, for the cancellation it records), and every transition hands it on, to
+/// the ended states as well, where what the fetch reports (its results, its timing) is read. The
+/// `running` state carries the in-flight ``HopState``, which each hop replaces whole
+/// (``hopStarted(_:)``), and through it the run and the attempt's ``AttemptState``, which each
+/// attempt makes afresh (``attemptStarted(at:)``) and its hops hand on. The states after it carry
+/// the last exchange, read-only, for what the fetcher reports once the exchange is over, without
+/// its attempt (the attempt's counts end with it) or its run (the state has it). The ended states
+/// carry how far the completion's delivery got (``completionDelivered()``): a stop after the finish
+/// suppresses the callbacks still queued, and nothing runs after delivery.
 ///
 /// The fetcher holds one of these under its lock; each method takes an event and returns an action,
 /// which the fetcher performs after the lock (post which notifications, send the hop, let go of
@@ -33,23 +37,24 @@ struct FetcherLifecycle {
     case idle
     /// Begun; validating, authorizing or preparing the next attempt (no Started posted yet). After
     /// a retry, carries the previous attempt's last exchange.
-    case preparing(last: HopState?)
+    case preparing(RunState, last: HopState?)
     /// Held back by the service's per-host limit.
-    case waitingForSlot
+    case waitingForSlot(RunState)
     /// An attempt is on the wire (Started posted): its current exchange, which carries what spans
-    /// the attempt's hops (``HopState/attempt``). One reference: reading the exchange, which the
-    /// fetcher does on every event, retains nothing else.
+    /// the attempt's hops (``HopState/attempt``) and what spans the fetch (``HopState/run``). One
+    /// reference: reading the exchange, which the fetcher does on every event, retains nothing else.
     case running(HopState)
     /// Between attempts, waiting out the retry delay; carries the failed attempt's last exchange,
     /// and the delay once it is armed (see ``retryDelayArmed(_:)``): a delay outside this state
     /// cannot be written, and every way out of it hands the delay on to be cancelled.
-    case waitingToRetry(last: HopState?, delay: RetryDelay?)
+    case waitingToRetry(RunState, last: HopState?, delay: RetryDelay?)
     /// The fetch ended; carries the last exchange, and how far the delivery of its completion got.
-    case finished(last: HopState?, delivery: Delivery)
+    case finished(RunState, last: HopState?, delivery: Delivery)
     /// Stopped by the user (or by task cancellation, or by the service's stop-all); carries the
     /// exchange that was stopped, if any, and whether the stop's delivery (its completion, or none)
-    /// has run. The callbacks queued before the stop do not run.
-    case stopped(last: HopState?, delivered: Bool)
+    /// has run. The callbacks queued before the stop do not run. A stop before begin makes the
+    /// fetch's run, which ends there, with its results.
+    case stopped(RunState, last: HopState?, delivered: Bool)
   }
 
   /// How far the delivery of a finished fetch's completion got.
@@ -69,10 +74,22 @@ struct FetcherLifecycle {
   }
 
   private(set) var state: State = .idle
+  /// The run that ``begin()`` (or a stop before it) hands to the first state: made with the
+  /// machine, so that its memory is had beside the fetcher's own rather than in the middle of
+  /// beginning, but out of reach until then (nothing reads or writes it in `idle`).
+  private var unbegunRun: RunState?
   /// A Started notification is out and its Stopped is not yet.
   private(set) var isStartedNotificationOutstanding = false
 
-  init() {}
+  init() {
+    unbegunRun = RunState()
+  }
+
+  /// The run the fetch begins with (see ``unbegunRun``): taken once.
+  private mutating func takeUnbegunRun() -> RunState {
+    defer { unbegunRun = nil }
+    return unbegunRun ?? RunState()
+  }
 
   var phase: Phase {
     switch state {
@@ -99,7 +116,8 @@ struct FetcherLifecycle {
   var exchange: HopState? {
     switch state {
     case .running(let exchange): return exchange
-    case .preparing(let last), .waitingToRetry(let last, _), .finished(let last, _), .stopped(let last, _):
+    case .preparing(_, let last), .waitingToRetry(_, let last, _), .finished(_, let last, _),
+      .stopped(_, let last, _):
       return last
     case .idle, .waitingForSlot: return nil
     }
@@ -119,6 +137,34 @@ struct FetcherLifecycle {
       preconditionFailure("no exchange in flight in state \(phase)")
     }
     return exchange
+  }
+
+  /// What spans the fetch, changed in place (a reference). Only once the fetch has begun: the
+  /// caller checks ``phase`` (or knows it began) under the same lock first; see ``begunRun`` for a
+  /// read that may come before begin.
+  var run: RunState {
+    switch state {
+    case .running(let exchange):
+      guard let run = exchange.run else { preconditionFailure("no run in the exchange in flight") }
+      return run
+    case .preparing(let run, _), .waitingForSlot(let run), .waitingToRetry(let run, _, _),
+      .finished(let run, _, _), .stopped(let run, _, _):
+      return run
+    case .idle:
+      preconditionFailure("no run in state \(phase): nothing of a fetch before it begins")
+    }
+  }
+
+  /// What spans the fetch, if it has begun (nil while idle): for what the fetcher reports, which
+  /// may be asked before begin.
+  var begunRun: RunState? {
+    switch state {
+    case .running(let exchange): return exchange.run
+    case .preparing(let run, _), .waitingForSlot(let run), .waitingToRetry(let run, _, _),
+      .finished(let run, _, _), .stopped(let run, _, _):
+      return run
+    case .idle: return nil
+    }
   }
 
   /// The running attempt's state, changed in place (a reference). Only while running: the caller
@@ -145,7 +191,7 @@ struct FetcherLifecycle {
   mutating func begin() -> BeginAction {
     switch state {
     case .idle:
-      state = .preparing(last: nil)
+      state = .preparing(takeUnbegunRun(), last: nil)
       return .proceed
     case .stopped:
       return .stoppedBeforeBegin
@@ -165,8 +211,8 @@ struct FetcherLifecycle {
   /// The service has no free slot for the host: wait.
   mutating func delayForSlot() -> SlotAction {
     switch state {
-    case .preparing:
-      state = .waitingForSlot
+    case .preparing(let run, _):
+      state = .waitingForSlot(run)
       return .askService
     case .finished, .stopped:
       return .ignore
@@ -187,8 +233,8 @@ struct FetcherLifecycle {
   /// meanwhile, or a grant racing the service's answer already started it).
   mutating func slotGranted() -> StartAction {
     switch state {
-    case .waitingForSlot:
-      state = .preparing(last: nil)
+    case .waitingForSlot(let run):
+      state = .preparing(run, last: nil)
       return .startAttempt
     case .idle, .preparing, .running, .waitingToRetry, .finished, .stopped:
       return .ignore
@@ -206,9 +252,10 @@ struct FetcherLifecycle {
   /// An attempt is about to go on the wire at `now`: its state starts afresh.
   mutating func attemptStarted(at now: Date) -> AttemptAction {
     switch state {
-    case .preparing:
+    case .preparing(let run, _):
       // The attempt's first hop makes its exchange (`hopStarted`); until then, an empty one.
       let first = HopState()
+      first.run = run
       first.attempt = AttemptState(start: now)
       state = .running(first)
       isStartedNotificationOutstanding = true
@@ -233,6 +280,7 @@ struct FetcherLifecycle {
   mutating func hopStarted(_ exchange: HopState) -> HopAction {
     switch state {
     case .running(let previous):
+      exchange.run = previous.run
       exchange.attempt = previous.attempt
       state = .running(exchange)
       return .send
@@ -255,19 +303,22 @@ struct FetcherLifecycle {
 
   /// The attempt failed and will be retried after a delay.
   mutating func attemptEndedForRetry() -> RetryAction {
+    let run: RunState
     let last: HopState?
     switch state {
     case .running(let exchange):
-      exchange.attempt = nil
+      run = Self.leave(exchange)
       last = exchange
-    case .preparing(let previous): last = previous
+    case .preparing(let begun, let previous):
+      run = begun
+      last = previous
     case .waitingForSlot, .waitingToRetry, .finished, .stopped: return .ignore
     case .idle:
       preconditionFailure("attemptEndedForRetry in state \(phase): no attempt before the fetch begins")
     }
     let postStopped = isStartedNotificationOutstanding
     isStartedNotificationOutstanding = false
-    state = .waitingToRetry(last: last, delay: nil)
+    state = .waitingToRetry(run, last: last, delay: nil)
     return .scheduleRetry(postStopped: postStopped)
   }
 
@@ -275,10 +326,10 @@ struct FetcherLifecycle {
   mutating func attemptEndedForImmediateRetry() -> RetryAction {
     switch state {
     case .running(let exchange):
-      exchange.attempt = nil
+      let run = Self.leave(exchange)
       let postStopped = isStartedNotificationOutstanding
       isStartedNotificationOutstanding = false
-      state = .preparing(last: exchange)
+      state = .preparing(run, last: exchange)
       return .retryNow(postStopped: postStopped)
     case .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
       return .ignore
@@ -291,22 +342,22 @@ struct FetcherLifecycle {
   /// The delay of the wait the fetcher is in was armed: kept in the state, unless the wait ended
   /// meanwhile (a stop, an early retry) or already has its delay. False: the caller cancels it.
   mutating func retryDelayArmed(_ delay: RetryDelay) -> Bool {
-    guard case .waitingToRetry(let last, nil) = state else { return false }
-    state = .waitingToRetry(last: last, delay: delay)
+    guard case .waitingToRetry(let run, let last, nil) = state else { return false }
+    state = .waitingToRetry(run, last: last, delay: delay)
     return true
   }
 
   /// The armed delay of the wait the fetcher is in, if any.
   var pendingRetryDelay: RetryDelay? {
-    guard case .waitingToRetry(_, let delay) = state else { return nil }
+    guard case .waitingToRetry(_, _, let delay) = state else { return nil }
     return delay
   }
 
   /// The retry delay ran out: the caller posts RetryDelayStopped and starts the next attempt.
   mutating func retryDelayEnded() -> StartAction {
     switch state {
-    case .waitingToRetry(let last, _):
-      state = .preparing(last: last)
+    case .waitingToRetry(let run, let last, _):
+      state = .preparing(run, last: last)
       return .startAttempt
     case .idle, .preparing, .waitingForSlot, .running, .finished, .stopped:
       return .ignore
@@ -352,18 +403,18 @@ struct FetcherLifecycle {
       postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false, task: nil)
     switch state {
     case .running(let exchange):
-      exchange.attempt = nil
+      let run = Self.leave(exchange)
       // An exchange whose task ended by itself keeps the reason it had (none, for a success).
       if exchange.task != nil { result.task = exchange.endTask(.stopped) }
-      state = .finished(last: exchange, delivery: .queued)
-    case .waitingToRetry(let last, let delay):
+      state = .finished(run, last: exchange, delivery: .queued)
+    case .waitingToRetry(let run, let last, let delay):
       result.postRetryDelayStopped = true
       result.retryDelay = delay
-      state = .finished(last: last, delivery: .queued)
-    case .preparing(let last):
-      state = .finished(last: last, delivery: .queued)
-    case .waitingForSlot:
-      state = .finished(last: nil, delivery: .queued)
+      state = .finished(run, last: last, delivery: .queued)
+    case .preparing(let run, let last):
+      state = .finished(run, last: last, delivery: .queued)
+    case .waitingForSlot(let run):
+      state = .finished(run, last: nil, delivery: .queued)
     case .idle, .finished, .stopped:
       return .ignore
     }
@@ -400,30 +451,40 @@ struct FetcherLifecycle {
       from: phase, postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false,
       mayCompleteAsCancelled: true, task: nil)
     switch state {
-    case .finished(let last, .queued):
-      state = .finished(last: last, delivery: .suppressed)
+    case .finished(let run, let last, .queued):
+      state = .finished(run, last: last, delivery: .suppressed)
       return .ignore
     case .finished, .stopped:
       return .ignore
     case .idle:
-      // Remember the stop so that a begin racing behind it completes as cancelled.
+      // Remember the stop so that a begin racing behind it completes as cancelled. The fetch ends
+      // here: its run, made now, holds what it reports (a cancellation).
       result.mayCompleteAsCancelled = false
-      state = .stopped(last: nil, delivered: false)
+      state = .stopped(takeUnbegunRun(), last: nil, delivered: false)
     case .running(let exchange):
-      exchange.attempt = nil
+      let run = Self.leave(exchange)
       result.task = exchange.endTask(.stopped)
-      state = .stopped(last: exchange, delivered: false)
-    case .waitingToRetry(let last, let delay):
+      state = .stopped(run, last: exchange, delivered: false)
+    case .waitingToRetry(let run, let last, let delay):
       result.postRetryDelayStopped = true
       result.retryDelay = delay
-      state = .stopped(last: last, delivered: false)
-    case .preparing(let last):
-      state = .stopped(last: last, delivered: false)
-    case .waitingForSlot:
-      state = .stopped(last: nil, delivered: false)
+      state = .stopped(run, last: last, delivered: false)
+    case .preparing(let run, let last):
+      state = .stopped(run, last: last, delivered: false)
+    case .waitingForSlot(let run):
+      state = .stopped(run, last: nil, delivered: false)
     }
     isStartedNotificationOutstanding = false
     return .stop(result)
+  }
+
+  /// The exchange leaves `running`: its attempt ends, and the run it carried goes on in the state
+  /// that follows (the last exchange, read-only, reaches the run no more).
+  private static func leave(_ exchange: HopState) -> RunState {
+    exchange.attempt = nil
+    guard let run = exchange.run else { preconditionFailure("no run in the exchange in flight") }
+    exchange.run = nil
+    return run
   }
 
   // MARK: - Delivery of the completion
@@ -433,13 +494,13 @@ struct FetcherLifecycle {
   /// fetch has ended.
   mutating func completionDelivered() -> Bool {
     switch state {
-    case .finished(let last, .queued), .finished(let last, .suppressed):
-      state = .finished(last: last, delivery: .delivered)
+    case .finished(let run, let last, .queued), .finished(let run, let last, .suppressed):
+      state = .finished(run, last: last, delivery: .delivered)
       return true
-    case .stopped(let last, false):
-      state = .stopped(last: last, delivered: true)
+    case .stopped(let run, let last, false):
+      state = .stopped(run, last: last, delivered: true)
       return true
-    case .finished(_, .delivered), .stopped(_, true):
+    case .finished(_, _, .delivered), .stopped(_, _, true):
       return false
     case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry:
       preconditionFailure("completionDelivered in state \(phase): no completion before the fetch ends")
@@ -450,9 +511,9 @@ struct FetcherLifecycle {
   /// completion.
   var runsQueuedCallbacks: Bool {
     switch state {
-    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry, .finished(_, .queued):
+    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry, .finished(_, _, .queued):
       return true
-    case .finished(_, .suppressed), .finished(_, .delivered), .stopped:
+    case .finished(_, _, .suppressed), .finished(_, _, .delivered), .stopped:
       return false
     }
   }
@@ -460,18 +521,18 @@ struct FetcherLifecycle {
   /// Whether a stop came before the completion ran: it then runs only as a cancellation.
   var isStoppedBeforeDelivery: Bool {
     switch state {
-    case .finished(_, .suppressed), .stopped(_, false): return true
+    case .finished(_, _, .suppressed), .stopped(_, _, false): return true
     case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry: return false
-    case .finished(_, .queued), .finished(_, .delivered), .stopped(_, true): return false
+    case .finished(_, _, .queued), .finished(_, _, .delivered), .stopped(_, _, true): return false
     }
   }
 
   /// Whether the completion's delivery ran.
   var isCompletionDelivered: Bool {
     switch state {
-    case .finished(_, .delivered), .stopped(_, true): return true
+    case .finished(_, _, .delivered), .stopped(_, _, true): return true
     case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry: return false
-    case .finished(_, .queued), .finished(_, .suppressed), .stopped(_, false): return false
+    case .finished(_, _, .queued), .finished(_, _, .suppressed), .stopped(_, _, false): return false
     }
   }
 

@@ -154,57 +154,36 @@ struct FetcherStorage {
   var lifecycle = FetcherLifecycle()
 
   // Fixed when the fetch begins: configuration, outside the states because every state after
-  // `idle` reads it and none may change it.
+  // `idle` reads it and none may change it (the blocks are only released when the fetch ends).
+  // What the fetch changes as it goes is its run (`RunState`), which every state after `idle`
+  // carries; what belongs to one attempt is its `AttemptState`, to one hop its `HopState` (see
+  // `FetcherLifecycle`).
+  /// The caller's completion, given at begin.
   var completion: FetcherCompletionHandler?
   /// The parse step of a parse-then-complete fetch
   /// (``SessionFetcher/beginFetch(parsing:completionHandler:)``): runs on a successful body before
   /// the completion is queued.
   var successParser: SuccessParser?
-  /// Set at begin (an awaiting caller) or by a stop that needs its completion, and read in whatever
-  /// state a stop or the completion's delivery finds the fetch: a fact about the caller, not a phase.
-  var forceCompletionOnStop = false
-  /// The fetch keeps itself alive from begin until its completion is delivered: a reference, which
-  /// no phase can stand in for.
-  var retainedSelf: SessionFetcher?
+  /// What the fetch does, made from the configuration once it began (nil before, and when the
+  /// configuration was refused).
   var plan: FetchPlan?
 
-  // What spans the attempts of the fetch, so it outlives every state that carries one attempt.
-  /// The retries' backoff, made on the first failure: its delays and window span the attempts.
-  var backoff: RetryBackoff?
-  /// One authorization refresh per fetch, whichever attempt asked for it.
-  var didRefreshAuthorization = false
+  // Configuration of resumable downloads (see `DownloadResume.swift`), set before the fetch begins;
+  // the run's resume state starts from it.
+  /// Keep the part file and make ``SessionFetcher/downloadResumeData`` when the fetch fails or
+  /// stops. May be set while the fetch runs: it is read when the fetch ends.
+  var keepsPartialDownload = false
+  /// The part file a resume token given before begin continues (``SessionFetcher/resumeData``).
+  var resumeFrom: ParkedDownload?
+  /// Why the token given to ``SessionFetcher/resumeData`` was refused: the fetch fails with it.
+  var resumeRefusal: String?
 
-  // What spans the hops of one attempt is the running state's `AttemptState`, what belongs to one
-  // hop its `HopState` (see `FetcherLifecycle`). What follows outlives an attempt (a retry or a
-  // stream's continuation takes it on), except the timeout check, armed and disarmed around states.
-  /// The number of the last hop started (across attempts): tells a late event of an earlier hop.
-  var hopCount: UInt64 = 0
-  /// Whether the accumulate block was given bytes since the last response head: the next 2xx head
-  /// (a retry's) tells it to start over. Spans attempts.
-  var accumulatedSinceResponse = false
-  /// The armed timeout check (see `SessionFetcher.timeoutClock`). Outside the exchange: every way
-  /// out of `running` disarms it after the transition that decided it.
-  var timeoutToken: UInt64?
-  /// The download's part file: kept across the retries of an attempt (see `DownloadResume`).
-  var partFile: PartFile?
-  /// Resumable downloads (see `DownloadResume.swift`): the part file kept for the next attempt.
-  var downloadResume = DownloadResumeState()
-  /// Streaming (see `SessionFetcher+StreamTransfer.swift`): the consumer, how far it got, and how a
-  /// paused transfer continues.
-  var stream = FetcherStreamState()
-
-  // Results: read after the fetch ended, whatever state it ended in.
-  var downloadedData: Data?
-  var finalError: (any Error)?
-  /// The fetch's timing; its `transferMetrics` stay nil here: they are the last exchange's (see
-  /// ``reportedTiming``).
-  var timing = FetchTiming()
-  /// Made by the first `waitForCompletion(timeout:)` off the main thread; broadcast on delivery.
-  var completionWaiters: NSCondition?
-  /// The temporary file the current attempt's body was read into (see `BodySpool`), deleted
-  /// when the next attempt replaces it and when the fetch ends: outside the running state, which
-  /// a stop or a retry leaves before the file is deleted.
-  var bodySpoolFile: URL?
+  // Configuration set before the fetch begins, which the run's stream state starts from (see
+  // `SessionFetcher.attachStreamConsumer(_:windowLength:)`).
+  /// The consumer of a streamed body (`beginStreaming`).
+  var streamConsumer: WeakStreamConsumer?
+  /// The length of the Range windows a stream asks for its body in, when the engine cannot pause.
+  var streamWindowLength: Int64?
 
   init(request: URLRequest?, urlString: String) {
     configBox = ConfigurationBox(FetcherConfiguration(request: request))
@@ -214,12 +193,16 @@ struct FetcherStorage {
   /// Whether the completion's delivery ran (see ``FetcherLifecycle/completionDelivered()``).
   var completionDelivered: Bool { lifecycle.isCompletionDelivered }
 
+  /// What spans the fetch (see ``FetcherLifecycle/run``): only once it has begun.
+  var run: RunState { lifecycle.run }
+
   /// When the running attempt began (only while running: the caller checks the phase first).
   var attemptStart: Date { lifecycle.attempt.start }
 
-  /// ``timing`` as the fetch reports it: with the transfer metrics of its last exchange.
+  /// The run's timing as the fetch reports it: with the transfer metrics of its last exchange (an
+  /// empty timing before begin).
   var reportedTiming: FetchTiming {
-    var reported = timing
+    guard var reported = lifecycle.begunRun?.timing else { return FetchTiming() }
     reported.transferMetrics = lifecycle.exchange?.transferMetrics
     return reported
   }

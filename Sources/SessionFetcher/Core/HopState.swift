@@ -11,22 +11,27 @@ import Foundation
 /// and ``SessionFetcher/request``).
 ///
 /// What spans the hops of an attempt (its start, redirect count and server challenges) is its
-/// ``attempt``, handed from hop to hop. What outlives an attempt stays in `FetcherStorage`: the hop
-/// counter, the retry count and backoff, the fetch's timing and byte counts, the armed timeout
-/// check, the download's part file (kept across retries), whether the accumulate block was given
-/// bytes (a retry's head tells it to start over), and the stream's progress and continuation (a
-/// pause or a window hands them to the next exchange).
+/// ``attempt``, handed from hop to hop. What outlives an attempt is its ``run`` (a ``RunState``),
+/// handed on the same way: the hop counter, the retry backoff, the fetch's timing and results, the
+/// armed timeout check, the download's part file (kept across retries) and resume state, whether
+/// the accumulate block was given bytes (a retry's head tells it to start over), and the stream's
+/// progress and continuation (a pause or a window hands them to the next exchange).
 ///
 /// A class, touched only under the fetcher's lock: the states hand one reference on, and the
 /// fetcher's many reads and changes of the exchange in flight neither copy its fields nor retain
 /// each of them (a struct in the enum's payload was copied out and back on every access).
 final class HopState {
-  /// The hop this exchange is (see `FetcherStorage.hopCount`); 0 before the attempt's first.
+  /// The hop this exchange is (see `RunState.hopCount`); 0 before the attempt's first.
   var hop: UInt64 = 0
   /// What spans the hops of its attempt, while the attempt runs: `FetcherLifecycle` sets it when
   /// the hop starts (a fresh one for an attempt's first, the previous hop's for the next) and
   /// takes it when the attempt ends, so the last exchange a later state carries has none.
   var attempt: AttemptState?
+  /// What spans the fetch, while the exchange is in flight: `FetcherLifecycle` sets it when the hop
+  /// starts (the state's run for an attempt's first hop, the previous hop's for the next) and takes
+  /// it when the exchange leaves `running`, handing it to the state that follows. It rides here
+  /// rather than beside the exchange in the state's payload for the reason ``attempt`` does.
+  var run: RunState?
   /// The request as sent (with the jar's cookies and any Range headers).
   var request: URLRequest?
   /// The request before the jar's cookies were added: the base for the next redirect.

@@ -35,9 +35,15 @@ extension SessionFetcher {
       case .proceed:
         storage.completion = completion
         storage.successParser = successParser
-        storage.forceCompletionOnStop = forceCompletionOnStop
-        storage.retainedSelf = self
-        storage.timing.startDate = Date()
+        let run = storage.run
+        run.forceCompletionOnStop = forceCompletionOnStop
+        run.retainedSelf = self
+        run.timing.startDate = Date()
+        // The run starts from what was set before begin: a stream's consumer and windows, the part
+        // file a resume token continues.
+        if let consumer = storage.streamConsumer { run.stream.consumer = consumer }
+        if let windowLength = storage.streamWindowLength { run.stream.windowLength = windowLength }
+        if let parked = storage.resumeFrom { run.downloadResume.parked = parked }
         return .proceed
       case .stoppedBeforeBegin:
         let notify = forceCompletionOnStop || storage.config.stopFetchingTriggersCompletionHandler
@@ -108,7 +114,7 @@ extension SessionFetcher {
 
   /// Starts the next attempt: user agent and decorators (see `AttemptPreparation`), authorize, send.
   func startAttempt() {
-    let (plan, didRefresh) = storage.withLock { ($0.plan, $0.didRefreshAuthorization) }
+    let (plan, didRefresh) = storage.withLock { ($0.plan, $0.run.didRefreshAuthorization) }
     guard let plan else { return }
     var request = plan.baseRequest
     if plan.authorization != nil, didRefresh { request.setValue(nil, forHTTPHeaderField: "Authorization") }
@@ -162,15 +168,16 @@ extension SessionFetcher {
       return
     }
     let hop = storage.withLock { storage -> UInt64? in
-      let hop = storage.hopCount + 1
+      let run = storage.run
+      let hop = run.hopCount + 1
       let now = plan.clock.now
       let exchange = HopState(
         hop: hop, request: request, hopRequest: hopRequest, keepsBody: body.isPresent, now: now)
       // The timeout runs from here: body preparation and the engine's making of the task count.
       if plan.testBlock == nil { exchange.pendingHop = hop }
       guard storage.lifecycle.hopStarted(exchange) == .send else { return nil }
-      storage.hopCount = hop
-      storage.timing.requestStartDate = now
+      run.hopCount = hop
+      run.timing.requestStartDate = now
       if plan.testBlock == nil {
         armTimeout(&storage, after: min(plan.idleTimeout, plan.resourceTimeout ?? .infinity))
       }
@@ -361,8 +368,8 @@ extension FetcherStorage {
   /// Hop `hop`'s body was spooled to `url`.
   mutating func bodySpooled(to url: URL, forHop hop: UInt64) -> SpoolAction {
     guard lifecycle.isPending(hop: hop) else { return .discard }
-    let replaced = bodySpoolFile
-    bodySpoolFile = url
+    let replaced = run.bodySpoolFile
+    run.bodySpoolFile = url
     return .kept(replacing: replaced)
   }
 }

@@ -24,7 +24,7 @@ extension SessionFetcher {
       let run: (FetcherCompletionHandler?, Data?, (any Error)?) = self.storage.withLock { storage in
         if storage.lifecycle.isStoppedBeforeDelivery {
           let cancelled =
-            storage.config.stopFetchingTriggersCompletionHandler || storage.forceCompletionOnStop
+            storage.config.stopFetchingTriggersCompletionHandler || storage.run.forceCompletionOnStop
           return (cancelled ? completion : nil, nil, SessionFetcherError.cancelled)
         }
         return (completion, data, error)
@@ -74,8 +74,8 @@ extension SessionFetcher {
         storage.lifecycle.completionDelivered()
         ? storage.plan.map { ($0.callbackQueue, $0.userCallbackQueue) } : nil
       storage.releaseBlocks()
-      storage.retainedSelf = nil
-      return (storage.completionWaiters, queues)
+      storage.run.retainedSelf = nil
+      return (storage.run.completionWaiters, queues)
     }
     if let (serial, target) = queues { SerialCallbackQueue.reuse(serial, targeting: target) }
     // Taking the condition's lock orders the broadcast after a waiter's check of the flag above.
@@ -116,13 +116,14 @@ extension FetcherStorage {
     guard case .deliver(let finish) = lifecycle.finish() else { return nil }
     let parser = error == nil ? successParser : nil
     successParser = nil
-    timing.endDate = now
-    finalError = error
+    let run = lifecycle.run
+    run.timing.endDate = now
+    run.finalError = error
     let sink = lifecycle.exchange?.sink ?? .memory
     if error == nil, sink == .memory || sink == .redirect {
-      downloadedData = data
+      run.downloadedData = data
     } else if let data, sink == .memory {
-      downloadedData = data
+      run.downloadedData = data
     }
     SessionFetcher.disarmTimeout(&self)
     finish.retryDelay?.cancel(on: clock)

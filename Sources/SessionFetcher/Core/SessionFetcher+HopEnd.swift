@@ -163,8 +163,8 @@ extension SessionFetcher {
       // Taken under the lock, renamed after it: a stop from now on finds no part file to delete,
       // and the rename puts either nothing or the whole body at the destination.
       let partFile = storage.withLock { storage in
-        defer { storage.partFile = nil }
-        return storage.partFile
+        defer { storage.run.partFile = nil }
+        return storage.run.partFile
       }
       var commitError: (any Error)?
       do {

@@ -3,7 +3,7 @@ import Foundation
 /// What the fetcher itself measures of one exchange (one request and its response), for the
 /// engines that measure nothing (the URLSession engine: its metrics never arrive on Linux).
 struct ExchangeMeasure {
-  /// The hop this exchange is (see `FetcherStorage.hopCount`); 0 before the first.
+  /// The hop this exchange is (see `RunState.hopCount`); 0 before the first.
   var hop: UInt64 = 0
   /// When the request was handed on.
   var start = Date()
@@ -72,7 +72,7 @@ extension SessionFetcher {
     case .stopped?, .pausedForBackpressure?: return nil
     case .timedOut?, .failed?, nil: break
     }
-    guard !exchange.measure.reported, exchange.measure.hop == storage.hopCount,
+    guard !exchange.measure.reported, exchange.measure.hop == storage.run.hopCount,
       let plan = storage.plan, plan.testBlock == nil, let block = storage.config.metricsCollectionBlock
     else { return nil }
     storage.lifecycle.current.measure.reported = true

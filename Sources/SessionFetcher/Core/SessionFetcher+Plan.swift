@@ -6,27 +6,27 @@ extension SessionFetcher {
   /// Validates the configuration and fixes what every attempt will do. Throws before any traffic
   /// (and before any notification).
   func makePlan(monitors: [any FetcherEventMonitor]) throws -> FetchPlan {
-    let (config, urlString, streams, resume) = storage.withLock {
-      ($0.config, $0.urlString, $0.stream.isStreaming, $0.downloadResume)
+    let (config, urlString, streams, refusal, parked) = storage.withLock {
+      ($0.config, $0.urlString, $0.run.stream.isStreaming, $0.resumeRefusal, $0.run.downloadResume.parked)
     }
     guard var request = config.request, let url = request.url, SessionFetcher.isFetchable(url) else {
       throw SessionFetcherError.invalidURL(urlString)
     }
-    if let refusal = resume.refusal {
+    if let refusal {
       throw SessionFetcherError.invalidConfiguration(refusal)
     }
-    if let parked = resume.parked, url != parked.sourceURL, url != parked.requestURL {
+    if let parked, url != parked.sourceURL, url != parked.requestURL {
       throw SessionFetcherError.invalidConfiguration(
         "the resume token continues a download of \(parked.sourceURL.absoluteString), not \(url.absoluteString)"
       )
     }
-    if let parked = resume.parked, config.destinationFileURL != parked.destination {
+    if let parked, config.destinationFileURL != parked.destination {
       // The destination was set again since the part file was kept: the same file under another
       // spelling continues it, another file starts from byte 0 (never the rest alone).
       let matched = DownloadResume.matchDestination(parked, to: config.destinationFileURL)
       storage.withLock { storage in
-        guard storage.downloadResume.parked?.partFileURL == parked.partFileURL else { return }
-        storage.downloadResume.parked = matched
+        guard storage.run.downloadResume.parked?.partFileURL == parked.partFileURL else { return }
+        storage.run.downloadResume.parked = matched
       }
     }
     let bodies = [config.bodyData != nil, config.bodyFileURL != nil, config.bodyStreamProvider != nil]

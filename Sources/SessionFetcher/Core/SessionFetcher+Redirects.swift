@@ -14,7 +14,7 @@ extension SessionFetcher {
         else {
           return nil
         }
-        if limit == .follow { storage.timing.redirectCount += 1 }
+        if limit == .follow { storage.run.timing.redirectCount += 1 }
         return (
           hop, storage.config.allowedInsecureSchemes, storage.config.allowLocalhostRequest,
           limit, plan.callbackQueue, storage.config.willRedirectBlock,

@@ -50,7 +50,7 @@ extension SessionFetcher {
       // A file that could not be opened is as if never chosen (`open()` ended it): a kept file is
       // neither parked again nor deleted. One that could not be emptied stays the attempt's, for
       // the end of the attempt to delete. Either way the head waits for no decision.
-      if failedToOpen { storage.partFile = nil }
+      if failedToOpen { storage.run.partFile = nil }
       storage.lifecycle.current.responseGate = nil
     }
     if let failure { endAttempt(failure) }
@@ -76,7 +76,7 @@ extension SessionFetcher {
     letGo: (inout FetcherStorage) -> Void = { _ in }
   ) -> EndAttemptAction? {
     storage.withLock { storage in
-      guard accepts(task, storage), storage.partFile === partFile else { return nil }
+      guard accepts(task, storage), storage.run.partFile === partFile else { return nil }
       if case .failed? = storage.lifecycle.current.cancelReason { return nil }
       letGo(&storage)
       return fail(&storage, with: SessionFetcherError.downloadFailed(description: String(describing: error)))
@@ -170,6 +170,7 @@ extension FetcherStorage {
       exchange.lastActivity = now
       return .held
     }
+    let run = lifecycle.run
     let sink: ResponseSink
     let total: Int64
     let expected: Int64
@@ -180,12 +181,12 @@ extension FetcherStorage {
       // or an unwritable download) is dropped. A real task is let go of at once (`failExchange`).
       return .drop
     case .tooLarge(let limit):
-      countReceived(data.count, at: now)
+      countReceived(data.count, at: now, run: run)
       return .fail(failExchange(with: SessionFetcherError.responseTooLarge(limit: limit)))
     case .deliver(let chunkSink, let chunkTotal, let chunkExpected):
       (sink, total, expected) = (chunkSink, chunkTotal, chunkExpected)
     }
-    countReceived(data.count, at: now)
+    countReceived(data.count, at: now, run: run)
     let count = Int64(data.count)
     var target = ChunkHandOffAction.Target.none
     var download: (@Sendable (Int64, Int64, Int64) -> Void)?
@@ -193,17 +194,17 @@ extension FetcherStorage {
     case .memory, .redirect:
       break
     case .accumulate:
-      accumulatedSinceResponse = true
+      run.accumulatedSinceResponse = true
       if let block = config.accumulateDataBlock { target = .accumulate(block) }
     case .file:
       // Written after the lock, on the engine's thread: the engine hands one exchange's chunks
       // over one at a time, so they reach the file in order.
-      if let partFile { target = .file(partFile) }
+      if let partFile = run.partFile { target = .file(partFile) }
       download = config.downloadProgressBlock
-      if stream.windowLength != nil { stream.deliveredBytes += count }
+      if run.stream.windowLength != nil { run.stream.deliveredBytes += count }
     case .stream:
-      stream.deliveredBytes += count
-      if let consumer = stream.consumer?.consumer { target = .stream(consumer) }
+      run.stream.deliveredBytes += count
+      if let consumer = run.stream.consumer?.consumer { target = .stream(consumer) }
     }
     publish(
       TransferProgress(
@@ -215,8 +216,8 @@ extension FetcherStorage {
   }
 
   /// The fetch's count of received body bytes, and the time of its first.
-  private mutating func countReceived(_ count: Int, at now: Date) {
-    if timing.firstByteDate == nil { timing.firstByteDate = now }
-    timing.bytesReceived += Int64(count)
+  private func countReceived(_ count: Int, at now: Date, run: RunState) {
+    if run.timing.firstByteDate == nil { run.timing.firstByteDate = now }
+    run.timing.bytesReceived += Int64(count)
   }
 }

@@ -15,6 +15,7 @@ extension SessionFetcher {
       guard accepts(task, storage), let plan = storage.plan else { return nil }
       var decision = ReceivedHeadAction()
       let now = plan.clock.now
+      let run = storage.run
       storage.lifecycle.current.lastActivity = now
       if let statusCode,
         let error = ResponseSanity.error(status: statusCode, request: storage.lifecycle.current.request)
@@ -24,15 +25,15 @@ extension SessionFetcher {
         return decision
       }
       if let statusCode, statusCode < 200 { return nil }
-      if storage.stream.isContinuation, !StreamWindows.downloadRestarts(head.response, storage: &storage) {
+      if run.stream.isContinuation, !StreamWindows.downloadRestarts(head.response, storage: &storage) {
         let response = head.response
         // A paused stream (or the next window of a download) goes on from the head it has.
-        storage.stream.isContinuation = false
-        storage.lifecycle.current.response = storage.stream.head ?? response
-        storage.lifecycle.current.responseBodyLength = storage.stream.deliveredBytes
-        storage.lifecycle.current.expectedContentLength = storage.stream.head?.expectedContentLength ?? -1
-        storage.lifecycle.current.sink = storage.stream.isDownload ? .file : .stream
-        if let error = StreamPausing.continuationError(response, offset: storage.stream.deliveredBytes)
+        run.stream.isContinuation = false
+        storage.lifecycle.current.response = run.stream.head ?? response
+        storage.lifecycle.current.responseBodyLength = run.stream.deliveredBytes
+        storage.lifecycle.current.expectedContentLength = run.stream.head?.expectedContentLength ?? -1
+        storage.lifecycle.current.sink = run.stream.isDownload ? .file : .stream
+        if let error = StreamPausing.continuationError(response, offset: run.stream.deliveredBytes)
           ?? StreamWindows.continuationError(response, storage: storage)
         {
           decision.next = .fail(fail(&storage, with: error))
@@ -43,7 +44,7 @@ extension SessionFetcher {
       // The first Range window of a stream: the fetcher and the consumer see the whole resource.
       var wholeResource: URLResponse?
       let window: StreamWindows.FirstResponse =
-        storage.stream.windowLength == nil
+        run.stream.windowLength == nil
         ? .asIs : StreamWindows.firstResponse(head.response, storage: &storage)
       switch window {
       case .asIs:
@@ -58,7 +59,7 @@ extension SessionFetcher {
         return decision
       }
       let head = wholeResource.map(ResponseHead.init) ?? head
-      if storage.timing.firstResponseDate == nil { storage.timing.firstResponseDate = now }
+      if run.timing.firstResponseDate == nil { run.timing.firstResponseDate = now }
       if storage.lifecycle.current.measure.responseDate == nil {
         storage.lifecycle.current.measure.responseDate = now
       }
@@ -71,7 +72,7 @@ extension SessionFetcher {
       storage.lifecycle.current.expectedContentLength = isEncoded ? -1 : expectedContentLength
       var input = HeadDecision.Input(status: head.statusCode)
       input.hasRedirectTarget = storage.lifecycle.current.redirectTarget != nil
-      input.isStreaming = storage.stream.isStreaming
+      input.isStreaming = run.stream.isStreaming
       input.accumulates = plan.accumulates
       input.hasDestination = plan.destination != nil
       input.maximumInMemoryBodyLength = plan.maximumInMemoryBodyLength
@@ -89,13 +90,13 @@ extension SessionFetcher {
       var streamConsumer: (any FetcherStreamConsumer)?
       switch action.sink {
       case .stream:
-        storage.stream.head = head.response
-        streamConsumer = storage.stream.consumer?.consumer
+        run.stream.head = head.response
+        streamConsumer = run.stream.consumer?.consumer
       case .accumulate:
-        if storage.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
+        if run.accumulatedSinceResponse, let block = storage.config.accumulateDataBlock {
           decision.restartAccumulation = (plan.callbackQueue, block)
         }
-        storage.accumulatedSinceResponse = false
+        run.accumulatedSinceResponse = false
       case .file:
         guard let destination = plan.destination else { break }
         let choice = DownloadResume.choosePartFile(
@@ -105,9 +106,9 @@ extension SessionFetcher {
           sinkError = SessionFetcherError.downloadFailed(description: String(describing: failure))
         } else if wholeResource != nil {
           // The first of the download's windows: later ones continue from this head.
-          storage.stream.head = head.response
-          if storage.downloadResume.validator == nil, let validator = storage.stream.validator {
-            storage.downloadResume.validator = DownloadValidator(ifRange: validator)
+          run.stream.head = head.response
+          if run.downloadResume.validator == nil, let validator = run.stream.validator {
+            run.downloadResume.validator = DownloadValidator(ifRange: validator)
           }
         }
       case .memory, .redirect:
@@ -118,10 +119,10 @@ extension SessionFetcher {
       } else if action.asksResponseBlock, let block = responseBlock {
         // The final head (a 401 with a challenge waits for `answerChallenge`): its body waits for
         // the block's decision.
-        var held = ResponseGate(hop: storage.hopCount)
+        var held = ResponseGate(hop: run.hopCount)
         held.streamConsumer = streamConsumer
         storage.lifecycle.current.responseGate = held
-        decision.next = .askAboutResponse(hop: storage.hopCount, block: block, head: head.response)
+        decision.next = .askAboutResponse(hop: run.hopCount, block: block, head: head.response)
       } else if let streamConsumer {
         // The head as the fetch sees it: a stream's first Range window describes the whole resource.
         decision.next = .deliverToStream(streamConsumer, head: head.response)

@@ -26,7 +26,7 @@ extension SessionFetcher {
     switch RetryDecision.decide(context.input) {
     case .refreshAuthorization:
       guard let authorizer = context.authorizer else { return finishFailed(failure) }
-      storage.withLock { $0.didRefreshAuthorization = true }
+      storage.withLock { $0.run.didRefreshAuthorization = true }
       Task {
         LockAudit.userBlock("the authorizer's primeForRefresh")
         if await authorizer.primeForRefresh() {
@@ -81,7 +81,7 @@ extension SessionFetcher {
     // between: let go of at once).
     let wait = RetryDelay(seconds: delay, on: ended.clock) { [weak self] in self?.retryDelayEnded() }
     let kept = storage.withLock { storage in
-      storage.timing.retryCount == retryCount && storage.lifecycle.retryDelayArmed(wait)
+      storage.run.timing.retryCount == retryCount && storage.lifecycle.retryDelayArmed(wait)
     }
     if !kept { wait.cancel(on: ended.clock) }
   }
@@ -89,7 +89,7 @@ extension SessionFetcher {
   private func retryDelayEnded() {
     let queue: DispatchQueue? = storage.withLock { storage in
       guard storage.lifecycle.retryDelayEnded() == .startAttempt, let plan = storage.plan else { return nil }
-      storage.timing.retryCount += 1
+      storage.run.timing.retryCount += 1
       return plan.callbackQueue
     }
     guard let queue else { return }
@@ -141,12 +141,13 @@ extension FetcherStorage {
   /// nil when the fetch is not under way (stopped meanwhile).
   mutating func retryContext(for failure: SessionFetcher.AttemptFailure, at now: Date) -> RetryContext? {
     guard lifecycle.isFetching, let plan else { return nil }
+    let run = lifecycle.run
     let backoff =
-      self.backoff
+      run.backoff
       ?? RetryBackoff(
         minInterval: config.effectiveMinRetryInterval, maxInterval: config.effectiveMaxRetryInterval,
         factor: config.retryFactor)
-    self.backoff = backoff
+    run.backoff = backoff
     let authorizer = plan.authorization?.authorizer
     let input = RetryDecision.Input(
       statusCode: failure.statusCode, error: failure.error,
@@ -154,11 +155,11 @@ extension FetcherStorage {
       method: (plan.baseRequest.httpMethod ?? "GET").uppercased(),
       receivedPartialBody: lifecycle.exchange?.receivedPartialBody ?? false,
       isRetryEnabled: config.isRetryEnabled,
-      canRefreshAuthorization: authorizer != nil && !didRefreshAuthorization,
+      canRefreshAuthorization: authorizer != nil && !run.didRefreshAuthorization,
       streamHoldsBody: !StreamWindows.allowsRetry(after: failure.error, storage: self),
-      retriesLeft: config.maxRetryCount.map { timing.retryCount < $0 } ?? true,
+      retriesLeft: config.maxRetryCount.map { run.timing.retryCount < $0 } ?? true,
       hasRetryBlock: config.retryBlock != nil, backoff: backoff,
-      elapsed: now.timeIntervalSince(timing.startDate ?? now), now: now)
+      elapsed: now.timeIntervalSince(run.timing.startDate ?? now), now: now)
     return RetryContext(
       input: input, authorizer: authorizer, block: config.retryBlock, queue: plan.callbackQueue)
   }
@@ -169,9 +170,10 @@ extension FetcherStorage {
     guard let plan, case .scheduleRetry(let postStopped) = lifecycle.attemptEndedForRetry() else {
       return nil
     }
-    backoff?.recordRetry(after: delay)
+    run.backoff?.recordRetry(after: delay)
     return AttemptEndAction(
-      postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount, clock: plan.clock)
+      postStopped: postStopped, queue: plan.callbackQueue, retryCount: run.timing.retryCount,
+      clock: plan.clock)
   }
 
   /// The attempt failed and is tried again at once (an authorization refresh): nil when it was not
@@ -180,8 +182,9 @@ extension FetcherStorage {
     guard let plan, case .retryNow(let postStopped) = lifecycle.attemptEndedForImmediateRetry() else {
       return nil
     }
-    timing.retryCount += 1
+    run.timing.retryCount += 1
     return AttemptEndAction(
-      postStopped: postStopped, queue: plan.callbackQueue, retryCount: timing.retryCount, clock: plan.clock)
+      postStopped: postStopped, queue: plan.callbackQueue, retryCount: run.timing.retryCount,
+      clock: plan.clock)
   }
 }

@@ -75,11 +75,11 @@ extension SessionFetcher {
   }
 
   /// Retries done so far.
-  public var retryCount: Int { storage.withLock { $0.timing.retryCount } }
+  public var retryCount: Int { storage.withLock { $0.lifecycle.begunRun?.timing.retryCount ?? 0 } }
 
   /// The delay the next retry would wait.
   public var nextRetryInterval: TimeInterval {
-    storage.withLock { $0.backoff?.nextInterval ?? $0.config.effectiveMinRetryInterval }
+    storage.withLock { $0.lifecycle.begunRun?.backoff?.nextInterval ?? $0.config.effectiveMinRetryInterval }
   }
 
   // MARK: - Security

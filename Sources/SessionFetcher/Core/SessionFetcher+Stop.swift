@@ -30,7 +30,9 @@ extension SessionFetcher {
     }
     if transition.postRetryDelayStopped { post(.sessionFetcherRetryDelayStopped, on: queue) }
     if transition.postStopped { post(.sessionFetcherStopped, on: queue) }
-    let (resumeDataBlock, token) = storage.withLock { ($0.config.resumeDataBlock, $0.downloadResume.token) }
+    let (resumeDataBlock, token) = storage.withLock {
+      ($0.config.resumeDataBlock, $0.run.downloadResume.token)
+    }
     if let resumeDataBlock, let token {
       queue.async {
         LockAudit.userBlock("resumeDataBlock")
@@ -87,12 +89,15 @@ extension SessionFetcher {
       return false
     }
     // Made on first wait: most fetchers are never waited on.
-    let waiters = storage.withLock { storage in
-      if let existing = storage.completionWaiters { return existing }
+    // Nil before begin: there is nothing to wait for.
+    let waiters = storage.withLock { storage -> NSCondition? in
+      guard let run = storage.lifecycle.begunRun else { return nil }
+      if let existing = run.completionWaiters { return existing }
       let condition = NSCondition()
-      storage.completionWaiters = condition
+      run.completionWaiters = condition
       return condition
     }
+    guard let waiters else { return true }
     waiters.lock()
     defer { waiters.unlock() }
     while !isCompletionDelivered {
@@ -128,19 +133,22 @@ extension FetcherStorage {
   /// callbacks already queued; `transition` is nil when the fetch had ended or was stopped already
   /// (the progress streams are finished all the same).
   mutating func stopped(forceCompletion: Bool, at now: Date) -> FetchEndAction<FetcherLifecycle.Stop?> {
-    if forceCompletion { forceCompletionOnStop = true }
     let queue = plan?.callbackQueue ?? config.callbackQueue
-    guard case .stop(let stop) = lifecycle.stop() else {
+    let action = lifecycle.stop()
+    // Every state after a stop has a run: one before begin made it.
+    let run = lifecycle.run
+    if forceCompletion { run.forceCompletionOnStop = true }
+    guard case .stop(let stop) = action else {
       return FetchEndAction(
         transition: nil, queue: queue, completion: nil, parser: nil, ownSession: nil,
         partFiles: PartFileCleanup(), progress: [], spool: nil)
     }
-    timing.endDate = now
-    finalError = SessionFetcherError.cancelled
+    run.timing.endDate = now
+    run.finalError = SessionFetcherError.cancelled
     SessionFetcher.disarmTimeout(&self)
     stop.retryDelay?.cancel(on: clock)
     let partFiles = DownloadResume.fetchEnded(&self, succeeded: false)
-    let notify = config.stopFetchingTriggersCompletionHandler || forceCompletionOnStop
+    let notify = config.stopFetchingTriggersCompletionHandler || run.forceCompletionOnStop
     return FetchEndAction(
       transition: stop, queue: queue, completion: stop.mayCompleteAsCancelled && notify ? completion : nil,
       parser: nil, ownSession: plan?.ownsSession == true ? plan?.session : nil, partFiles: partFiles,

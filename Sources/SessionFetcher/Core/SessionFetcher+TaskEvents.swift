@@ -9,7 +9,7 @@ extension SessionFetcher: SessionTaskHandler {
       guard accepts(task, storage) else { return }
       let now = storage.clock.now
       storage.lifecycle.current.lastActivity = now
-      storage.timing.requestStartDate = now
+      storage.run.timing.requestStartDate = now
     }
   }
 
@@ -150,7 +150,7 @@ extension FetcherStorage {
     guard lifecycle.accepts(task), let plan else { return nil }
     let exchange = lifecycle.current
     exchange.lastActivity = plan.clock.now
-    timing.bytesSent += count
+    run.timing.bytesSent += count
     exchange.measure.bytesSent += count
     // A stream body reports 0 expected bytes on Linux: use the declared length, else unknown.
     let expected = expected > 0 ? expected : (plan.bodyLength ?? -1)

@@ -36,13 +36,14 @@ extension SessionFetcher {
   func armTimeout(_ storage: inout FetcherStorage, after delay: TimeInterval) {
     Self.disarmTimeout(&storage)
     guard storage.lifecycle.phase == .running, !storage.lifecycle.current.isSuspended else { return }
-    storage.timeoutToken = storage.clock.armTimeoutCheck(of: self, after: delay)
+    storage.run.timeoutToken = storage.clock.armTimeoutCheck(of: self, after: delay)
   }
 
   /// Disarms the fetcher's timeout check, if armed (under the fetcher's lock).
   static func disarmTimeout(_ storage: inout FetcherStorage) {
-    guard let token = storage.timeoutToken else { return }
-    storage.timeoutToken = nil
+    let run = storage.run
+    guard let token = run.timeoutToken else { return }
+    run.timeoutToken = nil
     storage.clock.disarmTimeoutCheck(token)
   }
 
@@ -58,8 +59,9 @@ extension SessionFetcher {
   package func checkTimeout(token: UInt64) {
     let timedOut: (any EngineTask)?? = storage.withLock { storage in
       // A check disarmed or replaced after the clock took it out does nothing.
-      guard storage.timeoutToken == token else { return nil }
-      storage.timeoutToken = nil
+      let run = storage.run
+      guard run.timeoutToken == token else { return nil }
+      run.timeoutToken = nil
       // A hop with its task, or one whose task is still being made.
       guard storage.lifecycle.phase == .running, case let exchange = storage.lifecycle.current,
         exchange.task != nil || exchange.pendingHop != nil,

@@ -277,7 +277,7 @@ public final class SessionFetcher: @unchecked Sendable {
   }
 
   /// The body received in memory so far (nil when it goes to a file or to ``accumulateDataBlock``).
-  public var downloadedData: Data? { storage.withLock { $0.downloadedData } }
+  public var downloadedData: Data? { storage.withLock { $0.lifecycle.begunRun?.downloadedData } }
 
   /// Bytes of the final response body received (in memory, to the file, or accumulated).
   public var downloadedLength: Int64 { storage.withLock { $0.lifecycle.exchange?.responseBodyLength ?? 0 } }
@@ -286,7 +286,7 @@ public final class SessionFetcher: @unchecked Sendable {
   public var timing: FetchTiming { storage.withLock { $0.reportedTiming } }
 
   /// The error the fetch ended with, once it ended (nil on success).
-  public var error: (any Error)? { storage.withLock { $0.finalError } }
+  public var error: (any Error)? { storage.withLock { $0.lifecycle.begunRun?.finalError } }
 
   /// A one-line account of where the fetch stands (lifecycle, task and its byte counts), for a test
   /// that gave up waiting to print.
@@ -294,7 +294,7 @@ public final class SessionFetcher: @unchecked Sendable {
     let (state, task, timing, hasPlan) = storage.withLock { storage in
       let phase = storage.lifecycle.phase
       let task = phase == .running ? storage.lifecycle.current.task : nil
-      return (phase, task, storage.timing, storage.plan != nil)
+      return (phase, task, storage.lifecycle.begunRun?.timing ?? FetchTiming(), storage.plan != nil)
     }
     var summary =
       "lifecycle \(state), plan \(hasPlan), retries \(timing.retryCount), sent \(timing.bytesSent)"

@@ -9,9 +9,9 @@ extension SessionFetcher {
   package func attachStreamConsumer(_ consumer: any FetcherStreamConsumer, windowLength: Int64? = nil) {
     storage.withLock { storage in
       guard storage.lifecycle.phase == .idle else { return }
-      storage.stream.consumer = WeakStreamConsumer(consumer: consumer)
+      storage.streamConsumer = WeakStreamConsumer(consumer: consumer)
       if let windowLength, windowLength > 0 {
-        storage.stream.windowLength = windowLength
+        storage.streamWindowLength = windowLength
       }
     }
   }
@@ -41,7 +41,7 @@ extension SessionFetcher {
       case .suspendTask:
         suspends = true
       case .continueWithRange, .continueWithRangeElseSuspendTask:
-        let continuable = storage.stream.continuationValidator(method: plan.baseRequest.httpMethod) != nil
+        let continuable = storage.run.stream.continuationValidator(method: plan.baseRequest.httpMethod) != nil
         if continuable {
           suspends = false
         } else if plan.pausing == .continueWithRangeElseSuspendTask {
@@ -92,15 +92,16 @@ extension SessionFetcher {
       // A pause, or the end of a Range window (see ``StreamWindows``).
       guard case .pausedForBackpressure? = storage.lifecycle.current.cancelReason,
         let hop = storage.lifecycle.current.hopRequest,
-        let validator = storage.stream.continuationValidator(method: plan.baseRequest.httpMethod)
+        let validator = storage.run.stream.continuationValidator(method: plan.baseRequest.httpMethod)
       else { return .none }
       // Once only: a second call finds nothing paused.
       storage.lifecycle.current.cancelReason = nil
-      storage.stream.isContinuation = true
+      storage.run.stream.isContinuation = true
       // In windows, `sendHop` sets the next window's Range on the plain hop request.
-      guard storage.stream.windowLength == nil else { return .continuation(hop) }
+      guard storage.run.stream.windowLength == nil else { return .continuation(hop) }
       return .continuation(
-        StreamPausing.continuationRequest(hop, offset: storage.stream.deliveredBytes, validator: validator))
+        StreamPausing.continuationRequest(
+          hop, offset: storage.run.stream.deliveredBytes, validator: validator))
     }
     switch resume {
     case .none:

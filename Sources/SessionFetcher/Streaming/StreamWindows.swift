@@ -29,15 +29,15 @@ enum StreamWindows {
     guard let plan = storage.plan else { return }
     guard plan.pausing.continuesWithRange else {
       // The engine really pauses (libcurl; Apple's URLSession): no windows are needed.
-      storage.stream.windowLength = nil
+      storage.run.stream.windowLength = nil
       return
     }
     guard plan.destination != nil,
-      !storage.stream.isStreaming, storage.downloadResume.parked == nil,
+      !storage.run.stream.isStreaming, storage.run.downloadResume.parked == nil,
       let length = storage.config.downloadWindowLength, length > 0
     else { return }
-    storage.stream.windowLength = max(length, Int64(minimumLength))
-    storage.stream.isDownload = true
+    storage.run.stream.windowLength = max(length, Int64(minimumLength))
+    storage.run.stream.isDownload = true
   }
 
   /// Whether the answer to a download's next window restarts the download: a 200 means that the
@@ -45,18 +45,20 @@ enum StreamWindows {
   /// replaces what the part file holds, without windows. (A stream cannot restart: its consumer
   /// has the old bytes.)
   static func downloadRestarts(_ response: URLResponse, storage: inout FetcherStorage) -> Bool {
-    guard storage.stream.isDownload, (response as? HTTPURLResponse)?.statusCode == 200 else { return false }
-    storage.stream.isContinuation = false
-    storage.stream.windowLength = nil
+    guard storage.run.stream.isDownload, (response as? HTTPURLResponse)?.statusCode == 200 else {
+      return false
+    }
+    storage.run.stream.isContinuation = false
+    storage.run.stream.windowLength = nil
     return true
   }
 
   /// A download's attempt failed: later attempts ask for the rest whole (the part file is
   /// continued with an open-ended range, see `DownloadResume`), not in windows.
   static func endDownloadWindows(_ storage: inout FetcherStorage) {
-    guard storage.stream.isDownload, storage.stream.windowLength != nil else { return }
-    storage.stream.windowLength = nil
-    storage.stream.isContinuation = false
+    guard storage.run.stream.isDownload, storage.run.stream.windowLength != nil else { return }
+    storage.run.stream.windowLength = nil
+    storage.run.stream.isContinuation = false
   }
 
   /// The window for a buffer with these marks: what fills the buffer from the low-water mark to
@@ -70,21 +72,21 @@ enum StreamWindows {
   /// own `Range`, a stubbed fetch). Called for every hop: the first, redirects, retries and
   /// continuations.
   static func addRangeHeaders(to request: inout URLRequest, storage: inout FetcherStorage) {
-    guard let length = storage.stream.windowLength, let plan = storage.plan else { return }
-    let start = storage.stream.deliveredBytes
+    guard let length = storage.run.stream.windowLength, let plan = storage.plan else { return }
+    let start = storage.run.stream.deliveredBytes
     guard plan.testBlock == nil, (plan.baseRequest.httpMethod ?? "GET").uppercased() == "GET",
       !plan.body.isPresent, plan.baseRequest.value(forHTTPHeaderField: "Range") == nil,
-      start == 0 || storage.stream.validator != nil
+      start == 0 || storage.run.stream.validator != nil
     else {
-      storage.stream.windowLength = nil
+      storage.run.stream.windowLength = nil
       return
     }
     request.setValue("bytes=\(start)-\(start + length - 1)", forHTTPHeaderField: "Range")
     if start > 0 {
-      request.setValue(storage.stream.validator, forHTTPHeaderField: "If-Range")
-      storage.stream.isContinuation = true
+      request.setValue(storage.run.stream.validator, forHTTPHeaderField: "If-Range")
+      storage.run.stream.isContinuation = true
     }
-    storage.stream.windowStart = start
+    storage.run.stream.windowStart = start
   }
 
   /// What the first response of a windowed stream means.
@@ -99,27 +101,27 @@ enum StreamWindows {
 
   /// Decides what a windowed stream does with the first response (not a continuation).
   static func firstResponse(_ response: URLResponse, storage: inout FetcherStorage) -> FirstResponse {
-    guard storage.stream.windowLength != nil,
+    guard storage.run.stream.windowLength != nil,
       storage.lifecycle.current.request?.value(forHTTPHeaderField: "Range") != nil,
       let http = response as? HTTPURLResponse
     else { return .asIs }
     switch http.statusCode {
     case 206:
       guard let head = wholeResource(http) else { break }
-      storage.stream.total = head.total
-      storage.stream.validator = head.validator
+      storage.run.stream.total = head.total
+      storage.run.stream.validator = head.validator
       return .whole(head.response)
     case 416:
       break
     case 200..<300:
       // The server ignores ranges: the body comes whole, as it would without windows.
-      storage.stream.windowLength = nil
+      storage.run.stream.windowLength = nil
       return .asIs
     default:
       // A redirect is followed with the window again; an error status ends the attempt as usual.
       return .asIs
     }
-    storage.stream.windowLength = nil
+    storage.run.stream.windowLength = nil
     return .refetch
   }
 
@@ -169,7 +171,7 @@ enum StreamWindows {
 
   /// Nil when a continuation's 206 belongs to the same resource: its total is the first one's.
   static func continuationError(_ response: URLResponse, storage: FetcherStorage) -> SessionFetcherError? {
-    guard let total = storage.stream.total, let http = response as? HTTPURLResponse else { return nil }
+    guard let total = storage.run.stream.total, let http = response as? HTTPURLResponse else { return nil }
     let range = http.value(forHTTPHeaderField: "Content-Range").flatMap(contentRange)
     guard range?.total != total else { return nil }
     return .streamInterrupted(description: "the resource's length changed from \(total) bytes")
@@ -191,17 +193,17 @@ enum StreamWindows {
   /// A hop ended without an error: decide whether another window follows.
   static func hopEnded(_ storage: inout FetcherStorage) -> WindowEnd {
     guard storage.lifecycle.current.sink == .stream || storage.lifecycle.current.sink == .file,
-      storage.stream.windowLength != nil,
-      let total = storage.stream.total,
-      storage.stream.deliveredBytes < total
+      storage.run.stream.windowLength != nil,
+      let total = storage.run.stream.total,
+      storage.run.stream.deliveredBytes < total
     else { return .finished }
-    guard storage.stream.deliveredBytes > storage.stream.windowStart else {
+    guard storage.run.stream.deliveredBytes > storage.run.stream.windowStart else {
       return .stalled(
         .streamInterrupted(
-          description: "the window from byte \(storage.stream.windowStart) of \(total) brought no bytes"))
+          description: "the window from byte \(storage.run.stream.windowStart) of \(total) brought no bytes"))
     }
     storage.lifecycle.current.cancelReason = .pausedForBackpressure
-    return storage.stream.isDownload ? .nextFileWindow : .more(storage.stream.consumer?.consumer)
+    return storage.run.stream.isDownload ? .nextFileWindow : .more(storage.run.stream.consumer?.consumer)
   }
 
   /// Whether a failed attempt may be retried although the consumer already has part of the body:
@@ -209,8 +211,8 @@ enum StreamWindows {
   /// with `If-Range`), and never when the resource changed.
   static func allowsRetry(after error: any Error, storage: FetcherStorage) -> Bool {
     // A download's part file is continued or restarted by `DownloadResume`.
-    guard !storage.stream.isDownload, storage.stream.deliveredBytes > 0 else { return true }
+    guard !storage.run.stream.isDownload, storage.run.stream.deliveredBytes > 0 else { return true }
     if case .streamInterrupted? = error as? SessionFetcherError { return false }
-    return storage.stream.windowLength != nil && storage.stream.validator != nil
+    return storage.run.stream.windowLength != nil && storage.run.stream.validator != nil
   }
 }

@@ -321,7 +321,7 @@ struct TimeoutsUnderLoadTests {
     fetcher.maxRetryCount = 1
     let busy = BusyGlobalQueues(
       after: { fetcher.storage.withLock { $0.lifecycle.phase == .waitingToRetry } },
-      until: { fetcher.storage.withLock { $0.timing.retryCount >= 1 } })
+      until: { fetcher.storage.withLock { $0.run.timing.retryCount >= 1 } })
     let result = await fetcher.fetchResult(timeout: 30)
     #expect(busy.conditionHeldWhileBusy)
     busy.release()

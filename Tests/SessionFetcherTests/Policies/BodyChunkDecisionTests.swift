@@ -71,8 +71,8 @@ struct BodyChunkDecisionTests {
     storage.config.receivedProgressBlock = { _, _ in }
     storage.config.downloadProgressBlock = { _, _, _ in }
     if row.accumulateBlock { storage.config.accumulateDataBlock = { _ in } }
-    if row.windows { storage.stream.windowLength = 100 }
     _ = storage.lifecycle.begin()
+    if row.windows { storage.run.stream.windowLength = 100 }
     _ = storage.lifecycle.attemptStarted(at: Date())
     let exchange = HopState(
       hop: 1, request: URLRequest(url: url), hopRequest: URLRequest(url: url), keepsBody: false, now: Date())
@@ -113,7 +113,7 @@ struct BodyChunkDecisionTests {
       text += ", total \(handOff.total) of \(handOff.expected)"
       if handOff.received != nil { text += ", received" }
       if handOff.download != nil { text += ", download" }
-      if storage.accumulatedSinceResponse { text += ", accumulated" }
+      if storage.run.accumulatedSinceResponse { text += ", accumulated" }
       return text
     }
   }
@@ -127,8 +127,8 @@ struct BodyChunkDecisionTests {
       Data(count: 4), from: row.fromOtherTask ? LifecycleInertTask() : task, bypassingGate: row.bypassingGate,
       at: now)
     #expect(Self.answer(delivery, storage, task: task) == row.answer)
-    #expect(storage.timing.bytesReceived == row.counted)
-    #expect(storage.timing.firstByteDate == (row.counted > 0 ? now : nil))
-    #expect(storage.stream.deliveredBytes == row.delivered)
+    #expect(storage.run.timing.bytesReceived == row.counted)
+    #expect(storage.run.timing.firstByteDate == (row.counted > 0 ? now : nil))
+    #expect(storage.run.stream.deliveredBytes == row.delivered)
   }
 }

@@ -23,6 +23,9 @@ struct FetcherLifecycleTests {
     case begin, delayForSlot, slotGranted, attemptStarted, hopStarted, attemptEndedForRetry
     case attemptEndedForImmediateRetry, retryDelayArmed, retryDelayEnded, finish, stop
     case accepts, cancelTask, detachTask, taskCompleted, redirectReceived, completionDelivered
+    /// Reading the fetch's run (``FetcherLifecycle/run``), and reading it where it may not exist yet
+    /// (``FetcherLifecycle/begunRun``).
+    case run, begunRun
 
     var testDescription: String { rawValue }
   }
@@ -42,29 +45,34 @@ struct FetcherLifecycleTests {
   }
 
   /// Drives a fresh machine into `phase` through legal events; `.running` carries hop 7's exchange
-  /// with a task, and the states after it carry it on.
+  /// with a task, and the states after it carry it on. The run made at begin counts hop 7 too: the
+  /// states after it show it is that run they carry.
   static func machine(in phase: Phase) -> FetcherLifecycle {
     var m = FetcherLifecycle()
+    func begin() {
+      _ = m.begin()
+      m.run.hopCount = 7
+    }
     switch phase {
     case .idle: break
-    case .preparing: _ = m.begin()
+    case .preparing: begin()
     case .waitingForSlot:
-      _ = m.begin()
+      begin()
       _ = m.delayForSlot()
     case .running:
-      _ = m.begin()
+      begin()
       _ = m.attemptStarted(at: Self.attemptStart)
       _ = m.hopStarted(exchange(hop: 7))
     case .waitingToRetry:
-      _ = m.begin()
+      begin()
       _ = m.attemptStarted(at: Self.attemptStart)
       _ = m.hopStarted(exchange(hop: 7))
       _ = m.attemptEndedForRetry()
     case .finished:
-      _ = m.begin()
+      begin()
       _ = m.finish()
     case .stopped:
-      _ = m.begin()
+      begin()
       _ = m.stop()
     }
     #expect(m.phase == phase)
@@ -117,6 +125,8 @@ struct FetcherLifecycleTests {
       let first = m.completionDelivered()
       let second = m.completionDelivered()
       return "\(first) \(second)"
+    case .run: return "hop \(m.run.hopCount)"
+    case .begunRun: return m.begunRun.map { "hop \($0.hopCount)" } ?? "nil"
     }
   }
 
@@ -177,6 +187,9 @@ struct FetcherLifecycleTests {
     row(.idle, .taskCompleted, .idle, "false"),
     row(.idle, .redirectReceived, .idle, "nil nil"),
     trap(.idle, .completionDelivered),
+    // Nothing of a fetch exists before it begins: no run to read or write.
+    trap(.idle, .run),
+    row(.idle, .begunRun, .idle, "nil"),
   ]
 
   static let preparingRows: [Row] = [
@@ -198,6 +211,8 @@ struct FetcherLifecycleTests {
     row(.preparing, .taskCompleted, .preparing, "false"),
     row(.preparing, .redirectReceived, .preparing, "nil nil"),
     trap(.preparing, .completionDelivered),
+    row(.preparing, .run, .preparing, "hop 7"),
+    row(.preparing, .begunRun, .preparing, "hop 7"),
   ]
 
   static let slotRows: [Row] = [
@@ -220,6 +235,8 @@ struct FetcherLifecycleTests {
     row(.waitingForSlot, .taskCompleted, .waitingForSlot, "false"),
     row(.waitingForSlot, .redirectReceived, .waitingForSlot, "nil nil"),
     trap(.waitingForSlot, .completionDelivered),
+    row(.waitingForSlot, .run, .waitingForSlot, "hop 7"),
+    row(.waitingForSlot, .begunRun, .waitingForSlot, "hop 7"),
   ]
 
   static let runningRows: [Row] = [
@@ -240,6 +257,8 @@ struct FetcherLifecycleTests {
     row(.running, .taskCompleted, .running, "true"),
     row(.running, .redirectReceived, .running, "follow tooMany"),
     trap(.running, .completionDelivered),
+    row(.running, .run, .running, "hop 7"),
+    row(.running, .begunRun, .running, "hop 7"),
   ]
 
   static let retryRows: [Row] = [
@@ -262,6 +281,8 @@ struct FetcherLifecycleTests {
     row(.waitingToRetry, .taskCompleted, .waitingToRetry, "false"),
     row(.waitingToRetry, .redirectReceived, .waitingToRetry, "nil nil"),
     trap(.waitingToRetry, .completionDelivered),
+    row(.waitingToRetry, .run, .waitingToRetry, "hop 7"),
+    row(.waitingToRetry, .begunRun, .waitingToRetry, "hop 7"),
   ]
 
   static let endedRows: [Row] = [Phase.finished, .stopped].flatMap { (ended: Phase) -> [Row] in
@@ -283,6 +304,9 @@ struct FetcherLifecycleTests {
       row(ended, .taskCompleted, ended, "false"),
       row(ended, .redirectReceived, ended, "nil nil"),
       row(ended, .completionDelivered, ended, "true false"),
+      // The ended states keep the run, for what the fetch reports afterwards.
+      row(ended, .run, ended, "hop 7"),
+      row(ended, .begunRun, ended, "hop 7"),
     ]
   }
 
@@ -375,6 +399,10 @@ struct FetcherLifecycleTests {
       exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
         FetcherLifecycleTests.fireTrap(14)
       }
+    case 15:
+      exit = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        FetcherLifecycleTests.fireTrap(15)
+      }
     default:
       Issue.record("row \(index) has no exit test: add a case")
       return
@@ -426,6 +454,43 @@ struct FetcherLifecycleTests {
     #expect(started == .postStartedAndSend)
     #expect(m.attempt !== first && m.attempt.start == later)
     #expect(m.attempt.redirects == 0 && m.attempt.challenges.resends == 0)
+  }
+
+  /// The run made at begin is the one every later state carries, the exchange in flight included;
+  /// an exchange that left `running` reaches it no more (only the state does), and a new attempt's
+  /// exchange gets it again.
+  @Test func theRunGoesFromBeginToTheEnd() {
+    var m = FetcherLifecycle()
+    _ = m.begin()
+    let run = m.run
+    _ = m.delayForSlot()
+    _ = m.slotGranted()
+    _ = m.attemptStarted(at: Self.attemptStart)
+    #expect(m.run === run && m.current.run === run)
+    let first = Self.exchange(hop: 1)
+    _ = m.hopStarted(first)
+    #expect(first.run === run)
+    _ = m.attemptEndedForRetry()
+    #expect(m.run === run && first.run == nil)
+    _ = m.retryDelayEnded()
+    _ = m.attemptStarted(at: Self.attemptStart)
+    #expect(m.current.run === run)
+    _ = m.finish()
+    #expect(m.run === run && m.exchange?.run == nil)
+    _ = m.completionDelivered()
+    #expect(m.begunRun === run)
+  }
+
+  /// A stop before begin ends the fetch there: it makes the run its results go to, and a begin
+  /// after it finds the fetch stopped, with that run.
+  @Test func aStopBeforeBeginMakesTheRun() {
+    var m = FetcherLifecycle()
+    #expect(m.begunRun == nil)
+    _ = m.stop()
+    let run = m.begunRun
+    #expect(run != nil && run?.hopCount == 0 && run?.finalError == nil)
+    let begun = m.begin()
+    #expect(begun == .stoppedBeforeBegin && m.begunRun === run)
   }
 
   /// One row of the delivery's flags: the machine in `phase`, then `events` (stop, finish or
@@ -587,10 +652,11 @@ struct FetcherLifecycleTests {
 
 @Suite("Fetcher lifecycle layout")
 struct FetcherLifecycleLayoutTests {
-  /// The states hand on one reference to the exchange: a change of state moves a pointer, the
-  /// retry delay's token, a tag and a flag, never the exchange's fields.
+  /// The states hand on one reference to the run and one to the exchange: a change of state moves
+  /// two pointers, the retry delay's token and a tag, never the fields of the run or of the
+  /// exchange.
   @Test func aChangeOfStateMovesAReference() {
-    #expect(MemoryLayout<FetcherLifecycle>.size <= 3 * MemoryLayout<UnsafeRawPointer>.size)
+    #expect(MemoryLayout<FetcherLifecycle.State>.size <= 4 * MemoryLayout<UnsafeRawPointer>.size)
     var m = FetcherLifecycleTests.machine(in: .running)
     let inFlight = m.current
     _ = m.stop()
