@@ -41,16 +41,7 @@ struct StopTests {
         counter.watch(fetcher)
         fetcher.stopFetchingTriggersCompletionHandler = true
       }
-      await offThePool {
-        DispatchQueue.concurrentPerform(iterations: fetchers.count * 2) { index in
-          let fetcher = fetchers[index / 2]
-          if index % 2 == 0 {
-            fetcher.beginFetch { _, error in completions.append(error as? SessionFetcherError) }
-          } else {
-            fetcher.stopFetching()
-          }
-        }
-      }
+      await offThePool { raceBeginAgainstStop(fetchers, completions: completions) }
     }
     // Every fetcher completes exactly once: fetched, or cancelled (whichever came first).
     #expect(await eventually(timeout: 60) { completions.count == count })

@@ -69,14 +69,7 @@ struct ScriptedStopTests {
       fetcher.stopFetchingTriggersCompletionHandler = true
       counter.watch(fetcher)
     }
-    DispatchQueue.concurrentPerform(iterations: fetchers.count * 2) { index in
-      let fetcher = fetchers[index / 2]
-      if index % 2 == 0 {
-        fetcher.beginFetch { _, error in completions.append(error as? SessionFetcherError) }
-      } else {
-        fetcher.stopFetching()
-      }
-    }
+    raceBeginAgainstStop(fetchers, completions: completions)
     #expect(await eventually(timeout: 60) { completions.count == fetchers.count })
     #expect(await Self.settle(engine, queue))
     #expect(completions.count == fetchers.count)

@@ -68,3 +68,16 @@ func closedPort() throws -> UInt16 {
   // Deliberately never closed: the port stays reserved, and refuses connections.
   try bindLoopbackSocket().port
 }
+
+/// Begins and stops each fetcher from two threads at once (`concurrentPerform`), recording each
+/// completion's error: the begin/stop race of the stop tests, on a socket or the scripted engine.
+func raceBeginAgainstStop(_ fetchers: [SessionFetcher], completions: Recorder<SessionFetcherError?>) {
+  DispatchQueue.concurrentPerform(iterations: fetchers.count * 2) { index in
+    let fetcher = fetchers[index / 2]
+    if index % 2 == 0 {
+      fetcher.beginFetch { _, error in completions.append(error as? SessionFetcherError) }
+    } else {
+      fetcher.stopFetching()
+    }
+  }
+}
