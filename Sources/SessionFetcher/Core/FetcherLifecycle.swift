@@ -12,8 +12,9 @@ import Foundation
 /// any state but finished ──stop──▶ stopped
 /// ```
 ///
-/// Every state after `idle` carries the fetch's ``RunState`` (``run``): ``begin()`` makes it (a
-/// stop before begin too, for the cancellation it records), and every transition hands it on, to
+/// Every state after `idle` carries the fetch's ``RunState`` (``run``): made with the machine, out
+/// of reach in `idle`, ``begin()`` hands it to the first state (a stop before begin too, for the
+/// cancellation it records), and every transition hands it on, to
 /// the ended states as well, where what the fetch reports (its results, its timing) is read. The
 /// `running` state carries the in-flight ``HopState``, which each hop replaces whole
 /// (``hopStarted(_:)``), and through it the run and the attempt's ``AttemptState``, which each

@@ -168,8 +168,8 @@ struct FetcherStorage {
   /// configuration was refused).
   var plan: FetchPlan?
 
-  // Configuration of resumable downloads (see `DownloadResume.swift`), set before the fetch begins;
-  // the run's resume state starts from it.
+  // Configuration of resumable downloads (see `DownloadResume.swift`), set by the user (the token
+  // before the fetch begins); the run's resume state starts from it.
   /// Keep the part file and make ``SessionFetcher/downloadResumeData`` when the fetch fails or
   /// stops. May be set while the fetch runs: it is read when the fetch ends.
   var keepsPartialDownload = false
@@ -184,6 +184,15 @@ struct FetcherStorage {
   var streamConsumer: WeakStreamConsumer?
   /// The length of the Range windows a stream asks for its body in, when the engine cannot pause.
   var streamWindowLength: Int64?
+
+  /// Starts `run` from what was set before begin: a stream's consumer and windows, the part file a
+  /// resume token continues. At begin, and at a stop before it, whose ended fetch still hands out
+  /// the token it was given (``SessionFetcher/downloadResumeData``, the resume-data block).
+  func startRun(_ run: RunState) {
+    if let consumer = streamConsumer { run.stream.consumer = consumer }
+    if let windowLength = streamWindowLength { run.stream.windowLength = windowLength }
+    if let parked = resumeFrom { run.downloadResume.parked = parked }
+  }
 
   init(request: URLRequest?, urlString: String) {
     configBox = ConfigurationBox(FetcherConfiguration(request: request))

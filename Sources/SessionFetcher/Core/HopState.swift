@@ -28,8 +28,8 @@ final class HopState {
   /// takes it when the attempt ends, so the last exchange a later state carries has none.
   var attempt: AttemptState?
   /// What spans the fetch, while the exchange is in flight: `FetcherLifecycle` sets it when the hop
-  /// starts (the state's run for an attempt's first hop, the previous hop's for the next) and takes
-  /// it when the exchange leaves `running`, handing it to the state that follows. It rides here
+  /// starts (the state's run for an attempt's first hop, the previous hop's for the next) and hands
+  /// it to the state that follows when the exchange leaves `running`. It rides here
   /// rather than beside the exchange in the state's payload for the reason ``attempt`` does.
   var run: RunState?
   /// The request as sent (with the jar's cookies and any Range headers).

@@ -4,8 +4,9 @@ import Foundation
 /// ended: its hop counter, retry backoff, armed timeout, part file, resume and stream state, and its
 /// results.
 ///
-/// It exists only once the fetch has begun: ``FetcherLifecycle`` makes it on `begin` (or on a stop
-/// before begin, whose fetch ends at once), every state after `idle` carries it, the running
+/// It is reachable only once the fetch has begun: ``FetcherLifecycle`` makes it with the machine and
+/// hands it to the first state at `begin` (or at a stop before begin, whose fetch ends at once);
+/// every state after `idle` carries it, the running
 /// exchange as its ``HopState/run``, and the ended states keep it, so that the results, the timing
 /// and the resume token are still readable after the end. Nothing of a fetch can be written
 /// before it begins.

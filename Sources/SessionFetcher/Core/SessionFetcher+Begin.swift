@@ -39,11 +39,7 @@ extension SessionFetcher {
         run.forceCompletionOnStop = forceCompletionOnStop
         run.retainedSelf = self
         run.timing.startDate = Date()
-        // The run starts from what was set before begin: a stream's consumer and windows, the part
-        // file a resume token continues.
-        if let consumer = storage.streamConsumer { run.stream.consumer = consumer }
-        if let windowLength = storage.streamWindowLength { run.stream.windowLength = windowLength }
-        if let parked = storage.resumeFrom { run.downloadResume.parked = parked }
+        storage.startRun(run)
         return .proceed
       case .stoppedBeforeBegin:
         let notify = forceCompletionOnStop || storage.config.stopFetchingTriggersCompletionHandler

@@ -143,6 +143,7 @@ extension FetcherStorage {
         transition: nil, queue: queue, completion: nil, parser: nil, ownSession: nil,
         partFiles: PartFileCleanup(), progress: [], spool: nil)
     }
+    if stop.from == .idle { startRun(run) }
     run.timing.endDate = now
     run.finalError = SessionFetcherError.cancelled
     SessionFetcher.disarmTimeout(&self)

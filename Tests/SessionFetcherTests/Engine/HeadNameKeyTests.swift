@@ -45,6 +45,24 @@ struct HeadNameKeyTests {
     #expect(head.fields.map(\.nameKey) == made.fields.map(\.nameKey))
   }
 
+  /// A name that is not valid UTF-8 is decoded with replacement characters; its key is the decoded
+  /// name's, so a lookup by the name the head reports finds it.
+  @Test func aNameNotValidUTF8IsFoundByItsDecodedName() throws {
+    var parser = CurlResponseHeadParser()
+    var head: ParsedResponseHead?
+    let lines: [[UInt8]] = [
+      Array("HTTP/1.1 200 OK\r\n".utf8), Array("X-".utf8) + [0xFF, 0xFE] + Array(": v\r\n".utf8),
+      Array("\r\n".utf8),
+    ]
+    for line in lines { head = line.withUnsafeBytes { parser.consume(bytes: $0) } ?? head }
+    let parsed = try #require(head)
+    let field = try #require(parsed.fields.first)
+    #expect(field.name == "X-\u{FFFD}\u{FFFD}")
+    #expect(field.nameKey == ParsedResponseHead.nameKey(field.name).key)
+    #expect(parsed.value(named: field.name) == "v")
+    #expect(field == Field(name: field.name, value: "v"))
+  }
+
   @Test func aRenamedFieldIsFoundByItsNewName() {
     var head = ParsedResponseHead(
       statusCode: 200, httpVersion: "HTTP/1.1", fields: [Field(name: "X-Old", value: "v")])

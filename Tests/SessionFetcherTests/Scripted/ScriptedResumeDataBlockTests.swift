@@ -39,6 +39,39 @@ struct ScriptedResumeDataBlockTests {
     #expect(tokens.count == 1)
   }
 
+  /// A fetcher made from a token and stopped before it began hands the token on, as one stopped
+  /// part-way does: its part file stays, and a fetcher made from what it handed out continues it.
+  @Test func aTokenStoppedBeforeBeginIsHandedOn() async throws {
+    let engine = ScriptedEngine()
+    engine.respond(to: "/file", with: ScriptedResumeTests.interrupted(by: .stall), ScriptedResumeTests.rest)
+    let (fetcher, folder, destination) = try ScriptedResumeTests.download(on: engine)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    fetcher.keepsPartialDownloadForResume = true
+    let written = Recorder<Int64>()
+    fetcher.receivedProgressBlock = { _, total in written.append(total) }
+    fetcher.beginFetch { _, _ in Issue.record("no completion after a stop without the flag") }
+    #expect(await eventually { written.values.last == 400 })
+    fetcher.stopFetching()
+    #expect(await eventually { fetcher.downloadResumeData != nil })
+    let token = try #require(fetcher.downloadResumeData)
+
+    let unbegun = try #require(SessionFetcher(resumeData: token))
+    let tokens = Recorder<Data>()
+    unbegun.resumeDataBlock = { token in tokens.append(token) }
+    unbegun.stopFetching()
+    #expect(await eventually { tokens.count == 1 })
+    let handed = try #require(unbegun.downloadResumeData)
+    #expect(tokens.values.first == handed)
+
+    let resumed = try #require(SessionFetcher(resumeData: handed))
+    resumed.callbackQueue = DispatchQueue(label: "test.scripted.resume.unbegun")
+    resumed.run(on: engine)
+    let result = await resumed.fetchResult()
+    #expect(result.error == nil, "\(String(describing: result.error))")
+    #expect(try Data(contentsOf: destination) == ScriptedResumeTests.whole)
+    #expect(engine.requests.last?.header("Range") == "bytes=400-")
+  }
+
   @Test func aDownloadIntoMemoryHasNoTokenToGive() async throws {
     let engine = ScriptedEngine()
     engine.respond(to: "/memory", with: ScriptedResumeTests.interrupted(by: .stall))

@@ -55,9 +55,12 @@ package struct CurlResponseHeadParser {
     for byte in nameBytes { folder.add(byte) }
     if !folder.isASCII { namesAreASCII = false }
     let name = String(decoding: nameBytes, as: UTF8.self)
+    // A name that is not ASCII may not be valid UTF-8: its key is the decoded name's, as a lookup
+    // by that name makes it.
+    let nameKey = folder.isASCII ? folder.key : ParsedResponseHead.nameKey(name).key
     fields.append(
       ParsedResponseHead.Field(
-        name: name, value: Self.trimmed(line, from: colon + 1, to: line.count), nameKey: folder.key))
+        name: name, value: Self.trimmed(line, from: colon + 1, to: line.count), nameKey: nameKey))
     return nil
   }
 
