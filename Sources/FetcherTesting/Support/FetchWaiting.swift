@@ -159,13 +159,16 @@ public final class Gate: @unchecked Sendable {
 /// `…RetryDelayStopped`, `…CompletionInvoked`) of the fetchers it watches, in the order they came.
 ///
 /// Notifications of other fetchers are ignored, so tests running in parallel in one process do not
-/// see each other's. The observers are removed when the recorder is freed.
+/// see each other's: a watched fetcher is known by its identity, held weakly, so an object made at
+/// the address of one that was freed is not taken for it. The observers are removed when the recorder is freed.
 ///
 /// `@unchecked Sendable`: its state is only touched under a lock.
 public final class NotificationRecorder: @unchecked Sendable {
   private let lock = NSLock()
   private var events: [(Notification.Name, ObjectIdentifier)] = []
-  private var watched: Set<ObjectIdentifier> = []
+  /// The watched fetchers by identity, each held weakly: once one is freed, another object made at
+  /// its address (a fetcher of a test running beside this one) is not taken for it.
+  private var watched: [ObjectIdentifier: WeakFetcher] = [:]
   private var observers: [any NSObjectProtocol] = []
 
   /// The notifications recorded.
@@ -183,7 +186,7 @@ public final class NotificationRecorder: @unchecked Sendable {
           guard let self, let fetcher = note.object as? SessionFetcher else { return }
           let id = ObjectIdentifier(fetcher)
           self.lock.withLock {
-            if self.watched.contains(id) { self.events.append((name, id)) }
+            if self.watched[id]?.fetcher === fetcher { self.events.append((name, id)) }
           }
         })
     }
@@ -195,7 +198,7 @@ public final class NotificationRecorder: @unchecked Sendable {
 
   /// Records `fetcher`'s notifications from now on.
   public func watch(_ fetcher: SessionFetcher) {
-    _ = lock.withLock { watched.insert(ObjectIdentifier(fetcher)) }
+    lock.withLock { watched[ObjectIdentifier(fetcher)] = WeakFetcher(fetcher: fetcher) }
   }
 
   /// How many `name` notifications the watched fetchers posted.
@@ -221,4 +224,8 @@ public final class NotificationRecorder: @unchecked Sendable {
   public var retryDelayStopped: Int { count(.sessionFetcherRetryDelayStopped) }
   /// The count of `sessionFetcherCompletionInvoked`.
   public var completionInvoked: Int { count(.sessionFetcherCompletionInvoked) }
+
+  private struct WeakFetcher {
+    weak var fetcher: SessionFetcher?
+  }
 }
