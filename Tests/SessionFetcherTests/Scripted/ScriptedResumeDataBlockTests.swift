@@ -19,22 +19,11 @@ struct ScriptedResumeDataBlockTests {
     let tokens = Recorder<Data>()
     fetcher.resumeDataBlock = { token in tokens.append(token) }
     #expect(fetcher.keepsPartialDownloadForResume)
-    let written = Recorder<Int64>()
-    fetcher.receivedProgressBlock = { _, total in written.append(total) }
-    fetcher.beginFetch { _, _ in Issue.record("no completion after a stop without the flag") }
-    #expect(await eventually { written.values.last == 400 })
-    fetcher.stopFetching()
+    await Self.stopPartWay(fetcher)
     #expect(await eventually { tokens.count == 1 })
     #expect(tokens.values.first == fetcher.downloadResumeData)
 
-    let token = try #require(tokens.values.first)
-    let resumed = try #require(SessionFetcher(resumeData: token))
-    resumed.callbackQueue = DispatchQueue(label: "test.scripted.resume.block")
-    resumed.run(on: engine)
-    let result = await resumed.fetchResult()
-    #expect(result.error == nil, "\(String(describing: result.error))")
-    #expect(try Data(contentsOf: destination) == ScriptedResumeTests.whole)
-    #expect(engine.requests.last?.header("Range") == "bytes=400-")
+    try await Self.expectTokenFinishesTheFile(try #require(tokens.values.first), on: engine, at: destination)
     // Asked once: the stop is the only end.
     #expect(tokens.count == 1)
   }
@@ -47,11 +36,7 @@ struct ScriptedResumeDataBlockTests {
     let (fetcher, folder, destination) = try ScriptedResumeTests.download(on: engine)
     defer { try? FileManager.default.removeItem(at: folder) }
     fetcher.keepsPartialDownloadForResume = true
-    let written = Recorder<Int64>()
-    fetcher.receivedProgressBlock = { _, total in written.append(total) }
-    fetcher.beginFetch { _, _ in Issue.record("no completion after a stop without the flag") }
-    #expect(await eventually { written.values.last == 400 })
-    fetcher.stopFetching()
+    await Self.stopPartWay(fetcher)
     #expect(await eventually { fetcher.downloadResumeData != nil })
     let token = try #require(fetcher.downloadResumeData)
 
@@ -62,9 +47,24 @@ struct ScriptedResumeDataBlockTests {
     #expect(await eventually { tokens.count == 1 })
     let handed = try #require(unbegun.downloadResumeData)
     #expect(tokens.values.first == handed)
+    try await Self.expectTokenFinishesTheFile(handed, on: engine, at: destination)
+  }
 
-    let resumed = try #require(SessionFetcher(resumeData: handed))
-    resumed.callbackQueue = DispatchQueue(label: "test.scripted.resume.unbegun")
+  /// Begins `fetcher`'s download and stops it once the first 400 bytes are written.
+  private static func stopPartWay(_ fetcher: SessionFetcher) async {
+    let written = Recorder<Int64>()
+    fetcher.receivedProgressBlock = { _, total in written.append(total) }
+    fetcher.beginFetch { _, _ in Issue.record("no completion after a stop without the flag") }
+    #expect(await eventually { written.values.last == 400 })
+    fetcher.stopFetching()
+  }
+
+  /// A fetcher made from `token` asks for the rest and finishes the file at `destination`.
+  private static func expectTokenFinishesTheFile(
+    _ token: Data, on engine: ScriptedEngine, at destination: URL
+  ) async throws {
+    let resumed = try #require(SessionFetcher(resumeData: token))
+    resumed.callbackQueue = DispatchQueue(label: "test.scripted.resume.block")
     resumed.run(on: engine)
     let result = await resumed.fetchResult()
     #expect(result.error == nil, "\(String(describing: result.error))")
