@@ -12,15 +12,14 @@ import Foundation
 /// any state but finished ──stop──▶ stopped
 /// ```
 ///
-/// Every state after `idle` carries the fetch's ``RunState`` (``run``): made with the machine, out
-/// of reach in `idle`, ``begin()`` hands it to the first state (a stop before begin too, for the
-/// cancellation it records), and every transition hands it on, to
-/// the ended states as well, where what the fetch reports (its results, its timing) is read. The
-/// `running` state carries the in-flight ``HopState``, which each hop replaces whole
-/// (``hopStarted(_:)``), and through it the run and the attempt's ``AttemptState``, which each
-/// attempt makes afresh (``attemptStarted(at:)``) and its hops hand on. The states after it carry
-/// the last exchange, read-only, for what the fetcher reports once the exchange is over, without
-/// its attempt (the attempt's counts end with it) or its run (the state has it). The ended states
+/// The machine holds the fetch's ``RunState`` (``run``): made with the machine, out of reach in
+/// `idle`, and the same from ``begin()`` (or a stop before begin, for the cancellation it records)
+/// to the end, where what the fetch reports (its results, its timing) is read. The `running` state
+/// carries the in-flight ``HopState``, which each hop replaces whole (``hopStarted(_:)``), and
+/// through it the attempt's ``AttemptState``, which each attempt makes afresh
+/// (``attemptStarted(at:)``) and its hops hand on. The states after it carry the last exchange,
+/// read-only, for what the fetcher reports once the exchange is over, without its attempt (the
+/// attempt's counts end with it). The ended states
 /// carry how far the completion's delivery got (``completionDelivered()``): a stop after the finish
 /// suppresses the callbacks still queued, and nothing runs after delivery.
 ///
@@ -38,24 +37,24 @@ struct FetcherLifecycle {
     case idle
     /// Begun; validating, authorizing or preparing the next attempt (no Started posted yet). After
     /// a retry, carries the previous attempt's last exchange.
-    case preparing(RunState, last: HopState?)
+    case preparing(last: HopState?)
     /// Held back by the service's per-host limit.
-    case waitingForSlot(RunState)
+    case waitingForSlot
     /// An attempt is on the wire (Started posted): its current exchange, which carries what spans
-    /// the attempt's hops (``HopState/attempt``) and what spans the fetch (``HopState/run``). One
-    /// reference: reading the exchange, which the fetcher does on every event, retains nothing else.
+    /// the attempt's hops (``HopState/attempt``). One reference: reading the exchange, which the
+    /// fetcher does on every event, retains nothing else.
     case running(HopState)
     /// Between attempts, waiting out the retry delay; carries the failed attempt's last exchange,
     /// and the delay once it is armed (see ``retryDelayArmed(_:)``): a delay outside this state
     /// cannot be written, and every way out of it hands the delay on to be cancelled.
-    case waitingToRetry(RunState, last: HopState?, delay: RetryDelay?)
+    case waitingToRetry(last: HopState?, delay: RetryDelay?)
     /// The fetch ended; carries the last exchange, and how far the delivery of its completion got.
-    case finished(RunState, last: HopState?, delivery: Delivery)
+    case finished(last: HopState?, delivery: Delivery)
     /// Stopped by the user (or by task cancellation, or by the service's stop-all); carries the
     /// exchange that was stopped, if any, and whether the stop's delivery (its completion, or none)
-    /// has run. The callbacks queued before the stop do not run. A stop before begin makes the
-    /// fetch's run, which ends there, with its results.
-    case stopped(RunState, last: HopState?, delivered: Bool)
+    /// has run. The callbacks queued before the stop do not run. A stop before begin ends the
+    /// fetch there: its run holds what it reports (a cancellation).
+    case stopped(last: HopState?, delivered: Bool)
   }
 
   /// How far the delivery of a finished fetch's completion got.
@@ -75,22 +74,13 @@ struct FetcherLifecycle {
   }
 
   private(set) var state: State = .idle
-  /// The run that ``begin()`` (or a stop before it) hands to the first state: made with the
-  /// machine, so that its memory is had beside the fetcher's own rather than in the middle of
-  /// beginning, but out of reach until then (nothing reads or writes it in `idle`).
-  private var unbegunRun: RunState?
+  /// What spans the fetch (see ``run``): made with the machine, so that its memory is had beside
+  /// the fetcher's own rather than in the middle of beginning, and out of reach until the fetch
+  /// begins (nothing reads or writes it in `idle`). One reference for the fetcher's life, not a
+  /// payload handed from state to state: reading it is a load, with nothing to unpack or retain.
+  private let fetchRun = RunState()
   /// A Started notification is out and its Stopped is not yet.
   private(set) var isStartedNotificationOutstanding = false
-
-  init() {
-    unbegunRun = RunState()
-  }
-
-  /// The run the fetch begins with (see ``unbegunRun``): taken once.
-  private mutating func takeUnbegunRun() -> RunState {
-    defer { unbegunRun = nil }
-    return unbegunRun ?? RunState()
-  }
 
   var phase: Phase {
     switch state {
@@ -117,8 +107,8 @@ struct FetcherLifecycle {
   var exchange: HopState? {
     switch state {
     case .running(let exchange): return exchange
-    case .preparing(_, let last), .waitingToRetry(_, let last, _), .finished(_, let last, _),
-      .stopped(_, let last, _):
+    case .preparing(let last), .waitingToRetry(let last, _), .finished(let last, _),
+      .stopped(let last, _):
       return last
     case .idle, .waitingForSlot: return nil
     }
@@ -144,28 +134,17 @@ struct FetcherLifecycle {
   /// caller checks ``phase`` (or knows it began) under the same lock first; see ``begunRun`` for a
   /// read that may come before begin.
   var run: RunState {
-    switch state {
-    case .running(let exchange):
-      guard let run = exchange.run else { preconditionFailure("no run in the exchange in flight") }
-      return run
-    case .preparing(let run, _), .waitingForSlot(let run), .waitingToRetry(let run, _, _),
-      .finished(let run, _, _), .stopped(let run, _, _):
-      return run
-    case .idle:
-      preconditionFailure("no run in state \(phase): nothing of a fetch before it begins")
+    if case .idle = state {
+      preconditionFailure("no run in state idle: nothing of a fetch before it begins")
     }
+    return fetchRun
   }
 
   /// What spans the fetch, if it has begun (nil while idle): for what the fetcher reports, which
   /// may be asked before begin.
   var begunRun: RunState? {
-    switch state {
-    case .running(let exchange): return exchange.run
-    case .preparing(let run, _), .waitingForSlot(let run), .waitingToRetry(let run, _, _),
-      .finished(let run, _, _), .stopped(let run, _, _):
-      return run
-    case .idle: return nil
-    }
+    if case .idle = state { return nil }
+    return fetchRun
   }
 
   /// The running attempt's state, changed in place (a reference). Only while running: the caller
@@ -192,7 +171,7 @@ struct FetcherLifecycle {
   mutating func begin() -> BeginAction {
     switch state {
     case .idle:
-      state = .preparing(takeUnbegunRun(), last: nil)
+      state = .preparing(last: nil)
       return .proceed
     case .stopped:
       return .stoppedBeforeBegin
@@ -212,8 +191,8 @@ struct FetcherLifecycle {
   /// The service has no free slot for the host: wait.
   mutating func delayForSlot() -> SlotAction {
     switch state {
-    case .preparing(let run, _):
-      state = .waitingForSlot(run)
+    case .preparing:
+      state = .waitingForSlot
       return .askService
     case .finished, .stopped:
       return .ignore
@@ -234,8 +213,8 @@ struct FetcherLifecycle {
   /// meanwhile, or a grant racing the service's answer already started it).
   mutating func slotGranted() -> StartAction {
     switch state {
-    case .waitingForSlot(let run):
-      state = .preparing(run, last: nil)
+    case .waitingForSlot:
+      state = .preparing(last: nil)
       return .startAttempt
     case .idle, .preparing, .running, .waitingToRetry, .finished, .stopped:
       return .ignore
@@ -253,10 +232,9 @@ struct FetcherLifecycle {
   /// An attempt is about to go on the wire at `now`: its state starts afresh.
   mutating func attemptStarted(at now: Date) -> AttemptAction {
     switch state {
-    case .preparing(let run, _):
+    case .preparing:
       // The attempt's first hop makes its exchange (`hopStarted`); until then, an empty one.
       let first = HopState()
-      first.run = run
       first.attempt = AttemptState(start: now)
       state = .running(first)
       isStartedNotificationOutstanding = true
@@ -281,7 +259,6 @@ struct FetcherLifecycle {
   mutating func hopStarted(_ exchange: HopState) -> HopAction {
     switch state {
     case .running(let previous):
-      exchange.run = previous.run
       exchange.attempt = previous.attempt
       state = .running(exchange)
       return .send
@@ -304,14 +281,12 @@ struct FetcherLifecycle {
 
   /// The attempt failed and will be retried after a delay.
   mutating func attemptEndedForRetry() -> RetryAction {
-    let run: RunState
     let last: HopState?
     switch state {
     case .running(let exchange):
-      run = Self.leave(exchange)
+      Self.leave(exchange)
       last = exchange
-    case .preparing(let begun, let previous):
-      run = begun
+    case .preparing(let previous):
       last = previous
     case .waitingForSlot, .waitingToRetry, .finished, .stopped: return .ignore
     case .idle:
@@ -319,7 +294,7 @@ struct FetcherLifecycle {
     }
     let postStopped = isStartedNotificationOutstanding
     isStartedNotificationOutstanding = false
-    state = .waitingToRetry(run, last: last, delay: nil)
+    state = .waitingToRetry(last: last, delay: nil)
     return .scheduleRetry(postStopped: postStopped)
   }
 
@@ -327,10 +302,10 @@ struct FetcherLifecycle {
   mutating func attemptEndedForImmediateRetry() -> RetryAction {
     switch state {
     case .running(let exchange):
-      let run = Self.leave(exchange)
+      Self.leave(exchange)
       let postStopped = isStartedNotificationOutstanding
       isStartedNotificationOutstanding = false
-      state = .preparing(run, last: exchange)
+      state = .preparing(last: exchange)
       return .retryNow(postStopped: postStopped)
     case .preparing, .waitingForSlot, .waitingToRetry, .finished, .stopped:
       return .ignore
@@ -343,22 +318,22 @@ struct FetcherLifecycle {
   /// The delay of the wait the fetcher is in was armed: kept in the state, unless the wait ended
   /// meanwhile (a stop, an early retry) or already has its delay. False: the caller cancels it.
   mutating func retryDelayArmed(_ delay: RetryDelay) -> Bool {
-    guard case .waitingToRetry(let run, let last, nil) = state else { return false }
-    state = .waitingToRetry(run, last: last, delay: delay)
+    guard case .waitingToRetry(let last, nil) = state else { return false }
+    state = .waitingToRetry(last: last, delay: delay)
     return true
   }
 
   /// The armed delay of the wait the fetcher is in, if any.
   var pendingRetryDelay: RetryDelay? {
-    guard case .waitingToRetry(_, _, let delay) = state else { return nil }
+    guard case .waitingToRetry(_, let delay) = state else { return nil }
     return delay
   }
 
   /// The retry delay ran out: the caller posts RetryDelayStopped and starts the next attempt.
   mutating func retryDelayEnded() -> StartAction {
     switch state {
-    case .waitingToRetry(let run, let last, _):
-      state = .preparing(run, last: last)
+    case .waitingToRetry(let last, _):
+      state = .preparing(last: last)
       return .startAttempt
     case .idle, .preparing, .waitingForSlot, .running, .finished, .stopped:
       return .ignore
@@ -404,18 +379,18 @@ struct FetcherLifecycle {
       postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false, task: nil)
     switch state {
     case .running(let exchange):
-      let run = Self.leave(exchange)
+      Self.leave(exchange)
       // An exchange whose task ended by itself keeps the reason it had (none, for a success).
       if exchange.task != nil { result.task = exchange.endTask(.stopped) }
-      state = .finished(run, last: exchange, delivery: .queued)
-    case .waitingToRetry(let run, let last, let delay):
+      state = .finished(last: exchange, delivery: .queued)
+    case .waitingToRetry(let last, let delay):
       result.postRetryDelayStopped = true
       result.retryDelay = delay
-      state = .finished(run, last: last, delivery: .queued)
-    case .preparing(let run, let last):
-      state = .finished(run, last: last, delivery: .queued)
-    case .waitingForSlot(let run):
-      state = .finished(run, last: nil, delivery: .queued)
+      state = .finished(last: last, delivery: .queued)
+    case .preparing(let last):
+      state = .finished(last: last, delivery: .queued)
+    case .waitingForSlot:
+      state = .finished(last: nil, delivery: .queued)
     case .idle, .finished, .stopped:
       return .ignore
     }
@@ -452,40 +427,37 @@ struct FetcherLifecycle {
       from: phase, postStopped: isStartedNotificationOutstanding, postRetryDelayStopped: false,
       mayCompleteAsCancelled: true, task: nil)
     switch state {
-    case .finished(let run, let last, .queued):
-      state = .finished(run, last: last, delivery: .suppressed)
+    case .finished(let last, .queued):
+      state = .finished(last: last, delivery: .suppressed)
       return .ignore
     case .finished, .stopped:
       return .ignore
     case .idle:
       // Remember the stop so that a begin racing behind it completes as cancelled. The fetch ends
-      // here: its run, made now, holds what it reports (a cancellation).
+      // here: its run holds what it reports (a cancellation).
       result.mayCompleteAsCancelled = false
-      state = .stopped(takeUnbegunRun(), last: nil, delivered: false)
+      state = .stopped(last: nil, delivered: false)
     case .running(let exchange):
-      let run = Self.leave(exchange)
+      Self.leave(exchange)
       result.task = exchange.endTask(.stopped)
-      state = .stopped(run, last: exchange, delivered: false)
-    case .waitingToRetry(let run, let last, let delay):
+      state = .stopped(last: exchange, delivered: false)
+    case .waitingToRetry(let last, let delay):
       result.postRetryDelayStopped = true
       result.retryDelay = delay
-      state = .stopped(run, last: last, delivered: false)
-    case .preparing(let run, let last):
-      state = .stopped(run, last: last, delivered: false)
-    case .waitingForSlot(let run):
-      state = .stopped(run, last: nil, delivered: false)
+      state = .stopped(last: last, delivered: false)
+    case .preparing(let last):
+      state = .stopped(last: last, delivered: false)
+    case .waitingForSlot:
+      state = .stopped(last: nil, delivered: false)
     }
     isStartedNotificationOutstanding = false
     return .stop(result)
   }
 
-  /// The exchange leaves `running`: its attempt ends, and the run it carried goes on in the state
-  /// that follows (the last exchange, read-only, reaches the run no more).
-  private static func leave(_ exchange: HopState) -> RunState {
+  /// The exchange leaves `running`: its attempt ends with it (the state that follows carries the
+  /// exchange read-only, for what the fetcher reports).
+  private static func leave(_ exchange: HopState) {
     exchange.attempt = nil
-    guard let run = exchange.run else { preconditionFailure("no run in the exchange in flight") }
-    exchange.run = nil
-    return run
   }
 
   // MARK: - Delivery of the completion
@@ -495,13 +467,13 @@ struct FetcherLifecycle {
   /// fetch has ended.
   mutating func completionDelivered() -> Bool {
     switch state {
-    case .finished(let run, let last, .queued), .finished(let run, let last, .suppressed):
-      state = .finished(run, last: last, delivery: .delivered)
+    case .finished(let last, .queued), .finished(let last, .suppressed):
+      state = .finished(last: last, delivery: .delivered)
       return true
-    case .stopped(let run, let last, false):
-      state = .stopped(run, last: last, delivered: true)
+    case .stopped(let last, false):
+      state = .stopped(last: last, delivered: true)
       return true
-    case .finished(_, _, .delivered), .stopped(_, _, true):
+    case .finished(_, .delivered), .stopped(_, true):
       return false
     case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry:
       preconditionFailure("completionDelivered in state \(phase): no completion before the fetch ends")
@@ -512,9 +484,9 @@ struct FetcherLifecycle {
   /// completion.
   var runsQueuedCallbacks: Bool {
     switch state {
-    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry, .finished(_, _, .queued):
+    case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry, .finished(_, .queued):
       return true
-    case .finished(_, _, .suppressed), .finished(_, _, .delivered), .stopped:
+    case .finished(_, .suppressed), .finished(_, .delivered), .stopped:
       return false
     }
   }
@@ -522,18 +494,18 @@ struct FetcherLifecycle {
   /// Whether a stop came before the completion ran: it then runs only as a cancellation.
   var isStoppedBeforeDelivery: Bool {
     switch state {
-    case .finished(_, _, .suppressed), .stopped(_, _, false): return true
+    case .finished(_, .suppressed), .stopped(_, false): return true
     case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry: return false
-    case .finished(_, _, .queued), .finished(_, _, .delivered), .stopped(_, _, true): return false
+    case .finished(_, .queued), .finished(_, .delivered), .stopped(_, true): return false
     }
   }
 
   /// Whether the completion's delivery ran.
   var isCompletionDelivered: Bool {
     switch state {
-    case .finished(_, _, .delivered), .stopped(_, _, true): return true
+    case .finished(_, .delivered), .stopped(_, true): return true
     case .idle, .preparing, .waitingForSlot, .running, .waitingToRetry: return false
-    case .finished(_, _, .queued), .finished(_, _, .suppressed), .stopped(_, _, false): return false
+    case .finished(_, .queued), .finished(_, .suppressed), .stopped(_, false): return false
     }
   }
 

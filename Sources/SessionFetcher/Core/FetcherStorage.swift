@@ -155,8 +155,8 @@ struct FetcherStorage {
 
   // Fixed when the fetch begins: configuration, outside the states because every state after
   // `idle` reads it and none may change it (the blocks are only released when the fetch ends).
-  // What the fetch changes as it goes is its run (`RunState`), which every state after `idle`
-  // carries; what belongs to one attempt is its `AttemptState`, to one hop its `HopState` (see
+  // What the fetch changes as it goes is its run (`RunState`), which the machine gives out in
+  // every state after `idle`; what belongs to one attempt is its `AttemptState`, to one hop its `HopState` (see
   // `FetcherLifecycle`).
   /// The caller's completion, given at begin.
   var completion: FetcherCompletionHandler?

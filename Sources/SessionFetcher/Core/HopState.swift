@@ -11,11 +11,8 @@ import Foundation
 /// and ``SessionFetcher/request``).
 ///
 /// What spans the hops of an attempt (its start, redirect count and server challenges) is its
-/// ``attempt``, handed from hop to hop. What outlives an attempt is its ``run`` (a ``RunState``),
-/// handed on the same way: the hop counter, the retry backoff, the fetch's timing and results, the
-/// armed timeout check, the download's part file (kept across retries) and resume state, whether
-/// the accumulate block was given bytes (a retry's head tells it to start over), and the stream's
-/// progress and continuation (a pause or a window hands them to the next exchange).
+/// ``attempt``, handed from hop to hop. What outlives an attempt is the fetch's run (a
+/// ``RunState``, which ``FetcherLifecycle/run`` reaches in every state after `idle`).
 ///
 /// A class, touched only under the fetcher's lock: the states hand one reference on, and the
 /// fetcher's many reads and changes of the exchange in flight neither copy its fields nor retain
@@ -27,11 +24,6 @@ final class HopState {
   /// the hop starts (a fresh one for an attempt's first, the previous hop's for the next) and
   /// takes it when the attempt ends, so the last exchange a later state carries has none.
   var attempt: AttemptState?
-  /// What spans the fetch, while the exchange is in flight: `FetcherLifecycle` sets it when the hop
-  /// starts (the state's run for an attempt's first hop, the previous hop's for the next) and hands
-  /// it to the state that follows when the exchange leaves `running`. It rides here
-  /// rather than beside the exchange in the state's payload for the reason ``attempt`` does.
-  var run: RunState?
   /// The request as sent (with the jar's cookies and any Range headers).
   var request: URLRequest?
   /// The request before the jar's cookies were added: the base for the next redirect.

@@ -4,18 +4,16 @@ import Foundation
 /// ended: its hop counter, retry backoff, armed timeout, part file, resume and stream state, and its
 /// results.
 ///
-/// It is reachable only once the fetch has begun: ``FetcherLifecycle`` makes it with the machine and
-/// hands it to the first state at `begin` (or at a stop before begin, whose fetch ends at once);
-/// every state after `idle` carries it, the running
-/// exchange as its ``HopState/run``, and the ended states keep it, so that the results, the timing
+/// It is reachable only once the fetch has begun: ``FetcherLifecycle`` makes it with the machine
+/// and gives it out (``FetcherLifecycle/run``) in every state after `idle`, from `begin` (or a stop
+/// before begin, whose fetch ends at once) to the ended states, so that the results, the timing
 /// and the resume token are still readable after the end. Nothing of a fetch can be written
 /// before it begins.
 ///
 /// A class, touched only under the fetcher's lock, for the same reason as ``HopState``: a change is
-/// made in place, through one reference the states hand on, without copying the payload out of the
-/// state and back. Its fields need no dynamic exclusivity checks: the lock already makes every
-/// access exclusive (a checked field of a struct type was copied out whole to read one of its
-/// fields).
+/// made in place, through one reference, without copying anything out of the machine and back.
+/// Its fields need no dynamic exclusivity checks: the lock already makes every access exclusive (a
+/// checked field of a struct type was copied out whole to read one of its fields).
 final class RunState {
   /// The number of the last hop started (across attempts): tells a late event of an earlier hop.
   @exclusivity(unchecked) var hopCount: UInt64 = 0
@@ -57,4 +55,10 @@ final class RunState {
   @exclusivity(unchecked) var completionWaiters: NSCondition?
 
   init() {}
+
+  /// Counts `count` body bytes received at `now`: the fetch's total, and the time of its first.
+  func countReceived(_ count: Int, at now: Date) {
+    if timing.firstByteDate == nil { timing.firstByteDate = now }
+    timing.bytesReceived += Int64(count)
+  }
 }

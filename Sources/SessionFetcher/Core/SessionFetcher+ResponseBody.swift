@@ -181,12 +181,12 @@ extension FetcherStorage {
       // or an unwritable download) is dropped. A real task is let go of at once (`failExchange`).
       return .drop
     case .tooLarge(let limit):
-      countReceived(data.count, at: now, run: run)
+      run.countReceived(data.count, at: now)
       return .fail(failExchange(with: SessionFetcherError.responseTooLarge(limit: limit)))
     case .deliver(let chunkSink, let chunkTotal, let chunkExpected):
       (sink, total, expected) = (chunkSink, chunkTotal, chunkExpected)
     }
-    countReceived(data.count, at: now, run: run)
+    run.countReceived(data.count, at: now)
     let count = Int64(data.count)
     var target = ChunkHandOffAction.Target.none
     var download: (@Sendable (Int64, Int64, Int64) -> Void)?
@@ -206,18 +206,12 @@ extension FetcherStorage {
       run.stream.deliveredBytes += count
       if let consumer = run.stream.consumer?.consumer { target = .stream(consumer) }
     }
-    publish(
-      TransferProgress(
-        direction: .download, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
+    let progress = TransferProgress(
+      direction: .download, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil)
+    progress.publish(to: config.progressContinuations)
     return .deliver(
       ChunkHandOffAction(
         queue: plan.callbackQueue, target: target, received: config.receivedProgressBlock,
         download: download, total: total, expected: expected))
-  }
-
-  /// The fetch's count of received body bytes, and the time of its first.
-  private func countReceived(_ count: Int, at now: Date, run: RunState) {
-    if run.timing.firstByteDate == nil { run.timing.firstByteDate = now }
-    run.timing.bytesReceived += Int64(count)
   }
 }

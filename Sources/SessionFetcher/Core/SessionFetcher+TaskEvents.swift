@@ -154,9 +154,9 @@ extension FetcherStorage {
     exchange.measure.bytesSent += count
     // A stream body reports 0 expected bytes on Linux: use the declared length, else unknown.
     let expected = expected > 0 ? expected : (plan.bodyLength ?? -1)
-    publish(
-      TransferProgress(
-        direction: .upload, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
+    let progress = TransferProgress(
+      direction: .upload, completedBytes: total, expectedBytes: expected >= 0 ? expected : nil)
+    progress.publish(to: config.progressContinuations)
     return SendProgressAction(
       queue: plan.callbackQueue, block: config.sendProgressBlock, expected: expected)
   }

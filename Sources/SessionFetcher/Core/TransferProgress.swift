@@ -90,12 +90,17 @@ extension SessionFetcher {
   }
 }
 
-extension FetcherStorage {
-  /// Hands `progress` to every ``SessionFetcher/progressUpdates`` stream (never blocks: each keeps
-  /// only the newest value).
-  func publish(_ progress: TransferProgress) {
-    for continuation in config.progressContinuations { continuation.yield(progress) }
+extension TransferProgress {
+  /// Hands this progress to every ``SessionFetcher/progressUpdates`` stream in `continuations`
+  /// (never blocks: each keeps only the newest value). The storage's mutating methods call it with
+  /// their configuration's streams: a method of the storage (or of its configuration) called from
+  /// them is handed a copy of the whole storage (or configuration).
+  func publish(to continuations: [AsyncStream<TransferProgress>.Continuation]) {
+    for continuation in continuations { continuation.yield(self) }
   }
+}
+
+extension FetcherStorage {
 
   /// Takes the progress streams of a fetch that ended, for the caller to finish after the lock.
   mutating func takeProgressContinuations() -> [AsyncStream<TransferProgress>.Continuation] {

@@ -30,7 +30,12 @@ struct WeakStreamConsumer {
 
 /// The streaming part of a fetcher's state (behind the fetcher's lock).
 struct FetcherStreamState {
-  var consumer: WeakStreamConsumer?
+  var consumer: WeakStreamConsumer? {
+    didSet { isStreaming = consumer != nil }
+  }
+  /// Whether the fetch streams its body (it has a consumer): kept beside the consumer so that the
+  /// many reads of it load one flag rather than copy the state out to test a weak reference.
+  private(set) var isStreaming = false
   /// Body bytes handed to the consumer in this fetch (for a download in windows: written to the
   /// part file). Once non-zero a stream cannot be retried (see `StreamWindows.allowsRetry`).
   var deliveredBytes: Int64 = 0
@@ -49,8 +54,6 @@ struct FetcherStreamState {
   var total: Int64?
   /// The `If-Range` value of a windowed stream (a strong ETag or a Last-Modified date).
   var validator: String?
-
-  var isStreaming: Bool { consumer != nil }
 
   /// The `If-Range` value that continues this stream after a pause (the windows' validator, else
   /// the head's, see ``StreamPausing/continuationValidator(method:response:)``); nil when the

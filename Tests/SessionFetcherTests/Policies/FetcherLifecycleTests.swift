@@ -456,29 +456,29 @@ struct FetcherLifecycleTests {
     #expect(m.attempt.redirects == 0 && m.attempt.challenges.resends == 0)
   }
 
-  /// The run made at begin is the one every later state carries, the exchange in flight included;
-  /// an exchange that left `running` reaches it no more (only the state does), and a new attempt's
-  /// exchange gets it again.
+  /// The run reached at begin is the one every later state reaches, through the attempts and
+  /// their hops to the end, after the completion's delivery too.
   @Test func theRunGoesFromBeginToTheEnd() {
     var m = FetcherLifecycle()
     _ = m.begin()
     let run = m.run
+    run.hopCount = 7
     _ = m.delayForSlot()
+    #expect(m.run === run)
     _ = m.slotGranted()
     _ = m.attemptStarted(at: Self.attemptStart)
-    #expect(m.run === run && m.current.run === run)
-    let first = Self.exchange(hop: 1)
-    _ = m.hopStarted(first)
-    #expect(first.run === run)
+    #expect(m.run === run)
+    _ = m.hopStarted(Self.exchange(hop: 1))
+    #expect(m.run === run)
     _ = m.attemptEndedForRetry()
-    #expect(m.run === run && first.run == nil)
+    #expect(m.run === run)
     _ = m.retryDelayEnded()
     _ = m.attemptStarted(at: Self.attemptStart)
-    #expect(m.current.run === run)
+    #expect(m.run === run)
     _ = m.finish()
-    #expect(m.run === run && m.exchange?.run == nil)
+    #expect(m.run === run)
     _ = m.completionDelivered()
-    #expect(m.begunRun === run)
+    #expect(m.begunRun === run && run.hopCount == 7)
   }
 
   /// A stop before begin ends the fetch there: it makes the run its results go to, and a begin
