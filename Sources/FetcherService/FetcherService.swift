@@ -543,7 +543,9 @@ public final class FetcherService: @unchecked Sendable {
 
   /// Blocks until no fetcher of the service is running or held back (each has completed or was
   /// stopped), at most `timeout` seconds; returns false on timeout. Fetchers begun while it waits
-  /// are waited for too. The original's `waitForCompletionOfAllFetchersWithTimeout:`, for tests
+  /// are waited for too, and every fetcher it saw is waited for until its completion ran, even one
+  /// the service let go of (as it does when the fetch ends, before the completion is delivered on
+  /// the fetcher's callback queue). The original's `waitForCompletionOfAllFetchersWithTimeout:`, for tests
   /// and command-line tools: each fetcher is waited for with SessionFetcher's
   /// `waitForCompletion(timeout:)`, whose rules for the main thread and the callback queue apply.
   /// In `async` code, `await` each fetch instead.
@@ -551,11 +553,17 @@ public final class FetcherService: @unchecked Sendable {
   public func waitForCompletionOfAllFetchers(timeout: TimeInterval) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     var waited: Set<ObjectIdentifier> = []
+    var seen: [ObjectIdentifier: SessionFetcher] = [:]
     while true {
       let pending: [SessionFetcher] =
         Array(runningFetchersByHost.values.joined()) + Array(delayedFetchersByHost.values.joined())
+      for fetcher in pending { seen[ObjectIdentifier(fetcher)] = fetcher }
       guard let next = pending.first(where: { !waited.contains(ObjectIdentifier($0)) }) ?? pending.first
-      else { return true }
+      else {
+        // A fetcher that ended while another was waited for left the service before its
+        // completion ran: wait for that too (at once for those already delivered).
+        return seen.values.allSatisfy { $0.waitForCompletion(timeout: deadline.timeIntervalSinceNow) }
+      }
       let remaining = deadline.timeIntervalSinceNow
       guard remaining > 0 else { return false }
       if waited.contains(ObjectIdentifier(next)) {

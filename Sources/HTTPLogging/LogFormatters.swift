@@ -304,7 +304,9 @@ enum HARFormatter {
       let receive = exchange.responseDate.map { end.timeIntervalSince($0) } ?? 0
       var timings =
         exchange.metrics.map {
-          Self.timings($0, bodySent: exchange.bodySentDate?.timeIntervalSince(exchange.sentDate))
+          Self.timings(
+            $0, bodySent: exchange.bodySentDate?.timeIntervalSince(exchange.sentDate),
+            responseHead: exchange.responseDate?.timeIntervalSince(exchange.sentDate))
         }
         ?? HAREntry.Timings(
           send: milliseconds(send), wait: milliseconds(wait), receive: milliseconds(receive))
@@ -353,11 +355,21 @@ enum HARFormatter {
   /// not time the request's writing apart from the wait: `send` runs from the request's start to
   /// `bodySent` (seconds after the exchange began, when its body's last bytes went out; nil: no
   /// body, `send` is 0), and `wait` from there to the first byte.
-  static func timings(_ metrics: TransferMetrics, bodySent: TimeInterval? = nil) -> HAREntry.Timings {
+  ///
+  /// libcurl marks its first byte (`CURLINFO_STARTTRANSFER_TIME_T`) when an upload's body starts
+  /// to go out, not when the response's first byte comes: when that mark is before the body's last
+  /// bytes went out, the first byte is when the fetcher saw the response head (`responseHead`, in
+  /// the same frame as `bodySent`), else all of the upload would count as receiving.
+  static func timings(
+    _ metrics: TransferMetrics, bodySent: TimeInterval? = nil, responseHead: TimeInterval? = nil
+  ) -> HAREntry.Timings {
     let lookupEnd = metrics.nameLookup ?? 0
     let connectEnd = metrics.secureConnection ?? metrics.connect
     let requestStart = metrics.requestStart ?? connectEnd ?? lookupEnd
-    let firstByte = metrics.firstByte ?? metrics.total
+    var firstByte = metrics.firstByte ?? metrics.total
+    if let bodySent, let responseHead, bodySent > firstByte, responseHead >= bodySent {
+      firstByte = min(responseHead, metrics.total)
+    }
     let sent = bodySent.map { min(max($0, requestStart), firstByte) } ?? requestStart
     return HAREntry.Timings(
       dns: metrics.nameLookup.map(milliseconds) ?? -1,

@@ -163,4 +163,30 @@ struct HARFormatterTests {
     #expect(abs(timings.wait - wait) < 0.001)
     #expect(abs(timings.receive - 100) < 0.001)
   }
+
+  /// libcurl's first byte of an upload is when its body started to go out (the request's start):
+  /// the response head the fetcher saw after the body's last bytes is the first byte instead. A
+  /// first byte after the body went out (a download, an answer before the body ended) is kept.
+  @Test(
+    arguments: [
+      // libcurl's mark at the request's start; the body out at 0.4, the head at 0.45.
+      (0.1, 0.4, 0.45, 300, 50, 150),
+      // The same, the head seen as the transfer ended: never past the total.
+      (0.1, 0.4, 0.7, 300, 200, 0),
+      // A first byte after the body went out is libcurl's own: kept.
+      (0.5, 0.3, 0.52, 200, 200, 100),
+      // No head seen (the transfer failed): libcurl's mark stands.
+      (0.1, 0.4, nil, 0, 0, 500),
+    ] as [(TimeInterval, TimeInterval, TimeInterval?, Double, Double, Double)])
+  func anUploadsFirstByteIsTheResponseHead(
+    firstByte: TimeInterval, bodySent: TimeInterval, responseHead: TimeInterval?,
+    send: Double, wait: Double, receive: Double
+  ) {
+    let metrics = TransferMetrics(
+      nameLookup: 0.01, connect: 0.05, requestStart: 0.1, firstByte: firstByte, total: 0.6)
+    let timings = HARFormatter.timings(metrics, bodySent: bodySent, responseHead: responseHead)
+    #expect(abs(timings.send - send) < 0.001, "\(timings)")
+    #expect(abs(timings.wait - wait) < 0.001, "\(timings)")
+    #expect(abs(timings.receive - receive) < 0.001, "\(timings)")
+  }
 }

@@ -147,7 +147,7 @@ extension SessionFetcher {
   private func resend(
     answering challenge: ServerChallenge, with credential: URLCredential?, refusal: AttemptFailure
   ) {
-    let next: (URLRequest, BodySource)?? = storage.withLock { storage in
+    let next: (URLRequest, BodySource, answer: String?)?? = storage.withLock { storage in
       guard storage.lifecycle.phase == .running, let plan = storage.plan,
         var hop = storage.lifecycle.current.hopRequest
       else {
@@ -166,22 +166,29 @@ extension SessionFetcher {
           user: user, password: credential.password ?? "", request: hop, nonceCount: nonceCount,
           clientNonce: DigestChallenge.makeClientNonce())
       else { return nil }
-      if case .digest(let digest) = challenge.kind {
-        attempt.challenges.nonceCounts[digest.nonce] = nonceCount
-      }
       attempt.challenges.resends += 1
       // `sendHop` numbers the resend next.
       attempt.challenges.answeredHop = storage.run.hopCount + 1
+      let body = storage.lifecycle.current.keepsBody ? plan.body : .none
+      if case .digest(let digest) = challenge.kind {
+        attempt.challenges.nonceCounts[digest.nonce] = nonceCount
+        // Bound to this request's URI and nonce count (RFC 7616 §3.4): for this request alone. A
+        // redirect (or a continuation) from it is challenged afresh and answered for itself, where
+        // carried on it would name the wrong URI (a server answers 400) or repeat a count.
+        return .some((hop, body, answer: value))
+      }
+      // Basic holds for the whole protection space: a same-origin redirect carries it, as it
+      // carries the caller's own `Authorization`.
       hop.setValue(value, forHTTPHeaderField: "Authorization")
-      return .some((hop, storage.lifecycle.current.keepsBody ? plan.body : .none))
+      return .some((hop, body, answer: nil))
     }
     switch next {
     case nil:
       askAboutRefusal(refusal)
     case .some(nil):
       return
-    case .some(.some(let (hop, body))):
-      sendHop(hop, body: body)
+    case .some(.some(let (hop, body, answer))):
+      sendHop(hop, body: body, answer: answer)
     }
   }
 }

@@ -139,8 +139,13 @@ extension SessionFetcher {
   }
 
   /// Sends one request of the current attempt (the first, or a redirect hop).
-  func sendHop(_ hopRequest: URLRequest, body: BodySource) {
+  ///
+  /// - Parameter answer: an `Authorization` value for this request alone (a Digest answer, bound
+  ///   to this request's URI and nonce count): sent, but not kept in the hop's `hopRequest`, the
+  ///   base of the hop's redirects, continuations and resends.
+  func sendHop(_ hopRequest: URLRequest, body: BodySource, answer: String? = nil) {
     var request = hopRequest
+    if let answer { request.setValue(answer, forHTTPHeaderField: "Authorization") }
     // One lock for what the hop reads before it goes: the plan, and the Range headers of a kept
     // part file or of a stream's next window.
     let plan = storage.withLock { storage -> FetchPlan? in

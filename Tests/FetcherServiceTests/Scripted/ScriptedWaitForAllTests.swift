@@ -1,8 +1,9 @@
 import FetcherService
 import FetcherTesting
 import Foundation
-import SessionFetcher
 import Testing
+
+@testable import SessionFetcher
 
 /// The original's `waitForCompletionOfAllFetchersWithTimeout:` on the scripted engine: running and
 /// held-back fetchers are waited for, and a fetch that does not end makes the wait time out.
@@ -44,6 +45,44 @@ struct ScriptedWaitForAllTests {
     #expect(service.numberOfFetchers == 0)
   }
 
+  /// A fetcher that ends while the wait waits for another leaves the service before its completion
+  /// runs: the wait, which saw it, still waits for its completion.
+  @Test func aFetcherThatLeftTheServiceIsWaitedForUntilItsCompletionRan() async throws {
+    let engine = ScriptedEngine()
+    let (first, second) = (ScriptedGate(), ScriptedGate())
+    engine.respond(to: "/first", with: ScriptedExchange([.wait(first), .head(status: 200)]))
+    engine.respond(to: "/second", with: ScriptedExchange([.wait(second), .head(status: 200)]))
+    let service = ScriptedServiceTests.service(engine)
+    // Begun first, so that the wait waits for it first.
+    let waitedFirst = service.fetcher(url: engine.url("/first"))
+    waitedFirst.callbackQueue = DispatchQueue(label: "test.wait-all.first")
+    waitedFirst.beginFetch { _, _ in }
+    // Its completion cannot run until the test lets its queue go.
+    let blockedQueue = DispatchQueue(label: "test.wait-all.blocked")
+    let release = DispatchSemaphore(value: 0)
+    blockedQueue.async { release.wait() }
+    let endsMeanwhile = service.fetcher(url: engine.url("/second"))
+    endsMeanwhile.callbackQueue = blockedQueue
+    let completed = Locked(false)
+    endsMeanwhile.beginFetch { _, _ in completed.withLock { $0 = true } }
+    #expect(await eventually { engine.requests.count == 2 })
+    let waiting = Task { await offThePool { service.waitForCompletionOfAllFetchers(timeout: 2) } }
+    // The wait has seen both and waits for the first.
+    #expect(
+      await eventually {
+        waitedFirst.storage.withLock { $0.lifecycle.begunRun?.completionWaiters != nil }
+      })
+    second.open()
+    #expect(await eventually { service.numberOfFetchers == 1 })
+    first.open()
+    // Both left the service; the second's completion has not run, so the wait times out.
+    #expect(await waiting.value == false)
+    #expect(await eventually { service.numberOfFetchers == 0 })
+    #expect(!completed.current)
+    release.signal()
+    #expect(await eventually { completed.current })
+  }
+
   @Test func aFetchThatDoesNotEndMakesTheWaitTimeOut() async throws {
     let engine = ScriptedEngine()
     let gate = ScriptedGate()
@@ -58,8 +97,8 @@ struct ScriptedWaitForAllTests {
     #expect(!completed.current)
     gate.open()
     #expect(await offThePool { service.waitForCompletionOfAllFetchers(timeout: 60) })
-    // The completion runs on its callback queue, which the wait does not wait for (as in the
-    // original, whose fetchers leave the service as their callbacks are dispatched).
+    // A fetcher that left the service before the wait looked (its fetch ended as the gate opened)
+    // is not one the wait saw: its completion may still be on its way.
     #expect(await eventually { completed.current })
   }
 
