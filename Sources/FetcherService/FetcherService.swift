@@ -544,11 +544,11 @@ public final class FetcherService: @unchecked Sendable {
   /// Blocks until no fetcher of the service is running or held back (each has completed or was
   /// stopped), at most `timeout` seconds; returns false on timeout. Fetchers begun while it waits
   /// are waited for too, and every fetcher it saw is waited for until its completion ran, even one
-  /// the service let go of (as it does when the fetch ends, before the completion is delivered on
-  /// the fetcher's callback queue). The original's `waitForCompletionOfAllFetchersWithTimeout:`, for tests
-  /// and command-line tools: each fetcher is waited for with SessionFetcher's
-  /// `waitForCompletion(timeout:)`, whose rules for the main thread and the callback queue apply.
-  /// In `async` code, `await` each fetch instead.
+  /// the service let go of meanwhile (as it does when the fetch ends, before the completion is
+  /// delivered on the fetcher's callback queue). The original's
+  /// `waitForCompletionOfAllFetchersWithTimeout:`, for tests and command-line tools: each fetcher
+  /// is waited for with SessionFetcher's `waitForCompletion(timeout:)`, whose rules for the main
+  /// thread and the callback queue apply. In `async` code, `await` each fetch instead.
   @discardableResult
   public func waitForCompletionOfAllFetchers(timeout: TimeInterval) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)

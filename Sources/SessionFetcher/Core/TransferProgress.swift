@@ -101,7 +101,6 @@ extension TransferProgress {
 }
 
 extension FetcherStorage {
-
   /// Takes the progress streams of a fetch that ended, for the caller to finish after the lock.
   mutating func takeProgressContinuations() -> [AsyncStream<TransferProgress>.Continuation] {
     let continuations = config.progressContinuations
